@@ -1,0 +1,58 @@
+/* lgen.h - the lgen library: Einstein-notation op specs in, C99 kernels out.
+ *
+ *   lgen_source src = {"matmul.tc", text, strlen(text)};
+ *   lgen_options opt = {0};
+ *   lgen_output out;
+ *   int status = lgen_compile(&src, 1, &opt, &out);
+ *   if (status == 0) fputs(out.c_source, f); else fputs(out.diagnostics, stderr);
+ *   lgen_output_free(&out);
+ *
+ * The library keeps no global state and never exits the process; every
+ * compilation owns its memory and frees it in lgen_output_free. */
+#ifndef LGEN_H
+#define LGEN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LGEN_VERSION "0.1.0"
+
+typedef struct {
+  const char *name; /* shown in diagnostics, e.g. the path given by the user */
+  const char *text;
+  size_t len;
+} lgen_source;
+
+typedef struct {
+  const char *prefix;      /* prepended to every exported symbol; NULL for none */
+  int checks;              /* non-zero: kernels verify their sizes at entry */
+  const char *header_name; /* the .c includes this header; NULL for none */
+  const char *guard;       /* header include guard; NULL derives one from header_name */
+} lgen_options;
+
+typedef struct {
+  char *c_source;    /* the kernels */
+  char *header;      /* their prototypes */
+  char *ir;          /* the structured-op IR, as --emit=ir prints it */
+  char *op_list;     /* one line per op, as --list-ops prints it */
+  char *diagnostics; /* errors and warnings, gcc style, with source lines and carets */
+  int errors;
+  int warnings;
+} lgen_output;
+
+enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_INTERNAL_ERROR = 3 };
+
+/* Returns LGEN_OK, LGEN_INPUT_ERROR (diagnostics say why), or
+ * LGEN_INTERNAL_ERROR (an lgen bug, also described in diagnostics). On
+ * failure only `diagnostics` is set. */
+int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options *options, lgen_output *out);
+void lgen_output_free(lgen_output *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,32 @@
+/* analysis.h - facts derived from the structured-op IR alone.
+ *
+ * domain.c  chooses each dim's extent from the operands that index it with
+ *           the bare dim, records which other operands must agree, and
+ *           checks statically that every index stays inside its tensor
+ *           (bounds.c does the arithmetic). What it cannot prove becomes a
+ *           Precondition, checked at run time under --checks.
+ * reduce.c  recognises payloads that combine an output with an associative
+ *           operator (sum, product, max, min), for OpenMP reduction clauses. */
+#ifndef LGEN_ANALYSIS_H
+#define LGEN_ANALYSIS_H
+
+#include "ir/ir.h"
+
+void infer_domain(Diag *diag, Arena *arena, const Kernel *k, StructuredOp *op);
+
+/* ---- bounds.c ---- */
+typedef enum { BOUND_PROVEN, BOUND_CALLER, BOUND_UNKNOWN } BoundVerdict;
+/* Can operand `operand`'s index at `pos` leave [0, extent)? BOUND_CALLER: it
+ * stays inside when the caller picks sizes that only this relation involves
+ * (an input larger than the window it is read through). *why gets a short
+ * human explanation for BOUND_UNKNOWN. */
+BoundVerdict check_index_bounds(Arena *arena, const Kernel *k, const StructuredOp *op, int operand, int pos,
+                                const char **why);
+
+/* ---- reduce.c ---- */
+typedef enum { COMBINE_NONE, COMBINE_ADD, COMBINE_MUL, COMBINE_MAX, COMBINE_MIN } Combiner;
+/* If yield `y` computes `out = combine(out, X)` with X independent of the
+ * output's current value, returns the combiner and sets *x to X's node. */
+Combiner match_reduction(const StructuredOp *op, int y, int *x);
+
+#endif

@@ -1,0 +1,64 @@
+/* diag.c - formats diagnostics gcc-style, with the source line and a caret. */
+#include "diag.h"
+
+#include <stdlib.h>
+
+static void print_source_line(StrBuf *out, Loc loc) {
+  const Source *src = loc.src;
+  if (!src || loc.offset > src->len)
+    return;
+  size_t start = loc.offset;
+  while (start > 0 && src->text[start - 1] != '\n' && src->text[start - 1] != '\r')
+    start--;
+  size_t end = loc.offset;
+  while (end < src->len && src->text[end] != '\n' && src->text[end] != '\r')
+    end++;
+  /* Non-printable bytes would garble the terminal: show them as '?'. */
+  for (size_t i = start; i < end; i++) {
+    unsigned char c = (unsigned char)src->text[i];
+    sb_putc(out, (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) ? (char)c : '?');
+  }
+  sb_putc(out, '\n');
+  /* Keep tabs in the caret line so the caret lines up under any tab width. */
+  for (size_t i = start; i < loc.offset; i++)
+    sb_putc(out, src->text[i] == '\t' ? '\t' : ' ');
+  sb_puts(out, "^\n");
+}
+
+static void report(Diag *diag, Loc loc, const char *kind, const char *fmt, va_list ap) {
+  if (loc.src)
+    sb_printf(&diag->out, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col, kind);
+  else
+    sb_printf(&diag->out, "lgen: %s: ", kind);
+  sb_vprintf(&diag->out, fmt, ap);
+  sb_putc(&diag->out, '\n');
+  print_source_line(&diag->out, loc);
+}
+
+void diag_error(Diag *diag, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(diag, loc, "error", fmt, ap);
+  va_end(ap);
+  diag->errors++;
+  longjmp(*diag->on_error, 1);
+}
+
+void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  report(diag, loc, "warning", fmt, ap);
+  va_end(ap);
+  diag->warnings++;
+}
+
+void diag_bug(Diag *diag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_puts(&diag->out, "lgen: internal error (lgen bug): ");
+  sb_vprintf(&diag->out, fmt, ap);
+  sb_putc(&diag->out, '\n');
+  va_end(ap);
+  diag->errors++;
+  longjmp(*diag->on_error, 2);
+}

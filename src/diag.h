@@ -1,0 +1,40 @@
+/* diag.h - source files, locations and the one diagnostic function.
+ *
+ * A user error prints "FILE:LINE:COL: error: MESSAGE", the source line and a
+ * caret, then unwinds to the compilation's entry point (longjmp): the first
+ * error stops the compilation, so there is exactly one error per failed run.
+ * Warnings print the same way and compilation goes on. Lines and columns are
+ * 1-based; a column counts bytes (a tab is one column). */
+#ifndef LGEN_DIAG_H
+#define LGEN_DIAG_H
+
+#include <setjmp.h>
+
+#include "util/util.h"
+
+typedef struct {
+  const char *name; /* as given on the command line ("<stdin>" for -) */
+  const char *text; /* NUL-terminated copy; may contain NUL bytes before len */
+  size_t len;
+} Source;
+
+typedef struct {
+  const Source *src; /* NULL: not about a position in a file */
+  int line;
+  int col;
+  size_t offset; /* byte offset of the position, for the caret line */
+} Loc;
+
+typedef struct {
+  StrBuf out;       /* everything printed so far */
+  int errors;
+  int warnings;
+  jmp_buf *on_error; /* where diag_error unwinds to */
+} Diag;
+
+void diag_error(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
+void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4);
+/* An internal inconsistency: reported as "lgen bug", never as a user error. */
+void diag_bug(Diag *diag, const char *fmt, ...) LG_PRINTF(2, 3) LG_NORETURN;
+
+#endif

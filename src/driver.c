@@ -1,0 +1,110 @@
+/* driver.c - the pipeline, one stage per line:
+ *   parse (.tc -> syntax tree) -> lower (-> IR, with domain inference and
+ *   bounds analysis) -> verify -> emit C, header, IR text. */
+#include "lgen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit/c_emit.h"
+#include "frontend/tc.h"
+
+static char *take(StrBuf *sb) {
+  char *s = xmalloc(sb->len + 1);
+  memcpy(s, sb_cstr(sb), sb->len + 1);
+  sb_free(sb);
+  return s;
+}
+
+static const char *derive_guard(Arena *arena, const lgen_options *opt) {
+  if (opt->guard)
+    return opt->guard;
+  const char *base = opt->header_name ? opt->header_name : "lgen_kernels.h";
+  const char *slash = strrchr(base, '/');
+  if (slash)
+    base = slash + 1;
+  char *g = arena_printf(arena, "%s%s", opt->prefix ? opt->prefix : "", base);
+  for (char *p = g; *p; p++) {
+    char c = *p;
+    bool ok = (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    *p = (c >= 'a' && c <= 'z') ? (char)(c - 32) : ok ? c : '_';
+  }
+  if (g[0] >= '0' && g[0] <= '9')
+    g = arena_printf(arena, "LGEN_%s", g);
+  return g;
+}
+
+static void list_ops(StrBuf *out, const Module *m) {
+  for (int i = 0; i < m->kernels.len; i++) {
+    ir_print_signature(out, m->kernels.items[i]);
+    sb_putc(out, '\n');
+  }
+}
+
+/* Everything the compilation changes after setjmp lives behind this pointer,
+ * so its values are well defined after a longjmp back. */
+typedef struct {
+  jmp_buf on_error;
+  Diag diag;
+  Module module;
+  StrBuf c, h, ir, list;
+} Compilation;
+
+static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
+                         const lgen_options *options) {
+  for (size_t i = 0; i < nsources; i++) {
+    Source *src = arena_alloc(arena, sizeof *src);
+    src->name = arena_strdup(arena, sources[i].name);
+    src->text = arena_strndup(arena, sources[i].text, sources[i].len);
+    src->len = sources[i].len;
+    AstFile *file = tc_parse(src, arena, &cx->diag);
+    tc_lower(file, &cx->module, arena, &cx->diag);
+  }
+  for (int i = 0; i < cx->module.kernels.len; i++)
+    ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
+  EmitOptions eo = {
+      .prefix = options->prefix ? options->prefix : "",
+      .checks = options->checks != 0,
+      .header_name = options->header_name,
+      .guard = derive_guard(arena, options),
+      .input_name = nsources ? sources[0].name : "<nothing>",
+  };
+  emit_c_file(&cx->c, &cx->module, &eo, arena);
+  emit_c_header(&cx->h, &cx->module, &eo, arena);
+  ir_print_module(&cx->ir, &cx->module);
+  list_ops(&cx->list, &cx->module);
+}
+
+int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options *options, lgen_output *out) {
+  memset(out, 0, sizeof *out);
+  Arena *arena = arena_new();
+  Compilation *cx = arena_alloc(arena, sizeof *cx);
+  cx->diag.on_error = &cx->on_error;
+  int status = setjmp(cx->on_error);
+  if (status == 0) {
+    run_pipeline(cx, arena, sources, nsources, options);
+    out->c_source = take(&cx->c);
+    out->header = take(&cx->h);
+    out->ir = take(&cx->ir);
+    out->op_list = take(&cx->list);
+  } else {
+    sb_free(&cx->c);
+    sb_free(&cx->h);
+    sb_free(&cx->ir);
+    sb_free(&cx->list);
+  }
+  out->errors = cx->diag.errors;
+  out->warnings = cx->diag.warnings;
+  out->diagnostics = take(&cx->diag.out);
+  arena_free(arena);
+  return status == 0 ? LGEN_OK : status == 1 ? LGEN_INPUT_ERROR : LGEN_INTERNAL_ERROR;
+}
+
+void lgen_output_free(lgen_output *out) {
+  free(out->c_source);
+  free(out->header);
+  free(out->ir);
+  free(out->op_list);
+  free(out->diagnostics);
+  memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,560 @@
+/* c_emit.c - C99 source and header files from IR kernels (see c_emit.h).
+ *
+ * Loop nests (--schedule=none): one nest per StructuredOp, parallel dims
+ * outside in domain order, reduction dims inside. That order keeps each
+ * output element's reduction order the domain's own, and lets the output's
+ * value live in a scalar accumulator across the reduction loops. The
+ * outermost parallel loop gets `omp parallel for`; the innermost loop gets
+ * `omp simd` when it is parallel, or when it is a reduction whose payload is
+ * a recognised associative combine (then with a reduction clause). */
+#include "emit/c_emit.h"
+
+#include <string.h>
+
+typedef struct {
+  StrBuf *out;
+  int indent;
+  const Kernel *k;
+  KernelNames kn;
+  const EmitOptions *opt;
+  Arena *arena;
+  StrBuf *helpers;
+  PtrVec *helper_names;
+  bool needs_math;
+  bool needs_divs; /* lgen_floordiv & co. */
+  /* the op being emitted */
+  const StructuredOp *op;
+  const char **dim_names;
+} Emitter;
+
+static void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
+static void line(Emitter *e, const char *fmt, ...) {
+  for (int i = 0; i < e->indent; i++)
+    sb_puts(e->out, "  ");
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(e->out, fmt, ap);
+  va_end(ap);
+  sb_putc(e->out, '\n');
+}
+
+/* ---- affine expressions in C ---- */
+
+static const char *c_dim(void *ctx, int i) { return ((Emitter *)ctx)->dim_names[i]; }
+static const char *c_size(void *ctx, int i) { return ((Emitter *)ctx)->kn.sizes[i]; }
+static const char *c_attr(void *ctx, int i, int elem) {
+  Emitter *e = ctx;
+  const AttrParam *a = &e->k->attrs[i];
+  if (a->ndims == 0 && !a->is_array)
+    return e->kn.attrs[i];
+  return arena_printf(e->arena, "%s[%d]", e->kn.attrs[i], elem);
+}
+
+static bool uses_division(const AffineExpr *x) {
+  if (!x)
+    return false;
+  if (x->kind == AE_FLOORDIV || x->kind == AE_CEILDIV || x->kind == AE_MOD)
+    return true;
+  return uses_division(x->lhs) || uses_division(x->rhs);
+}
+
+static void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
+  AffineNames names = {c_dim, c_size, c_attr, e, true};
+  e->needs_divs |= uses_division(x);
+  affine_print(out, x, &names);
+}
+
+static const char *affine_str(Emitter *e, const AffineExpr *x) {
+  StrBuf sb = {0};
+  c_affine(e, &sb, x);
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form. */
+static const char *access_str(Emitter *e, const Operand *o) {
+  const TensorParam *t = &e->k->tensors[o->tensor];
+  if (t->rank == 0)
+    return arena_printf(e->arena, "%s[0]", e->kn.tensors[o->tensor]);
+  AffineExpr *lin = o->map[0];
+  for (int i = 1; i < t->rank; i++)
+    lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
+  return arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], affine_str(e, lin));
+}
+
+/* ---- signatures ---- */
+
+static void signature(Emitter *e, StrBuf *out, const char *restrict_kw) {
+  const Kernel *k = e->k;
+  sb_printf(out, "void %s(", e->kn.function);
+  for (int i = 0; i < k->ntensors; i++) {
+    const TensorParam *t = &k->tensors[i];
+    sb_printf(out, "%s%s%s *%s %s", i ? ", " : "", t->is_output ? "" : "const ", c_type_name(t->type),
+              restrict_kw, e->kn.tensors[i]);
+  }
+  for (int i = 0; i < k->nsizes; i++)
+    sb_printf(out, ", int64_t %s", e->kn.sizes[i]);
+  for (int i = 0; i < k->nattrs; i++) {
+    const AttrParam *a = &k->attrs[i];
+    const char *type = elem_type_is_float(a->type) ? c_type_name(a->type) : a->ndims ? "int64_t" : c_type_name(a->type);
+    if (a->is_array)
+      sb_printf(out, ", const %s *%s, int64_t %s", type, e->kn.attrs[i], e->kn.attr_counts[i]);
+    else if (a->ndims)
+      sb_printf(out, ", const %s %s[%lld]", type, e->kn.attrs[i], (long long)a->count);
+    else
+      sb_printf(out, ", %s %s", type, e->kn.attrs[i]);
+  }
+  sb_putc(out, ')');
+}
+
+static void doc_comment(Emitter *e) {
+  const Kernel *k = e->k;
+  StrBuf sb = {0};
+  ir_print_signature(&sb, k);
+  sb_printf(e->out, "/* %s\n", sb_cstr(&sb));
+  sb_free(&sb);
+  if (k->doc) {
+    /* first non-blank line of the doc string, without a comment terminator */
+    const char *p = k->doc;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+      p++;
+    size_t n = strcspn(p, "\r\n");
+    if (n) {
+      char *first = arena_strndup(e->arena, p, n);
+      for (char *q = first; (q = strstr(q, "*/")); q++)
+        q[1] = ' ';
+      sb_printf(e->out, " * %s\n", first);
+    }
+  }
+  for (int i = 0; i < k->nops; i++) {
+    const StructuredOp *op = &k->ops[i];
+    bool reduces = false;
+    for (int d = 0; d < op->ndims; d++)
+      reduces |= op->dims[d].kind == ITER_REDUCTION;
+    for (int y = 0; y < op->nyields; y++)
+      sb_printf(e->out, " * %s %s%s\n", reduces ? "Accumulates into" : "Writes",
+                k->tensors[op->operands[op->yields[y].operand].tensor].name,
+                reduces ? " (reads its value on entry)" : "");
+  }
+  sb_puts(e->out, " */\n");
+}
+
+/* ---- --checks ---- */
+
+static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
+  switch (x->kind) {
+  case AE_DIM:
+    sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, e->op->dims[x->index].extent));
+    return;
+  case AE_CONST:
+  case AE_SIZE:
+  case AE_ATTR: {
+    const char *v = affine_str(e, x);
+    sb_printf(out, "lgen_range_of(%s, %s)", v, v);
+    return;
+  }
+  case AE_NEG:
+    sb_puts(out, "lgen_range_neg(");
+    range_expr(e, out, x->lhs);
+    sb_putc(out, ')');
+    return;
+  default: {
+    static const char *const fn[] = {[AE_ADD] = "add", [AE_SUB] = "sub", [AE_MUL] = "mul",
+                                     [AE_FLOORDIV] = "floordiv", [AE_CEILDIV] = "ceildiv", [AE_MOD] = "mod"};
+    sb_printf(out, "lgen_range_%s(", fn[x->kind]);
+    range_expr(e, out, x->lhs);
+    sb_puts(out, ", ");
+    range_expr(e, out, x->rhs);
+    sb_putc(out, ')');
+  }
+  }
+}
+
+static const char *c_string_body(Emitter *e, const char *s) {
+  StrBuf sb = {0};
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      sb_putc(&sb, '\\');
+    sb_putc(&sb, *s);
+  }
+  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+static void emit_checks(Emitter *e) {
+  const Kernel *k = e->k;
+  for (int s = 0; s < k->nsizes; s++)
+    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
+         e->kn.function, k->sizes[s].name);
+  for (int i = 0; i < k->nops; i++) {
+    const StructuredOp *op = &k->ops[i];
+    e->op = op;
+    e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
+    for (int d = 0; d < op->ndims; d++)
+      e->dim_names[d] = op->dims[d].name;
+    StrBuf nonempty = {0};
+    for (int d = 0; d < op->ndims; d++)
+      sb_printf(&nonempty, "%s%s > 0", d ? " && " : "", affine_str(e, op->dims[d].extent));
+    for (int p = 0; p < op->npre; p++) {
+      const Precondition *pre = &op->pre[p];
+      const Operand *o = &op->operands[pre->operand];
+      const TensorParam *t = &k->tensors[o->tensor];
+      const char *extent = affine_str(e, t->shape[pre->pos]);
+      if (pre->kind == PRE_EQUAL) {
+        const Dim *dim = &op->dims[pre->dim];
+        const char *want = affine_str(e, dim->extent);
+        const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
+                                       e->kn.function, t->name, pre->pos, extent, want, dim->name);
+        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_body(e, msg));
+        continue;
+      }
+      StrBuf range = {0};
+      range_expr(e, &range, o->map[pre->pos]);
+      const char *index = affine_str(e, o->map[pre->pos]);
+      const char *msg = arena_printf(e->arena, "%s: index %s of %s leaves [0, %s) for these sizes", e->kn.function,
+                                     index, t->name, extent);
+      line(e, "if (%s) {", op->ndims ? sb_cstr(&nonempty) : "1");
+      e->indent++;
+      line(e, "const lgen_range r = %s;", sb_cstr(&range));
+      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_body(e, msg));
+      e->indent--;
+      line(e, "}");
+      sb_free(&range);
+    }
+    sb_free(&nonempty);
+  }
+}
+
+/* ---- loop nests ---- */
+
+static int *loop_order(Emitter *e, int *nparallel) {
+  const StructuredOp *op = e->op;
+  int *order = arena_alloc(e->arena, sizeof(int) * (size_t)(op->ndims + 1));
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int d = 0; d < op->ndims; d++)
+      if ((op->dims[d].kind == ITER_PARALLEL) == (pass == 0))
+        order[n++] = d;
+  *nparallel = 0;
+  while (*nparallel < op->ndims && op->dims[order[*nparallel]].kind == ITER_PARALLEL)
+    (*nparallel)++;
+  return order;
+}
+
+static void open_loop(Emitter *e, int d, const char *pragma) {
+  if (pragma)
+    line(e, "%s", pragma);
+  const char *v = e->dim_names[d];
+  line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, affine_str(e, e->op->dims[d].extent), v);
+  e->indent++;
+}
+
+static void close_loop(Emitter *e) {
+  e->indent--;
+  line(e, "}");
+}
+
+static int *use_counts(const StructuredOp *op, Arena *arena) {
+  int *uses = arena_alloc(arena, sizeof(int) * (size_t)(op->nnodes + 1));
+  for (int i = 0; i < op->nnodes; i++)
+    for (int a = 0; a < op->nodes[i].nargs; a++)
+      uses[op->nodes[i].args[a]]++;
+  for (int y = 0; y < op->nyields; y++)
+    uses[op->yields[y].value]++;
+  return uses;
+}
+
+/* The statements of one iteration: temporaries for shared subexpressions,
+ * then one assignment per yield to `targets[y]`. */
+static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
+  const StructuredOp *op = e->op;
+  ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
+                 .helper_names = e->helper_names, .arena = e->arena};
+  ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
+  int *uses = use_counts(op, e->arena);
+  for (int i = 0; i < op->nnodes; i++) {
+    if (op->nodes[i].kind != PN_OP || uses[i] < 2)
+      continue;
+    StrBuf sb = {0};
+    c_expr(&sb, &ctx, i);
+    const char *name = names_claim(&e->kn.table, arena_printf(e->arena, "t%d", i));
+    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, sb_cstr(&sb));
+    ctx.node_names[i] = name;
+    sb_free(&sb);
+  }
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+  for (int y = 0; y < op->nyields; y++) {
+    StrBuf sb = {0};
+    c_expr(&sb, &ctx, op->yields[y].value);
+    values[y] = arena_strdup(e->arena, sb_cstr(&sb));
+    sb_free(&sb);
+  }
+  if (op->nyields == 1) {
+    line(e, "%s = %s;", targets[0], values[0]);
+  } else {
+    /* every value is computed from the old outputs before any is stored */
+    const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+    for (int y = 0; y < op->nyields; y++) {
+      tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
+      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y], values[y]);
+    }
+    for (int y = 0; y < op->nyields; y++)
+      line(e, "%s = %s;", targets[y], tmp[y]);
+  }
+  e->needs_math |= ctx.needs_math;
+}
+
+static const char *reduction_pragma(Emitter *e, const char *acc) {
+  int x;
+  Combiner c = match_reduction(e->op, 0, &x);
+  ElemType t = e->op->nodes[e->op->yields[0].value].type;
+  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1)
+    return NULL;
+  static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
+                                    [COMBINE_MIN] = "min"};
+  return arena_printf(e->arena, "LGEN_OMP_SIMD(omp simd reduction(%s:%s))", ops[c], acc);
+}
+
+static void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  e->op = op;
+  e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
+  for (int d = 0; d < op->ndims; d++)
+    e->dim_names[d] = names_claim(&e->kn.table, op->dims[d].name);
+  int nparallel;
+  int *order = loop_order(e, &nparallel);
+  bool has_reduction = nparallel < op->ndims;
+
+  const char **access = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
+  for (int o = 0; o < op->noperands; o++)
+    access[o] = op->operands[o].shape_only ? "" : access_str(e, &op->operands[o]);
+
+  if (e->k->nops > 1)
+    line(e, "/* comprehension %d */", index + 1);
+  for (int i = 0; i < nparallel; i++) {
+    const char *pragma = NULL;
+    if (i == 0)
+      pragma = (nparallel == op->ndims && op->ndims == 1) ? "LGEN_OMP_SIMD(omp parallel for simd)"
+                                                           : "LGEN_OMP(omp parallel for)";
+    else if (i == op->ndims - 1)
+      pragma = "LGEN_OMP_SIMD(omp simd)";
+    open_loop(e, order[i], pragma);
+  }
+
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
+  const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+  memcpy(values, access, sizeof(char *) * (size_t)op->noperands);
+  if (!has_reduction) {
+    for (int y = 0; y < op->nyields; y++)
+      targets[y] = access[op->yields[y].operand];
+    emit_body(e, values, targets);
+  } else {
+    /* outputs live in scalar accumulators across the reduction loops */
+    for (int y = 0; y < op->nyields; y++) {
+      int o = op->yields[y].operand;
+      const TensorParam *t = &e->k->tensors[op->operands[o].tensor];
+      const char *acc = names_claim(&e->kn.table, arena_printf(e->arena, "%s_acc", e->kn.tensors[op->operands[o].tensor]));
+      line(e, "%s %s = %s;", c_type_name(t->type), acc, access[o]);
+      values[o] = targets[y] = acc;
+    }
+    for (int i = nparallel; i < op->ndims; i++)
+      open_loop(e, order[i], i == op->ndims - 1 ? reduction_pragma(e, targets[0]) : NULL);
+    emit_body(e, values, targets);
+    for (int i = nparallel; i < op->ndims; i++)
+      close_loop(e);
+    for (int y = 0; y < op->nyields; y++)
+      line(e, "%s = %s;", access[op->yields[y].operand], targets[y]);
+  }
+  for (int i = 0; i < nparallel; i++)
+    close_loop(e);
+}
+
+/* Is `name` used as an identifier in `text`? */
+static bool mentions_identifier(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text; (p = strstr(p, name)); p += n) {
+    bool start = p == text || !(p[-1] == '_' || (p[-1] >= '0' && p[-1] <= '9') || ((p[-1] | 32) >= 'a' && (p[-1] | 32) <= 'z'));
+    char c = p[n];
+    bool end = !(c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'));
+    if (start && end)
+      return true;
+  }
+  return false;
+}
+
+static void emit_kernel(Emitter *e, const Kernel *k) {
+  e->k = k;
+  kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
+  StrBuf body = {0};
+  StrBuf *saved = e->out;
+  e->out = &body;
+  e->indent = 1;
+  if (e->opt->checks)
+    emit_checks(e);
+  for (int i = 0; i < k->nops; i++)
+    emit_op(e, &k->ops[i], i);
+  e->out = saved;
+  e->indent = 0;
+
+  doc_comment(e);
+  signature(e, e->out, "restrict");
+  sb_puts(e->out, "\n{\n");
+  /* parameters that only describe shapes would trip -Wunused-parameter */
+  const char *text = sb_cstr(&body);
+  for (int i = 0; i < k->ntensors; i++)
+    if (!mentions_identifier(text, e->kn.tensors[i]))
+      line(e, "  (void)%s;", e->kn.tensors[i]);
+  for (int i = 0; i < k->nsizes; i++)
+    if (!mentions_identifier(text, e->kn.sizes[i]))
+      line(e, "  (void)%s;", e->kn.sizes[i]);
+  for (int i = 0; i < k->nattrs; i++) {
+    if (!mentions_identifier(text, e->kn.attrs[i]))
+      line(e, "  (void)%s;", e->kn.attrs[i]);
+    if (k->attrs[i].is_array && !mentions_identifier(text, e->kn.attr_counts[i]))
+      line(e, "  (void)%s;", e->kn.attr_counts[i]);
+  }
+  sb_puts(e->out, text);
+  sb_puts(e->out, "}\n");
+  sb_free(&body);
+}
+
+/* ---- files ---- */
+
+static bool module_uses_type(const Module *m, ElemType t) {
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    for (int j = 0; j < k->ntensors; j++)
+      if (k->tensors[j].type == t)
+        return true;
+    for (int j = 0; j < k->nops; j++)
+      for (int n = 0; n < k->ops[j].nnodes; n++)
+        if (k->ops[j].nodes[n].type == t)
+          return true;
+  }
+  return false;
+}
+
+static void type_prelude(StrBuf *out, const Module *m, bool in_c_file) {
+  if (module_uses_type(m, TY_I1))
+    sb_puts(out, "#ifndef LGEN_BOOL_DEFINED\n#define LGEN_BOOL_DEFINED\n"
+                 "#ifdef __cplusplus\ntypedef bool lgen_bool;\n#else\ntypedef _Bool lgen_bool;\n#endif\n#endif\n\n");
+  if (module_uses_type(m, TY_F16)) {
+    sb_puts(out, "#ifndef LGEN_F16_DEFINED\n#define LGEN_F16_DEFINED\n"
+                 "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n"
+                 "__extension__ typedef _Float16 lgen_f16;\n"
+                 "#else\n"
+                 "typedef uint16_t lgen_f16; /* storage only: IEEE binary16 bits */\n"
+                 "#endif\n#endif\n");
+    if (in_c_file)
+      sb_puts(out, "#if !defined(__FLT16_MANT_DIG__)\n"
+                   "#error \"these kernels compute in f16: they need a compiler with _Float16\"\n#endif\n");
+    sb_putc(out, '\n');
+  }
+}
+
+static const char *const omp_prelude =
+    "/* OpenMP is optional: without it the pragmas vanish and the loops run\n"
+    " * sequentially with the same results (up to reassociation of reductions). */\n"
+    "#ifndef LGEN_OMP\n"
+    "#if defined(_OPENMP)\n"
+    "#define LGEN_OMP(directive) _Pragma(#directive)\n"
+    "#else\n"
+    "#define LGEN_OMP(directive)\n"
+    "#endif\n"
+    "#endif\n"
+    "#ifndef LGEN_OMP_SIMD\n"
+    "#if defined(_OPENMP) && _OPENMP >= 201307\n"
+    "#define LGEN_OMP_SIMD(directive) _Pragma(#directive)\n"
+    "#else\n"
+    "#define LGEN_OMP_SIMD(directive)\n"
+    "#endif\n"
+    "#endif\n\n";
+
+static const char *const check_prelude =
+    "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
+    " * before this point to handle violations yourself. */\n"
+    "#ifndef LGEN_CHECK_FAILED\n"
+    "#include <stdio.h>\n"
+    "#include <stdlib.h>\n"
+    "#define LGEN_CHECK_FAILED(msg) (fprintf(stderr, \"%s\\n\", (msg)), abort())\n"
+    "#endif\n\n"
+    "typedef struct { int64_t lo, hi; } lgen_range;\n"
+    "static lgen_range lgen_range_of(int64_t lo, int64_t hi) { lgen_range r; r.lo = lo; r.hi = hi; return r; }\n"
+    "static lgen_range lgen_range_neg(lgen_range a) { return lgen_range_of(-a.hi, -a.lo); }\n"
+    "static lgen_range lgen_range_add(lgen_range a, lgen_range b) { return lgen_range_of(a.lo + b.lo, a.hi + b.hi); }\n"
+    "static lgen_range lgen_range_sub(lgen_range a, lgen_range b) { return lgen_range_of(a.lo - b.hi, a.hi - b.lo); }\n"
+    "static int64_t lgen_min4(int64_t a, int64_t b, int64_t c, int64_t d) {\n"
+    "  int64_t m = a < b ? a : b, n = c < d ? c : d;\n  return m < n ? m : n;\n}\n"
+    "static int64_t lgen_max4(int64_t a, int64_t b, int64_t c, int64_t d) {\n"
+    "  int64_t m = a > b ? a : b, n = c > d ? c : d;\n  return m > n ? m : n;\n}\n"
+    "static lgen_range lgen_range_mul(lgen_range a, lgen_range b) {\n"
+    "  return lgen_range_of(lgen_min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi),\n"
+    "                       lgen_max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi));\n}\n"
+    "/* divisors are single values (never dims); a divisor <= 0 fails the check */\n"
+    "static lgen_range lgen_range_floordiv(lgen_range a, lgen_range b) {\n"
+    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
+    "  return lgen_range_of(lgen_floordiv(a.lo, b.lo), lgen_floordiv(a.hi, b.lo));\n}\n"
+    "static lgen_range lgen_range_ceildiv(lgen_range a, lgen_range b) {\n"
+    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
+    "  return lgen_range_of(lgen_ceildiv(a.lo, b.lo), lgen_ceildiv(a.hi, b.lo));\n}\n"
+    "static lgen_range lgen_range_mod(lgen_range a, lgen_range b) {\n"
+    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
+    "  if (a.lo >= 0 && a.hi < b.lo) return a;\n"
+    "  return lgen_range_of(0, b.lo - 1);\n}\n\n";
+
+static const char *const division_prelude =
+    "/* affine floordiv, ceildiv and mod round toward minus infinity, unlike C's / and % */\n"
+    "static inline int64_t lgen_floordiv(int64_t a, int64_t b) {\n"
+    "  int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
+    "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n"
+    "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n\n";
+
+void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
+  StrBuf helpers = {0}, bodies = {0};
+  PtrVec helper_names = {0};
+  Emitter e = {.out = &bodies, .opt = opt, .arena = arena, .helpers = &helpers, .helper_names = &helper_names};
+  for (int i = 0; i < m->kernels.len; i++) {
+    if (i)
+      sb_putc(&bodies, '\n');
+    emit_kernel(&e, m->kernels.items[i]);
+  }
+  sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", opt->input_name);
+  if (opt->header_name)
+    sb_printf(out, "#include \"%s\"\n", opt->header_name);
+  sb_puts(out, "#include <stdint.h>\n");
+  if (e.needs_math)
+    sb_puts(out, "#include <math.h>\n");
+  sb_putc(out, '\n');
+  type_prelude(out, m, true);
+  sb_puts(out, omp_prelude);
+  if (e.needs_divs || opt->checks)
+    sb_puts(out, division_prelude);
+  if (opt->checks)
+    sb_puts(out, check_prelude);
+  if (helpers.len) {
+    sb_puts(out, sb_cstr(&helpers));
+    sb_putc(out, '\n');
+  }
+  sb_puts(out, sb_cstr(&bodies));
+  sb_free(&helpers);
+  sb_free(&bodies);
+}
+
+void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
+  sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", opt->input_name);
+  sb_printf(out, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", opt->guard, opt->guard);
+  type_prelude(out, m, false);
+  sb_puts(out, "#ifndef LGEN_RESTRICT\n#ifdef __cplusplus\n#define LGEN_RESTRICT __restrict\n#else\n"
+               "#define LGEN_RESTRICT restrict\n#endif\n#endif\n\n");
+  sb_puts(out, "#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n");
+  Emitter e = {.out = out, .opt = opt, .arena = arena};
+  for (int i = 0; i < m->kernels.len; i++) {
+    e.k = m->kernels.items[i];
+    kernel_names_init(&e.kn, e.k, opt->prefix, arena);
+    doc_comment(&e);
+    signature(&e, out, "LGEN_RESTRICT");
+    sb_puts(out, ";\n\n");
+  }
+  sb_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", opt->guard);
+}

@@ -1,0 +1,64 @@
+/* c_emit.h - the C writer: the one place that owns C names, types, literals,
+ * indentation and pragmas. It turns IR kernels into a C99 source file and a
+ * header under the kernel ABI of contracts.md section 2.
+ *
+ *   c_names.c  C identifiers: sanitised, never a keyword, never colliding
+ *   c_expr.c   payload ops as C expressions, with their exact C semantics
+ *   c_emit.c   files, functions, loop nests, OpenMP pragmas, --checks */
+#ifndef LGEN_C_EMIT_H
+#define LGEN_C_EMIT_H
+
+#include "analysis/analysis.h"
+
+typedef struct {
+  const char *prefix;      /* on every exported symbol; "" for none */
+  bool checks;             /* emit the run-time size checks */
+  const char *header_name; /* #include "header_name" from the .c; NULL for none */
+  const char *guard;       /* include guard macro of the header */
+  const char *input_name;  /* for the "generated from" line */
+} EmitOptions;
+
+void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
+void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
+
+/* ---- c_names.c ---- */
+typedef struct {
+  Arena *arena;
+  PtrVec taken; /* char* */
+} NameTable;
+
+void names_init(NameTable *t, Arena *arena);
+/* A C identifier based on `base`, unique in the table, now taken. */
+const char *names_claim(NameTable *t, const char *base);
+
+/* Names of one kernel's parameters and locals in C. */
+typedef struct {
+  const char *function;
+  const char **tensors;
+  const char **sizes;
+  const char **attrs;
+  const char **attr_counts; /* T[] attributes: the element-count parameter */
+  NameTable table;
+} KernelNames;
+
+void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena);
+
+/* ---- c_expr.c ---- */
+const char *c_type_name(ElemType t);
+/* Exact C spelling of a float constant (hex), for type t. */
+void c_float_literal(StrBuf *out, double value, ElemType t);
+
+typedef struct {
+  const StructuredOp *op;
+  const char **operand_values; /* C expression that reads each operand */
+  const char **node_names;     /* set for nodes hoisted into temporaries */
+  StrBuf *helpers;             /* static inline helper definitions, deduplicated */
+  PtrVec *helper_names;
+  Arena *arena;
+  bool needs_math;
+} ExprCtx;
+
+/* The C expression for payload node `n`. */
+void c_expr(StrBuf *out, ExprCtx *ctx, int n);
+
+#endif

@@ -1,0 +1,219 @@
+/* c_expr.c - payload ops as C expressions.
+ *
+ * The C meaning of each scalar op (documented in man/lgen.1):
+ *   float + - * /         plain C arithmetic in the operands' type
+ *   integer add/sub/mul   wrap around modulo 2^bits (computed in unsigned
+ *                         arithmetic, so never undefined behaviour)
+ *   divis                 C's truncating '/'; b == 0, or INT_MIN / -1, is
+ *                         undefined, as in MLIR
+ *   diviu                 '/' on the unsigned bit patterns; b == 0 undefined
+ *   select(c, a, b)       c ? a : b
+ *   cmpf_ogt/olt          ordered > and < (false when either is NaN)
+ *   cmpi_sgt/slt          signed > and <
+ *   sexti32               sign extension (an i1 true becomes -1)
+ *   fpext / fptrunc       C conversion to the next wider / narrower float
+ *   maxf / minf           a > b ? a : b and a < b ? a : b
+ *   exp log tanh sqrt     libm, in float for f16 and f32, double for f64
+ * Ops whose C spelling would repeat an operand, or needs casts, become small
+ * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once. */
+#include "emit/c_emit.h"
+
+#include <math.h>
+#include <string.h>
+
+const char *c_type_name(ElemType t) {
+  static const char *const names[] = {"lgen_f16", "float", "double", "lgen_bool",
+                                      "int8_t",   "int16_t", "int32_t", "int64_t"};
+  return names[t];
+}
+
+void c_float_literal(StrBuf *out, double value, ElemType t) {
+  if (isnan(value)) {
+    sb_puts(out, t == TY_F64 ? "(0.0 / 0.0)" : "(0.0f / 0.0f)");
+    return;
+  }
+  if (isinf(value)) {
+    sb_printf(out, "(%s1.0%s / 0.0%s)", value < 0 ? "-" : "", t == TY_F64 ? "" : "f", t == TY_F64 ? "" : "f");
+    return;
+  }
+  /* %a is exact: no decimal rounding between the spec and the binary. */
+  sb_printf(out, "%a%s", value, t == TY_F64 ? "" : "f");
+}
+
+static const char *unsigned_of(ElemType t) {
+  return elem_type_bits(t) == 64 ? "uint64_t" : "uint32_t";
+}
+
+static const char *same_width_unsigned(ElemType t) {
+  switch (t) {
+  case TY_I8:
+    return "uint8_t";
+  case TY_I16:
+    return "uint16_t";
+  case TY_I32:
+    return "uint32_t";
+  default:
+    return "uint64_t";
+  }
+}
+
+static bool helper_seen(ExprCtx *ctx, const char *name) {
+  for (int i = 0; i < ctx->helper_names->len; i++)
+    if (strcmp(ctx->helper_names->items[i], name) == 0)
+      return true;
+  vec_push(ctx->arena, ctx->helper_names, (void *)name);
+  return false;
+}
+
+/* Emits (once) `static inline T name(T a, T b) { return BODY; }` and returns name. */
+static const char *binary_helper(ExprCtx *ctx, const char *stem, ElemType t, const char *body) {
+  const char *name = arena_printf(ctx->arena, "lgen_%s_%s", stem, elem_type_name(t));
+  if (!helper_seen(ctx, name))
+    sb_printf(ctx->helpers, "static inline %s %s(%s a, %s b) { return %s; }\n", c_type_name(t), name,
+              c_type_name(t), c_type_name(t), body);
+  return name;
+}
+
+static const char *wrap_helper(ExprCtx *ctx, const char *stem, char op, ElemType t) {
+  const char *body;
+  if (t == TY_I1)
+    body = op == '*' ? "(_Bool)(a & b)" : "(_Bool)(a ^ b)";
+  else
+    body = arena_printf(ctx->arena, "(%s)((%s)a %c (%s)b)", c_type_name(t), unsigned_of(t), op, unsigned_of(t));
+  return binary_helper(ctx, stem, t, body);
+}
+
+static void arg(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int i) { c_expr(out, ctx, n->args[i]); }
+
+static void call2(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
+  sb_printf(out, "%s(", fn);
+  arg(out, ctx, n, 0);
+  sb_puts(out, ", ");
+  arg(out, ctx, n, 1);
+  sb_putc(out, ')');
+}
+
+static void infix(StrBuf *out, ExprCtx *ctx, const char *op, const PayloadNode *n) {
+  sb_putc(out, '(');
+  arg(out, ctx, n, 0);
+  sb_printf(out, " %s ", op);
+  arg(out, ctx, n, 1);
+  sb_putc(out, ')');
+}
+
+static void math_call(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
+  ctx->needs_math = true;
+  ElemType t = n->type;
+  if (t == TY_F64) {
+    sb_printf(out, "%s(", fn);
+    arg(out, ctx, n, 0);
+    sb_putc(out, ')');
+  } else if (t == TY_F32) {
+    sb_printf(out, "%sf(", fn);
+    arg(out, ctx, n, 0);
+    sb_putc(out, ')');
+  } else {
+    sb_printf(out, "(lgen_f16)%sf((float)", fn);
+    arg(out, ctx, n, 0);
+    sb_putc(out, ')');
+  }
+}
+
+static void cast(StrBuf *out, ExprCtx *ctx, const char *type, const PayloadNode *n) {
+  sb_printf(out, "(%s)", type);
+  arg(out, ctx, n, 0);
+}
+
+void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
+  if (ctx->node_names[index]) {
+    sb_puts(out, ctx->node_names[index]);
+    return;
+  }
+  const PayloadNode *n = &ctx->op->nodes[index];
+  if (n->kind == PN_READ) {
+    sb_puts(out, ctx->operand_values[n->operand]);
+    return;
+  }
+  ElemType in = ctx->op->nodes[n->args[0]].type;
+  switch (n->op) {
+  case SOP_ADDF:
+    infix(out, ctx, "+", n);
+    return;
+  case SOP_SUBF:
+    infix(out, ctx, "-", n);
+    return;
+  case SOP_MULF:
+    infix(out, ctx, "*", n);
+    return;
+  case SOP_DIVF:
+    infix(out, ctx, "/", n);
+    return;
+  case SOP_ADDI:
+    call2(out, ctx, wrap_helper(ctx, "add", '+', in), n);
+    return;
+  case SOP_SUBI:
+    call2(out, ctx, wrap_helper(ctx, "sub", '-', in), n);
+    return;
+  case SOP_MULI:
+    call2(out, ctx, wrap_helper(ctx, "mul", '*', in), n);
+    return;
+  case SOP_DIVIS:
+    call2(out, ctx, binary_helper(ctx, "divs", in, arena_printf(ctx->arena, "(%s)(a / b)", c_type_name(in))), n);
+    return;
+  case SOP_DIVIU: {
+    const char *u = in == TY_I1 ? "_Bool" : same_width_unsigned(in);
+    call2(out, ctx,
+          binary_helper(ctx, "divu", in, arena_printf(ctx->arena, "(%s)((%s)a / (%s)b)", c_type_name(in), u, u)), n);
+    return;
+  }
+  case SOP_SELECT:
+    sb_putc(out, '(');
+    arg(out, ctx, n, 0);
+    sb_puts(out, " ? ");
+    arg(out, ctx, n, 1);
+    sb_puts(out, " : ");
+    arg(out, ctx, n, 2);
+    sb_putc(out, ')');
+    return;
+  case SOP_CMPF_OGT:
+  case SOP_CMPI_SGT:
+    infix(out, ctx, ">", n);
+    return;
+  case SOP_CMPF_OLT:
+  case SOP_CMPI_SLT:
+    infix(out, ctx, "<", n);
+    return;
+  case SOP_SEXTI32:
+    if (in == TY_I1) {
+      sb_puts(out, "(int32_t)-(int32_t)");
+      arg(out, ctx, n, 0);
+    } else {
+      cast(out, ctx, "int32_t", n);
+    }
+    return;
+  case SOP_FPEXT:
+  case SOP_FPTRUNC:
+    cast(out, ctx, c_type_name(n->type), n);
+    return;
+  case SOP_MAXF:
+    call2(out, ctx, binary_helper(ctx, "max", in, "a > b ? a : b"), n);
+    return;
+  case SOP_MINF:
+    call2(out, ctx, binary_helper(ctx, "min", in, "a < b ? a : b"), n);
+    return;
+  case SOP_EXP:
+    math_call(out, ctx, "exp", n);
+    return;
+  case SOP_LOG:
+    math_call(out, ctx, "log", n);
+    return;
+  case SOP_TANH:
+    math_call(out, ctx, "tanh", n);
+    return;
+  case SOP_SQRT:
+    math_call(out, ctx, "sqrt", n);
+    return;
+  case SOP_COUNT:
+    break;
+  }
+}

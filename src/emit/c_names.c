@@ -1,0 +1,78 @@
+/* c_names.c - C identifiers for .tc names.
+ *
+ * A .tc name may contain '-', may be a C or C++ keyword, or may collide with
+ * a name the generated code uses (libm functions, lgen_ helpers, locals).
+ * Every name is claimed from a per-kernel table: '-' becomes '_', and a
+ * reserved or already-claimed name gets a numeric suffix. */
+#include "emit/c_emit.h"
+
+#include <string.h>
+
+static const char *const reserved[] = {
+    /* C99 */
+    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "_Bool",
+    "_Complex", "_Imaginary",
+    /* C++, for the header */
+    "bool", "true", "false", "class", "new", "delete", "this", "template", "typename", "namespace", "operator",
+    "private", "public", "protected", "virtual", "try", "catch", "throw", "friend", "mutable", "explicit",
+    "export", "using", "and", "or", "not", "xor", "asm", "typeid", "nullptr", "constexpr", "decltype",
+    "noexcept", "static_assert", "thread_local", "alignas", "alignof", "char16_t", "char32_t", "wchar_t",
+    /* names the generated code itself uses */
+    "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
+    "expf", "exp", "logf", "log", "tanhf", "tanh", "sqrtf", "sqrt", "abort", "fprintf", "stderr", "main",
+    "NULL", "errno",
+};
+
+void names_init(NameTable *t, Arena *arena) {
+  t->arena = arena;
+  memset(&t->taken, 0, sizeof t->taken);
+}
+
+static bool is_taken(const NameTable *t, const char *name) {
+  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+    if (strcmp(reserved[i], name) == 0)
+      return true;
+  if (strncmp(name, "lgen_", 5) == 0 || strncmp(name, "LGEN_", 5) == 0 || strncmp(name, "__", 2) == 0)
+    return true;
+  for (int i = 0; i < t->taken.len; i++)
+    if (strcmp(t->taken.items[i], name) == 0)
+      return true;
+  return false;
+}
+
+const char *names_claim(NameTable *t, const char *base) {
+  char *clean = arena_strdup(t->arena, base);
+  for (char *p = clean; *p; p++)
+    if (*p == '-')
+      *p = '_';
+  const char *name = clean;
+  for (int n = 2; is_taken(t, name); n++)
+    name = arena_printf(t->arena, "%s_%d", clean, n);
+  vec_push(t->arena, &t->taken, (void *)name);
+  return name;
+}
+
+void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena) {
+  names_init(&kn->table, arena);
+  kn->function = arena_printf(arena, "%s%s", prefix, k->name);
+  for (char *p = (char *)kn->function; *p; p++)
+    if (*p == '-')
+      *p = '_';
+  kn->tensors = arena_alloc(arena, sizeof(char *) * (size_t)(k->ntensors + 1));
+  kn->sizes = arena_alloc(arena, sizeof(char *) * (size_t)(k->nsizes + 1));
+  kn->attrs = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
+  kn->attr_counts = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
+  /* the function's own name must not be shadowed by a parameter */
+  vec_push(arena, &kn->table.taken, (void *)kn->function);
+  for (int i = 0; i < k->ntensors; i++)
+    kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
+  for (int i = 0; i < k->nsizes; i++)
+    kn->sizes[i] = names_claim(&kn->table, k->sizes[i].name);
+  for (int i = 0; i < k->nattrs; i++) {
+    kn->attrs[i] = names_claim(&kn->table, k->attrs[i].name);
+    if (k->attrs[i].is_array)
+      kn->attr_counts[i] = names_claim(&kn->table, arena_printf(arena, "%s_count", k->attrs[i].name));
+  }
+}

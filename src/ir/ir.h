@@ -1,0 +1,204 @@
+/* ir.h - the structured-op IR, in the spirit of linalg.generic.
+ *
+ * A Module holds Kernels (one per `def`, one C function each). A Kernel has
+ * parameters (tensors, size symbols, attributes) and a sequence of
+ * StructuredOps, one per comprehension, run in order. A StructuredOp is
+ *   - an iteration domain: Dims, each parallel or reduction, with an extent
+ *     (an affine expression in size symbols);
+ *   - Operands: accesses of a tensor parameter through an affine indexing map
+ *     (one AffineExpr per tensor dimension, in dims/sizes/attributes);
+ *   - a payload: a DAG of scalar ops over the operands' elements, and one
+ *     Yield per written output.
+ * Every later stage (analysis, schedules, C emission) works from these
+ * properties alone; nothing here knows a named op or the .tc syntax. */
+#ifndef LGEN_IR_H
+#define LGEN_IR_H
+
+#include "diag.h"
+
+enum { LG_MAX_RANK = 16, LG_MAX_DIMS = 32, LG_MAX_ARGS = 3 };
+
+typedef enum { TY_F16, TY_F32, TY_F64, TY_I1, TY_I8, TY_I16, TY_I32, TY_I64 } ElemType;
+
+const char *elem_type_name(ElemType t);    /* "f32" */
+bool elem_type_parse(const char *name, ElemType *out);
+bool elem_type_is_float(ElemType t);
+int elem_type_bits(ElemType t);
+
+/* ---- affine.c ---- */
+typedef enum {
+  AE_CONST,    /* value */
+  AE_DIM,      /* index: a Dim of the op */
+  AE_SIZE,     /* index: a size symbol of the kernel */
+  AE_ATTR,     /* index: an attribute; elem: flat element (0 for scalars) */
+  AE_NEG,      /* -lhs */
+  AE_ADD,      /* lhs + rhs */
+  AE_SUB,      /* lhs - rhs */
+  AE_MUL,      /* lhs * rhs; one side has no dims */
+  AE_FLOORDIV, /* rhs has no dims */
+  AE_CEILDIV,
+  AE_MOD,
+} AffineKind;
+
+typedef struct AffineExpr {
+  AffineKind kind;
+  int64_t value;
+  int index;
+  int elem;
+  struct AffineExpr *lhs, *rhs;
+} AffineExpr;
+
+AffineExpr *affine_const(Arena *a, int64_t v);
+AffineExpr *affine_leaf(Arena *a, AffineKind kind, int index, int elem);
+AffineExpr *affine_binary(Arena *a, AffineKind kind, AffineExpr *lhs, AffineExpr *rhs);
+bool affine_has_dims(const AffineExpr *e);
+bool affine_uses_dim(const AffineExpr *e, int dim);
+bool affine_is_dim(const AffineExpr *e, int dim); /* exactly the bare dim */
+bool affine_equal(const AffineExpr *a, const AffineExpr *b);
+int affine_max_dim(const AffineExpr *e); /* -1 if no dims */
+
+/* How to spell leaves when printing an affine expression. */
+typedef struct {
+  const char *(*dim)(void *ctx, int index);
+  const char *(*size)(void *ctx, int index);
+  const char *(*attr)(void *ctx, int index, int elem);
+  void *ctx;
+  bool c_syntax; /* floordiv etc. as lgen_floordiv(a, b) calls */
+} AffineNames;
+
+void affine_print(StrBuf *out, const AffineExpr *e, const AffineNames *names);
+
+/* ---- kernel parameters ---- */
+typedef struct {
+  const char *name;
+  ElemType type;
+  int rank;
+  AffineExpr **shape; /* rank extents, in size symbols only */
+  bool is_output;
+  Loc loc;
+} TensorParam;
+
+typedef struct {
+  const char *name;
+  Loc loc;
+} SizeSym;
+
+typedef struct {
+  const char *name;
+  ElemType type;
+  int ndims;          /* 0: scalar */
+  int64_t dims[LG_MAX_RANK];
+  int64_t count;      /* elements; 1 for a scalar, -1 for an unsized array */
+  bool is_array;      /* T[]: pointer + element count */
+  bool optional;
+  Loc loc;
+} AttrParam;
+
+/* ---- the structured op ---- */
+typedef enum { ITER_PARALLEL, ITER_REDUCTION } IterKind;
+
+typedef struct {
+  const char *name;
+  IterKind kind;
+  AffineExpr *extent;   /* in size symbols */
+  int extent_operand;   /* operand whose dim gives the extent */
+  int extent_pos;
+  Loc loc;              /* first use */
+} Dim;
+
+typedef struct {
+  int tensor;           /* index into Kernel.tensors */
+  AffineExpr **map;     /* one per tensor dimension */
+  bool shape_only;      /* only gives loop bounds; never read */
+  Loc loc;
+} Operand;
+
+#define X(e, s, n, c, r) SOP_##e,
+typedef enum {
+#include "ir/scalar_ops.def"
+  SOP_COUNT
+} ScalarOp;
+#undef X
+
+typedef struct {
+  const char *spelling;
+  int arity;
+} ScalarOpInfo;
+
+const ScalarOpInfo *scalar_op_info(ScalarOp op);
+bool scalar_op_lookup(const char *spelling, ScalarOp *out);
+
+typedef enum { PN_READ, PN_OP } PayloadKind;
+
+typedef struct {
+  PayloadKind kind;
+  ElemType type;
+  int operand;          /* PN_READ */
+  ScalarOp op;          /* PN_OP */
+  int nargs;
+  int args[LG_MAX_ARGS]; /* earlier node indices */
+  Loc loc;
+} PayloadNode;
+
+typedef struct {
+  int operand;          /* an output operand */
+  int value;            /* payload node */
+} Yield;
+
+/* A relation between sizes that the spec implies and the caller must keep;
+ * checked at run time under --checks. */
+typedef enum {
+  PRE_EQUAL,     /* extent of dim `dim` from its source equals operand/pos's extent */
+  PRE_IN_BOUNDS, /* operand/pos's index stays inside the tensor's extent */
+} PreKind;
+
+typedef struct {
+  PreKind kind;
+  int dim;
+  int operand;
+  int pos;
+  Loc loc;
+} Precondition;
+
+typedef struct {
+  int ndims;
+  Dim *dims;
+  int noperands;
+  Operand *operands;
+  int nnodes;
+  PayloadNode *nodes;
+  int nyields;
+  Yield *yields;
+  int npre;
+  Precondition *pre;
+  Loc loc;
+} StructuredOp;
+
+typedef struct {
+  const char *name;      /* C function name without prefix */
+  const char *doc;       /* doc string or NULL */
+  int ntensors;
+  TensorParam *tensors;
+  int nsizes;
+  SizeSym *sizes;
+  int nattrs;
+  AttrParam *attrs;
+  int nops;
+  StructuredOp *ops;
+  Loc loc;
+} Kernel;
+
+typedef struct {
+  PtrVec kernels; /* Kernel* */
+} Module;
+
+/* ---- print.c: the stable text form of --emit=ir ---- */
+void ir_print_module(StrBuf *out, const Module *m);
+void ir_print_kernel(StrBuf *out, const Kernel *k);
+/* name(A: f32(M, K), ...) -> (C: f32(M, N)) as in the spec, on one line */
+void ir_print_signature(StrBuf *out, const Kernel *k);
+
+/* ---- verify.c: structural invariants; a failure is an lgen bug ---- */
+void ir_verify_kernel(Diag *diag, const Kernel *k);
+
+#endif

@@ -1,0 +1,149 @@
+/* print.c - the stable text form of the IR (--emit=ir), diffed by golden tests. */
+#include "ir/ir.h"
+
+typedef struct {
+  const Kernel *k;
+  const StructuredOp *op;
+  StrBuf scratch;
+} Names;
+
+static const char *dim_name(void *ctx, int i) {
+  Names *n = ctx;
+  return n->op ? n->op->dims[i].name : "?";
+}
+
+static const char *size_name(void *ctx, int i) { return ((Names *)ctx)->k->sizes[i].name; }
+
+static const char *attr_name(void *ctx, int i, int elem) {
+  Names *n = ctx;
+  const AttrParam *a = &n->k->attrs[i];
+  if (a->ndims == 0 && !a->is_array)
+    return a->name;
+  n->scratch.len = 0;
+  sb_printf(&n->scratch, "%s[%d]", a->name, elem);
+  return sb_cstr(&n->scratch);
+}
+
+static void print_affine(StrBuf *out, const AffineExpr *e, Names *n) {
+  AffineNames names = {dim_name, size_name, attr_name, n, false};
+  affine_print(out, e, &names);
+}
+
+static void print_tensor(StrBuf *out, const TensorParam *t, Names *n) {
+  sb_printf(out, "  %s %s: %s[", t->is_output ? "out" : "in ", t->name, elem_type_name(t->type));
+  for (int i = 0; i < t->rank; i++) {
+    if (i)
+      sb_puts(out, ", ");
+    print_affine(out, t->shape[i], n);
+  }
+  sb_puts(out, "]\n");
+}
+
+static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, Names *n) {
+  const Operand *operand = &op->operands[o];
+  const TensorParam *t = &k->tensors[operand->tensor];
+  sb_printf(out, "    operand $%d = %s[", o, t->name);
+  for (int i = 0; i < t->rank; i++) {
+    if (i)
+      sb_puts(out, ", ");
+    print_affine(out, operand->map[i], n);
+  }
+  sb_printf(out, "]%s\n", operand->shape_only ? " shape-only" : "");
+}
+
+static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, const Precondition *p, Names *n) {
+  const Operand *o = &op->operands[p->operand];
+  const TensorParam *t = &k->tensors[o->tensor];
+  if (p->kind == PRE_EQUAL) {
+    sb_printf(out, "    require %s.shape[%d] == ", t->name, p->pos);
+    print_affine(out, op->dims[p->dim].extent, n);
+    sb_printf(out, "  (both give the extent of %s)\n", op->dims[p->dim].name);
+  } else {
+    sb_puts(out, "    require 0 <= ");
+    print_affine(out, o->map[p->pos], n);
+    sb_puts(out, " < ");
+    print_affine(out, t->shape[p->pos], n);
+    sb_printf(out, "  (%s index %d)\n", t->name, p->pos);
+  }
+}
+
+static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
+  const StructuredOp *op = &k->ops[index];
+  n->op = op;
+  sb_printf(out, "  op #%d\n    domain (", index);
+  for (int d = 0; d < op->ndims; d++) {
+    const Dim *dim = &op->dims[d];
+    sb_printf(out, "%s%s: %s < ", d ? ", " : "", dim->name, dim->kind == ITER_PARALLEL ? "parallel" : "reduction");
+    print_affine(out, dim->extent, n);
+  }
+  sb_puts(out, ")\n");
+  for (int o = 0; o < op->noperands; o++)
+    print_operand(out, k, op, o, n);
+  for (int i = 0; i < op->nnodes; i++) {
+    const PayloadNode *p = &op->nodes[i];
+    if (p->kind == PN_READ) {
+      sb_printf(out, "    %%%d = read $%d : %s\n", i, p->operand, elem_type_name(p->type));
+      continue;
+    }
+    sb_printf(out, "    %%%d = %s", i, scalar_op_info(p->op)->spelling);
+    for (int a = 0; a < p->nargs; a++)
+      sb_printf(out, "%s %%%d", a ? "," : "", p->args[a]);
+    sb_printf(out, " : %s\n", elem_type_name(p->type));
+  }
+  for (int y = 0; y < op->nyields; y++)
+    sb_printf(out, "    yield $%d = %%%d\n", op->yields[y].operand, op->yields[y].value);
+  for (int i = 0; i < op->npre; i++)
+    print_pre(out, k, op, &op->pre[i], n);
+}
+
+void ir_print_kernel(StrBuf *out, const Kernel *k) {
+  Names n = {.k = k};
+  sb_printf(out, "kernel @%s\n", k->name);
+  for (int t = 0; t < k->ntensors; t++)
+    print_tensor(out, &k->tensors[t], &n);
+  sb_puts(out, "  sizes (");
+  for (int s = 0; s < k->nsizes; s++)
+    sb_printf(out, "%s%s", s ? ", " : "", k->sizes[s].name);
+  sb_puts(out, ")\n");
+  for (int a = 0; a < k->nattrs; a++) {
+    const AttrParam *p = &k->attrs[a];
+    sb_printf(out, "  attr %s%s: %s", p->name, p->optional ? "?" : "", elem_type_name(p->type));
+    if (p->is_array)
+      sb_puts(out, "[]");
+    for (int i = 0; i < p->ndims; i++)
+      sb_printf(out, "%s%lld", i ? "x" : "[", (long long)p->dims[i]);
+    sb_puts(out, p->ndims ? "]\n" : "\n");
+  }
+  for (int i = 0; i < k->nops; i++)
+    print_op(out, k, i, &n);
+  sb_free(&n.scratch);
+}
+
+void ir_print_signature(StrBuf *out, const Kernel *k) {
+  Names n = {.k = k};
+  sb_printf(out, "%s(", k->name);
+  for (int i = 0; i < k->ntensors; i++) {
+    const TensorParam *t = &k->tensors[i];
+    if (t->is_output && (i == 0 || !k->tensors[i - 1].is_output))
+      sb_puts(out, ") -> (");
+    else if (i)
+      sb_puts(out, ", ");
+    sb_printf(out, "%s: %s(", t->name, elem_type_name(t->type));
+    for (int j = 0; j < t->rank; j++) {
+      if (j)
+        sb_puts(out, ", ");
+      print_affine(out, t->shape[j], &n);
+    }
+    sb_putc(out, ')');
+  }
+  sb_putc(out, ')');
+  sb_free(&n.scratch);
+}
+
+void ir_print_module(StrBuf *out, const Module *m) {
+  for (int i = 0; i < m->kernels.len; i++) {
+    if (i)
+      sb_putc(out, '\n');
+    ir_print_kernel(out, m->kernels.items[i]);
+  }
+}

@@ -1,0 +1,90 @@
+/* verify.c - structural invariants of the IR. The front-ends guarantee them
+ * for any input; a violation is therefore an lgen bug, not a user error. */
+#include "ir/ir.h"
+
+static void verify_affine(Diag *diag, const Kernel *k, const StructuredOp *op, const AffineExpr *e) {
+  switch (e->kind) {
+  case AE_CONST:
+    return;
+  case AE_DIM:
+    if (!op || e->index < 0 || e->index >= op->ndims)
+      diag_bug(diag, "%s: affine expression uses dim %d outside the domain", k->name, e->index);
+    return;
+  case AE_SIZE:
+    if (e->index < 0 || e->index >= k->nsizes)
+      diag_bug(diag, "%s: unknown size symbol %d", k->name, e->index);
+    return;
+  case AE_ATTR:
+    if (e->index < 0 || e->index >= k->nattrs)
+      diag_bug(diag, "%s: unknown attribute %d", k->name, e->index);
+    return;
+  case AE_NEG:
+    verify_affine(diag, k, op, e->lhs);
+    return;
+  case AE_MUL:
+    if (affine_has_dims(e->lhs) && affine_has_dims(e->rhs))
+      diag_bug(diag, "%s: product of two dims", k->name);
+    break;
+  case AE_FLOORDIV:
+  case AE_CEILDIV:
+  case AE_MOD:
+    if (affine_has_dims(e->rhs))
+      diag_bug(diag, "%s: division by a dim", k->name);
+    break;
+  default:
+    break;
+  }
+  verify_affine(diag, k, op, e->lhs);
+  verify_affine(diag, k, op, e->rhs);
+}
+
+static void verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
+  for (int d = 0; d < op->ndims; d++) {
+    if (!op->dims[d].extent || affine_has_dims(op->dims[d].extent))
+      diag_bug(diag, "%s: dim %s has no extent in sizes", k->name, op->dims[d].name);
+    verify_affine(diag, k, NULL, op->dims[d].extent);
+  }
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *operand = &op->operands[o];
+    if (operand->tensor < 0 || operand->tensor >= k->ntensors)
+      diag_bug(diag, "%s: operand %d names no tensor", k->name, o);
+    for (int i = 0; i < k->tensors[operand->tensor].rank; i++)
+      verify_affine(diag, k, op, operand->map[i]);
+  }
+  for (int i = 0; i < op->nnodes; i++) {
+    const PayloadNode *n = &op->nodes[i];
+    if (n->kind == PN_READ) {
+      if (n->operand < 0 || n->operand >= op->noperands || op->operands[n->operand].shape_only)
+        diag_bug(diag, "%s: node %d reads an invalid operand", k->name, i);
+      if (n->type != k->tensors[op->operands[n->operand].tensor].type)
+        diag_bug(diag, "%s: node %d has the wrong type", k->name, i);
+      continue;
+    }
+    if (n->nargs != scalar_op_info(n->op)->arity)
+      diag_bug(diag, "%s: node %d has %d operands", k->name, i, n->nargs);
+    for (int a = 0; a < n->nargs; a++)
+      if (n->args[a] < 0 || n->args[a] >= i)
+        diag_bug(diag, "%s: node %d uses a later node (the payload must be topologically ordered)", k->name, i);
+  }
+  for (int y = 0; y < op->nyields; y++) {
+    const Yield *yield = &op->yields[y];
+    if (yield->operand < 0 || yield->operand >= op->noperands ||
+        !k->tensors[op->operands[yield->operand].tensor].is_output)
+      diag_bug(diag, "%s: yield %d does not write an output", k->name, y);
+    if (yield->value < 0 || yield->value >= op->nnodes)
+      diag_bug(diag, "%s: yield %d has no value", k->name, y);
+    if (op->nodes[yield->value].type != k->tensors[op->operands[yield->operand].tensor].type)
+      diag_bug(diag, "%s: yield %d has the wrong type", k->name, y);
+  }
+}
+
+void ir_verify_kernel(Diag *diag, const Kernel *k) {
+  for (int t = 0; t < k->ntensors; t++)
+    for (int i = 0; i < k->tensors[t].rank; i++) {
+      if (affine_has_dims(k->tensors[t].shape[i]))
+        diag_bug(diag, "%s: shape of %s uses a dim", k->name, k->tensors[t].name);
+      verify_affine(diag, k, NULL, k->tensors[t].shape[i]);
+    }
+  for (int i = 0; i < k->nops; i++)
+    verify_op(diag, k, &k->ops[i]);
+}

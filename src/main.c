@@ -1,0 +1,391 @@
+/* main.c - the lgen command line (contracts.md section 1): options, reading
+ * inputs, and writing outputs atomically. Everything else is the library. */
+#include "lgen.h"
+#include "util/util.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
+enum { MAX_INPUTS = 256, MAX_TARGETS = 64 };
+#define MAX_INPUT_BYTES (64L * 1024 * 1024)
+
+typedef enum { EMIT_C, EMIT_IR } EmitKind;
+
+typedef struct {
+  const char *inputs[MAX_INPUTS];
+  int ninputs;
+  const char *output;     /* NULL or "-": stdout */
+  const char *header;
+  const char *depfile;
+  bool make_deps;
+  const char *targets[MAX_TARGETS];
+  int ntargets;
+  EmitKind emit;
+  bool list_ops;
+  lgen_options lib;
+} Options;
+
+static const char usage_text[] =
+    "Usage: lgen [OPTIONS] INPUT... [-o OUT.c] [-H OUT.h]\n"
+    "Generate C99 kernels from Einstein-notation op specs (.tc).\n"
+    "\n"
+    "  -o FILE               write the C source to FILE ('-' or none: standard output)\n"
+    "  -H, --header FILE     also write a header with the prototypes\n"
+    "  --emit=c|ir           what -o receives: C source (default) or the structured-op IR\n"
+    "  --list-ops            list the ops the inputs define, one per line, and stop\n"
+    "  --checks              kernels verify at entry that their sizes fit the spec\n"
+    "  --prefix=PREFIX       prepend PREFIX to every exported symbol\n"
+    "  --schedule=none|auto  loop schedule; both are plain loops for now\n"
+    "  --input-format=tc     format of '-' (standard input)\n"
+    "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
+    "  -MF FILE              the dependency file's name (implies -MD)\n"
+    "  -MT TARGET            the dependency rule's target (repeatable)\n"
+    "  -h, --help            show this help and exit\n"
+    "  --version             show the version and exit\n"
+    "\n"
+    "Exit status: 0 success, 1 bad input, 2 bad command line, 3 I/O or internal error.\n"
+    "See lgen(1) for the format, the kernel ABI and examples.\n";
+
+static void usage_error(const char *fmt, const char *arg) {
+  fputs("lgen: error: ", stderr);
+  fprintf(stderr, fmt, arg);
+  fputs("\nTry 'lgen --help' for more information.\n", stderr);
+  exit(EXIT_USAGE);
+}
+
+/* The value of an option given as "-o FILE", "-oFILE" or "--opt=FILE" / "--opt FILE". */
+static const char *option_value(int argc, char **argv, int *i, const char *attached) {
+  if (attached && *attached)
+    return attached;
+  if (*i + 1 >= argc)
+    usage_error("option '%s' needs a value", argv[*i]);
+  return argv[++*i];
+}
+
+static bool long_option(const char *arg, const char *name, const char **value) {
+  size_t n = strlen(name);
+  if (strncmp(arg, name, n) != 0)
+    return false;
+  if (arg[n] == '=') {
+    *value = arg + n + 1;
+    return true;
+  }
+  if (arg[n] == '\0') {
+    *value = NULL;
+    return true;
+  }
+  return false;
+}
+
+static void add_input(Options *o, const char *path) {
+  if (o->ninputs == MAX_INPUTS)
+    usage_error("more than %s inputs", "256");
+  o->inputs[o->ninputs++] = path;
+}
+
+static void parse_args(int argc, char **argv, Options *o) {
+  bool options_done = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    if (options_done || a[0] != '-' || strcmp(a, "-") == 0) {
+      add_input(o, a);
+    } else if (strcmp(a, "--") == 0) {
+      options_done = true;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      fputs(usage_text, stdout);
+      exit(0);
+    } else if (strcmp(a, "--version") == 0) {
+      printf("lgen %s\n", LGEN_VERSION);
+      exit(0);
+    } else if (strncmp(a, "-o", 2) == 0) {
+      o->output = option_value(argc, argv, &i, a + 2);
+    } else if (strcmp(a, "-MD") == 0) {
+      o->make_deps = true;
+    } else if (strncmp(a, "-MF", 3) == 0) {
+      o->depfile = option_value(argc, argv, &i, a + 3);
+      o->make_deps = true;
+    } else if (strncmp(a, "-MT", 3) == 0) {
+      if (o->ntargets == MAX_TARGETS)
+        usage_error("too many %s targets", "-MT");
+      o->targets[o->ntargets++] = option_value(argc, argv, &i, a + 3);
+    } else if (strncmp(a, "-H", 2) == 0) {
+      o->header = option_value(argc, argv, &i, a + 2);
+    } else if (long_option(a, "--header", &v)) {
+      o->header = option_value(argc, argv, &i, v);
+    } else if (long_option(a, "--emit", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "c") == 0)
+        o->emit = EMIT_C;
+      else if (strcmp(v, "ir") == 0)
+        o->emit = EMIT_IR;
+      else
+        usage_error("unknown --emit kind '%s' (expected c or ir)", v);
+    } else if (strcmp(a, "--list-ops") == 0) {
+      o->list_ops = true;
+    } else if (strcmp(a, "--checks") == 0) {
+      o->lib.checks = 1;
+    } else if (long_option(a, "--prefix", &v)) {
+      o->lib.prefix = option_value(argc, argv, &i, v);
+      for (const char *p = o->lib.prefix; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p != o->lib.prefix && *p >= '0' && *p <= '9')))
+          usage_error("--prefix '%s' is not the start of a C identifier", o->lib.prefix);
+    } else if (long_option(a, "--schedule", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "none") != 0 && strcmp(v, "auto") != 0)
+        usage_error("--schedule=%s: only 'none' and 'auto' exist so far (schedule files are not supported yet)", v);
+    } else if (long_option(a, "--input-format", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "tc") != 0)
+        usage_error("unsupported --input-format '%s' (only tc is supported so far)", v);
+    } else {
+      usage_error("unknown option '%s'", a);
+    }
+  }
+  if (o->ninputs == 0)
+    usage_error("%s", "no input files");
+  for (int i = 0; i < o->ninputs; i++) {
+    const char *dot = strrchr(o->inputs[i], '.');
+    if (strcmp(o->inputs[i], "-") != 0 && dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 ||
+                                                 strcmp(dot, ".json") == 0))
+      usage_error("'%s': YAML and JSON inputs are not supported yet (only .tc)", o->inputs[i]);
+  }
+  bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
+  if (o->make_deps && !o->depfile && to_stdout)
+    usage_error("%s needs -MF FILE when the output goes to standard output", "-MD");
+}
+
+/* ---- reading ---- */
+
+static char *read_stream(FILE *f, const char *name, size_t *len) {
+  size_t cap = 4096, n = 0;
+  char *buf = malloc(cap);
+  if (!buf)
+    return NULL;
+  for (;;) {
+    if (n == cap) {
+      if (cap >= (size_t)MAX_INPUT_BYTES) {
+        fprintf(stderr, "lgen: error: %s: larger than the %ld MiB input limit\n", name, MAX_INPUT_BYTES >> 20);
+        free(buf);
+        return NULL;
+      }
+      char *grown = realloc(buf, cap * 2);
+      if (!grown) {
+        free(buf);
+        return NULL;
+      }
+      buf = grown;
+      cap *= 2;
+    }
+    size_t got = fread(buf + n, 1, cap - n, f);
+    n += got;
+    if (got == 0)
+      break;
+  }
+  if (ferror(f)) {
+    fprintf(stderr, "lgen: error: %s: %s\n", name, strerror(errno));
+    free(buf);
+    return NULL;
+  }
+  *len = n;
+  return buf;
+}
+
+static char *read_input(const char *path, size_t *len) {
+  if (strcmp(path, "-") == 0)
+    return read_stream(stdin, "<stdin>", len);
+  struct stat st;
+  if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    fprintf(stderr, "lgen: error: %s: is a directory\n", path);
+    return NULL;
+  }
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno));
+    return NULL;
+  }
+  char *text = read_stream(f, path, len);
+  fclose(f);
+  return text;
+}
+
+/* ---- writing: temporary file in the destination folder, renamed at the end ---- */
+
+typedef struct {
+  const char *path;
+  char *tmp;
+} PendingFile;
+
+static bool write_pending(PendingFile *pf, const char *path, const char *text) {
+  pf->path = path;
+  pf->tmp = malloc(strlen(path) + 16);
+  if (!pf->tmp)
+    return false;
+  sprintf(pf->tmp, "%s.lgen-XXXXXX", path);
+  int fd = mkstemp(pf->tmp);
+  if (fd < 0) {
+    fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno));
+    free(pf->tmp);
+    pf->tmp = NULL;
+    return false;
+  }
+  FILE *f = fdopen(fd, "wb");
+  size_t n = strlen(text);
+  bool ok = f && fwrite(text, 1, n, f) == n;
+  ok = (f && fclose(f) == 0) && ok;
+  if (!f)
+    close(fd);
+  if (!ok) {
+    fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno ? errno : EIO));
+    return false;
+  }
+  /* mkstemp creates 0600; generated sources are ordinary files */
+  mode_t mask = umask(0);
+  umask(mask);
+  chmod(pf->tmp, 0666 & ~mask);
+  return true;
+}
+
+static void discard(PendingFile *files, int n) {
+  for (int i = 0; i < n; i++)
+    if (files[i].tmp) {
+      unlink(files[i].tmp);
+      free(files[i].tmp);
+      files[i].tmp = NULL;
+    }
+}
+
+/* Make escapes: a space or '#' gets a backslash, '$' is doubled. */
+static void put_make_path(StrBuf *sb, const char *path) {
+  for (const char *p = path; *p; p++) {
+    if (*p == ' ' || *p == '#')
+      sb_putc(sb, '\\');
+    else if (*p == '$')
+      sb_putc(sb, '$');
+    sb_putc(sb, *p);
+  }
+}
+
+static char *depfile_text(const Options *o, const char *c_path) {
+  StrBuf sb = {0};
+  if (o->ntargets) {
+    for (int i = 0; i < o->ntargets; i++) {
+      sb_puts(&sb, i ? " " : "");
+      put_make_path(&sb, o->targets[i]);
+    }
+  } else {
+    put_make_path(&sb, c_path);
+    if (o->header) {
+      sb_putc(&sb, ' ');
+      put_make_path(&sb, o->header);
+    }
+  }
+  sb_putc(&sb, ':');
+  for (int i = 0; i < o->ninputs; i++)
+    if (strcmp(o->inputs[i], "-") != 0) {
+      sb_putc(&sb, ' ');
+      put_make_path(&sb, o->inputs[i]);
+    }
+  sb_putc(&sb, '\n');
+  /* a phony rule per input, so deleting a spec does not break make (gcc -MP) */
+  for (int i = 0; i < o->ninputs; i++)
+    if (strcmp(o->inputs[i], "-") != 0) {
+      sb_putc(&sb, '\n');
+      put_make_path(&sb, o->inputs[i]);
+      sb_puts(&sb, ":\n");
+    }
+  char *text = strdup(sb_cstr(&sb));
+  sb_free(&sb);
+  return text;
+}
+
+static char *default_depfile(const char *c_path) {
+  size_t n = strlen(c_path);
+  char *d = malloc(n + 3);
+  if (!d)
+    return NULL;
+  strcpy(d, c_path);
+  char *dot = strrchr(d, '.');
+  char *slash = strrchr(d, '/');
+  if (dot && (!slash || dot > slash))
+    strcpy(dot, ".d");
+  else
+    strcat(d, ".d");
+  return d;
+}
+
+int main(int argc, char **argv) {
+  static Options o;
+  parse_args(argc, argv, &o);
+
+  lgen_source sources[MAX_INPUTS];
+  char *texts[MAX_INPUTS] = {0};
+  int status = 0;
+  for (int i = 0; i < o.ninputs && status == 0; i++) {
+    size_t len = 0;
+    texts[i] = read_input(o.inputs[i], &len);
+    if (!texts[i])
+      status = EXIT_IO;
+    sources[i] = (lgen_source){strcmp(o.inputs[i], "-") == 0 ? "<stdin>" : o.inputs[i], texts[i], len};
+  }
+  if (status) {
+    for (int i = 0; i < o.ninputs; i++)
+      free(texts[i]);
+    return status;
+  }
+  if (o.header) {
+    const char *slash = strrchr(o.header, '/');
+    o.lib.header_name = slash ? slash + 1 : o.header;
+  }
+  lgen_output out;
+  int rc = lgen_compile(sources, (size_t)o.ninputs, &o.lib, &out);
+  for (int i = 0; i < o.ninputs; i++)
+    free(texts[i]);
+  fputs(out.diagnostics, stderr);
+  if (rc != LGEN_OK) {
+    lgen_output_free(&out);
+    return rc == LGEN_INPUT_ERROR ? EXIT_INPUT : EXIT_IO;
+  }
+  if (o.list_ops) {
+    fputs(out.op_list, stdout);
+    lgen_output_free(&out);
+    return fflush(stdout) == 0 ? 0 : EXIT_IO;
+  }
+
+  const char *main_text = o.emit == EMIT_IR ? out.ir : out.c_source;
+  bool to_stdout = !o.output || strcmp(o.output, "-") == 0;
+  PendingFile files[3] = {{0}};
+  int nfiles = 0;
+  bool ok = true;
+  if (!to_stdout)
+    ok = write_pending(&files[nfiles++], o.output, main_text);
+  if (ok && o.header)
+    ok = write_pending(&files[nfiles++], o.header, out.header);
+  char *dep_path = NULL, *dep_text = NULL;
+  if (ok && o.make_deps) {
+    dep_path = o.depfile ? strdup(o.depfile) : default_depfile(o.output);
+    dep_text = dep_path ? depfile_text(&o, to_stdout ? "-" : o.output) : NULL;
+    ok = dep_text && write_pending(&files[nfiles++], dep_path, dep_text);
+  }
+  if (ok && to_stdout)
+    ok = fputs(main_text, stdout) >= 0 && fflush(stdout) == 0;
+  for (int i = 0; ok && i < nfiles; i++) {
+    if (rename(files[i].tmp, files[i].path) != 0) {
+      fprintf(stderr, "lgen: error: %s: %s\n", files[i].path, strerror(errno));
+      ok = false;
+    } else {
+      free(files[i].tmp);
+      files[i].tmp = NULL;
+    }
+  }
+  discard(files, nfiles);
+  free(dep_path);
+  free(dep_text);
+  lgen_output_free(&out);
+  return ok ? 0 : EXIT_IO;
+}

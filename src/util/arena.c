@@ -1,0 +1,117 @@
+/* arena.c - bump allocator for everything a compilation builds. */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { ARENA_CHUNK = 64 * 1024 };
+
+/* C99 has no MaxAlign: this union is at least as strictly aligned. */
+typedef union {
+  long double ld;
+  void *p;
+  int64_t i;
+  double d;
+} MaxAlign;
+
+typedef struct Chunk {
+  struct Chunk *next;
+  size_t used;
+  size_t size;
+  MaxAlign data[]; /* keeps every allocation maximally aligned */
+} Chunk;
+
+struct Arena {
+  Chunk *head;
+};
+
+Arena *arena_new(void) {
+  Arena *arena = xmalloc(sizeof *arena);
+  arena->head = NULL;
+  return arena;
+}
+
+void arena_free(Arena *arena) {
+  if (!arena)
+    return;
+  Chunk *c = arena->head;
+  while (c) {
+    Chunk *next = c->next;
+    free(c);
+    c = next;
+  }
+  free(arena);
+}
+
+void *arena_alloc(Arena *arena, size_t size) {
+  size_t align = sizeof(MaxAlign);
+  size = (size + align - 1) / align * align;
+  if (size == 0)
+    size = align;
+  Chunk *c = arena->head;
+  if (!c || c->size - c->used < size) {
+    size_t chunk = size > ARENA_CHUNK ? size : ARENA_CHUNK;
+    c = xmalloc(sizeof(Chunk) + chunk);
+    c->size = chunk;
+    c->used = 0;
+    c->next = arena->head;
+    arena->head = c;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += size;
+  memset(p, 0, size);
+  return p;
+}
+
+char *arena_strndup(Arena *arena, const char *s, size_t n) {
+  char *p = arena_alloc(arena, n + 1);
+  memcpy(p, s, n);
+  p[n] = '\0';
+  return p;
+}
+
+char *arena_strdup(Arena *arena, const char *s) {
+  return arena_strndup(arena, s, strlen(s));
+}
+
+char *arena_printf(Arena *arena, const char *fmt, ...) {
+  StrBuf sb = {0};
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(&sb, fmt, ap);
+  va_end(ap);
+  char *p = arena_strndup(arena, sb_cstr(&sb), sb.len);
+  sb_free(&sb);
+  return p;
+}
+
+void vec_push(Arena *arena, PtrVec *vec, void *item) {
+  if (vec->len == vec->cap) {
+    int cap = vec->cap ? vec->cap * 2 : 8;
+    void **items = arena_alloc(arena, sizeof(void *) * (size_t)cap);
+    if (vec->len)
+      memcpy(items, vec->items, sizeof(void *) * (size_t)vec->len);
+    vec->items = items;
+    vec->cap = cap;
+  }
+  vec->items[vec->len++] = item;
+}
+
+void *xmalloc(size_t size) {
+  void *p = malloc(size ? size : 1);
+  if (!p) {
+    fputs("lgen: error: out of memory\n", stderr);
+    exit(3);
+  }
+  return p;
+}
+
+void *xrealloc(void *p, size_t size) {
+  p = realloc(p, size ? size : 1);
+  if (!p) {
+    fputs("lgen: error: out of memory\n", stderr);
+    exit(3);
+  }
+  return p;
+}

@@ -1,0 +1,54 @@
+/* strbuf.c - append-only heap string used by the emitters and diagnostics. */
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void sb_reserve(StrBuf *sb, size_t extra) {
+  if (sb->len + extra + 1 <= sb->cap)
+    return;
+  size_t cap = sb->cap ? sb->cap : 256;
+  while (cap < sb->len + extra + 1)
+    cap *= 2;
+  sb->data = xrealloc(sb->data, cap);
+  sb->cap = cap;
+}
+
+void sb_putn(StrBuf *sb, const char *s, size_t n) {
+  sb_reserve(sb, n);
+  memcpy(sb->data + sb->len, s, n);
+  sb->len += n;
+  sb->data[sb->len] = '\0';
+}
+
+void sb_puts(StrBuf *sb, const char *s) { sb_putn(sb, s, strlen(s)); }
+
+void sb_putc(StrBuf *sb, char c) { sb_putn(sb, &c, 1); }
+
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap) {
+  va_list ap2;
+  va_copy(ap2, ap);
+  int n = vsnprintf(NULL, 0, fmt, ap2);
+  va_end(ap2);
+  if (n < 0)
+    return;
+  sb_reserve(sb, (size_t)n);
+  vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
+  sb->len += (size_t)n;
+}
+
+void sb_printf(StrBuf *sb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_vprintf(sb, fmt, ap);
+  va_end(ap);
+}
+
+const char *sb_cstr(StrBuf *sb) { return sb->data ? sb->data : ""; }
+
+void sb_free(StrBuf *sb) {
+  free(sb->data);
+  sb->data = NULL;
+  sb->len = sb->cap = 0;
+}

@@ -1,0 +1,61 @@
+/* util.h - arena, string buffer and growable arrays shared by every stage.
+ *
+ * Ownership rule: everything reachable from an Arena lives until the arena is
+ * freed (one arena per compilation; IR nodes are never freed one by one).
+ * A StrBuf owns its heap block; sb_free releases it. */
+#ifndef LGEN_UTIL_H
+#define LGEN_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define LG_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#define LG_NORETURN __attribute__((noreturn))
+#else
+#define LG_PRINTF(f, a)
+#define LG_NORETURN
+#endif
+
+/* ---- arena.c ---- */
+typedef struct Arena Arena;
+
+Arena *arena_new(void);
+void arena_free(Arena *arena);
+void *arena_alloc(Arena *arena, size_t size);           /* zeroed */
+char *arena_strndup(Arena *arena, const char *s, size_t n);
+char *arena_strdup(Arena *arena, const char *s);
+char *arena_printf(Arena *arena, const char *fmt, ...) LG_PRINTF(2, 3);
+
+/* Growable array of pointers whose storage lives in an arena. */
+typedef struct {
+  void **items;
+  int len;
+  int cap;
+} PtrVec;
+
+void vec_push(Arena *arena, PtrVec *vec, void *item);
+
+/* ---- strbuf.c ---- */
+typedef struct {
+  char *data; /* always NUL-terminated once anything was appended */
+  size_t len;
+  size_t cap;
+} StrBuf;
+
+void sb_putn(StrBuf *sb, const char *s, size_t n);
+void sb_puts(StrBuf *sb, const char *s);
+void sb_putc(StrBuf *sb, char c);
+void sb_printf(StrBuf *sb, const char *fmt, ...) LG_PRINTF(2, 3);
+void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
+const char *sb_cstr(StrBuf *sb); /* "" for an empty buffer */
+void sb_free(StrBuf *sb);
+
+/* Out of memory is the one failure that is not reported through Diag:
+ * the allocators print "lgen: error: out of memory" and exit(3). */
+void *xmalloc(size_t size);
+void *xrealloc(void *p, size_t size);
+
+#endif
