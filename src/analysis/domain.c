@@ -62,13 +62,13 @@ void infer_domain(Diag *diag, Arena *arena, const Kernel *k, StructuredOp *op) {
       BoundVerdict v = check_index_bounds(arena, k, op, o, pos, &why);
       if (v == BOUND_PROVEN)
         continue;
-      add_pre(arena, op, (Precondition){PRE_IN_BOUNDS, -1, o, pos, operand->loc});
-      if (v == BOUND_UNKNOWN) {
-        diag_warning(diag, operand->loc,
-                     "cannot prove that index %d of '%s' stays inside its extent for every size: %s "
-                     "(use --checks to verify sizes at run time)",
+      Loc loc = operand->index_locs ? operand->index_locs[pos] : operand->loc;
+      add_pre(arena, op, (Precondition){PRE_IN_BOUNDS, -1, o, pos, loc});
+      if (v == BOUND_UNKNOWN)
+        diag_warning(diag, loc,
+                     "cannot prove that this index stays inside dimension %d of '%s' for all sizes: %s "
+                     "(--checks verifies the sizes at run time)",
                      pos, t->name, why);
-      }
     }
   }
 }

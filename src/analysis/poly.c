@@ -186,12 +186,14 @@ void poly_print(StrBuf *out, const Poly *p, const char *(*name)(void *ctx, uint3
     sb_putc(out, '0');
     return;
   }
-  /* constant last reads more naturally: "W - KW + 1" */
+  /* a positive constant reads best first ("1 - KW"), a negative one last ("W - KW - 1") */
   bool first = true;
-  for (int pass = 0; pass < 2; pass++)
+  bool const_first = p->terms[0].degree == 0 && p->terms[0].coef > 0;
+  for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < p->nterms; i++) {
       const Term *t = &p->terms[i];
-      if ((t->degree == 0) != (pass == 1))
+      int want = t->degree != 0 ? 1 : const_first ? 0 : 2;
+      if (want != pass)
         continue;
       int64_t c = t->coef;
       if (first)

@@ -266,6 +266,20 @@ static int *use_counts(const StructuredOp *op, Arena *arena) {
   return uses;
 }
 
+/* "(a + b)" -> "a + b" when the parentheses enclose the whole expression. */
+static const char *strip_parens(Emitter *e, const char *s) {
+  size_t n = strlen(s);
+  if (n < 2 || s[0] != '(' || s[n - 1] != ')')
+    return s;
+  int depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i < n - 1)
+      return s;
+  }
+  return arena_strndup(e->arena, s + 1, n - 2);
+}
+
 /* The statements of one iteration: temporaries for shared subexpressions,
  * then one assignment per yield to `targets[y]`. */
 static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
@@ -280,7 +294,7 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     StrBuf sb = {0};
     c_expr(&sb, &ctx, i);
     const char *name = names_claim(&e->kn.table, arena_printf(e->arena, "t%d", i));
-    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, sb_cstr(&sb));
+    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, strip_parens(e, sb_cstr(&sb)));
     ctx.node_names[i] = name;
     sb_free(&sb);
   }
@@ -292,13 +306,14 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     sb_free(&sb);
   }
   if (op->nyields == 1) {
-    line(e, "%s = %s;", targets[0], values[0]);
+    line(e, "%s = %s;", targets[0], strip_parens(e, values[0]));
   } else {
     /* every value is computed from the old outputs before any is stored */
     const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
     for (int y = 0; y < op->nyields; y++) {
       tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
-      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y], values[y]);
+      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y],
+           strip_parens(e, values[y]));
     }
     for (int y = 0; y < op->nyields; y++)
       line(e, "%s = %s;", targets[y], tmp[y]);

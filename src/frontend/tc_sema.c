@@ -279,7 +279,7 @@ static bool same_map(const Operand *o, int t, AffineExpr **map, int rank) {
 }
 
 /* The operand reading tensor t through map, created on first use. */
-static int operand_for(Sema *s, int t, AffineExpr **map, Loc loc) {
+static int operand_for(Sema *s, int t, AffineExpr **map, Loc loc, Loc *index_locs) {
   for (int i = 0; i < s->operands.len; i++)
     if (same_map(s->operands.items[i], t, map, s->k->tensors[t].rank))
       return i;
@@ -287,8 +287,23 @@ static int operand_for(Sema *s, int t, AffineExpr **map, Loc loc) {
   o->tensor = t;
   o->map = map;
   o->loc = loc;
+  o->index_locs = index_locs;
   vec_push(s->arena, &s->operands, o);
   return s->operands.len - 1;
+}
+
+/* Where an index expression starts (a binary node's own loc is its operator). */
+static Loc start_of(const AstIndex *e) {
+  while (e->lhs && e->kind != AX_NEG)
+    e = e->lhs;
+  return e->loc;
+}
+
+static Loc *index_locs_of(Sema *s, const AstTensorUse *u) {
+  Loc *locs = arena_alloc(s->arena, sizeof(Loc) * (size_t)(u->nidx ? u->nidx : 1));
+  for (int i = 0; i < u->nidx; i++)
+    locs[i] = start_of(u->idx[i]);
+  return locs;
 }
 
 static int add_node(Sema *s, PayloadNode n) {
@@ -322,7 +337,7 @@ static int lower_read(Sema *s, const AstTensorUse *u) {
     if (!same_map(w, t, map, s->k->tensors[t].rank))
       diag_error(s->diag, u->loc, "output '%s' must be read with the same indices it is written with", u->name);
   }
-  int o = operand_for(s, t, map, u->loc);
+  int o = operand_for(s, t, map, u->loc, index_locs_of(s, u));
   return add_node(s, (PayloadNode){.kind = PN_READ, .type = s->k->tensors[t].type, .operand = o, .loc = u->loc});
 }
 
@@ -478,7 +493,7 @@ static void add_shape_only_operand(Sema *s, const bool *used_anywhere) {
   AffineExpr **map = arena_alloc(s->arena, sizeof(AffineExpr *) * (size_t)p->rank);
   for (int i = 0; i < p->rank; i++)
     map[i] = affine_leaf(s->arena, AE_DIM, find_dim(s, top->red[i]), 0);
-  int o = operand_for(s, unused, map, p->loc);
+  int o = operand_for(s, unused, map, p->loc, NULL);
   ((Operand *)s->operands.items[o])->shape_only = true;
 }
 
@@ -512,6 +527,7 @@ static void lower_comprehension(Sema *s, const AstComprehension *c, StructuredOp
     o->tensor = t;
     o->map = map;
     o->loc = u->loc;
+    o->index_locs = index_locs_of(s, u);
     vec_push(s->arena, &s->operands, o);
     check_output_indices(s, u, o);
   }

@@ -110,7 +110,8 @@ typedef struct {
   int tensor;           /* index into Kernel.tensors */
   AffineExpr **map;     /* one per tensor dimension */
   bool shape_only;      /* only gives loop bounds; never read */
-  Loc loc;
+  Loc loc;              /* the tensor use */
+  Loc *index_locs;      /* each index expression; NULL for shape-only operands */
 } Operand;
 
 #define X(e, s, n, c, r) SOP_##e,
