@@ -9,6 +9,7 @@
  * a recognised associative combine (then with a reduction clause). */
 #include "emit/c_emit.h"
 
+#include <stdio.h>
 #include <string.h>
 
 typedef struct {
@@ -21,7 +22,7 @@ typedef struct {
   StrBuf *helpers;
   PtrVec *helper_names;
   bool needs_math;
-  bool needs_divs; /* lgen_floordiv & co. */
+  bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names;
@@ -50,17 +51,24 @@ static const char *c_attr(void *ctx, int i, int elem) {
   return arena_printf(e->arena, "%s[%d]", e->kn.attrs[i], elem);
 }
 
-static bool uses_division(const AffineExpr *x) {
+static void use_helper(bool *used, const char *name);
+
+static void note_divisions(Emitter *e, const AffineExpr *x) {
   if (!x)
-    return false;
-  if (x->kind == AE_FLOORDIV || x->kind == AE_CEILDIV || x->kind == AE_MOD)
-    return true;
-  return uses_division(x->lhs) || uses_division(x->rhs);
+    return;
+  if (x->kind == AE_FLOORDIV)
+    use_helper(e->helpers_used, "lgen_floordiv");
+  else if (x->kind == AE_CEILDIV)
+    use_helper(e->helpers_used, "lgen_ceildiv");
+  else if (x->kind == AE_MOD)
+    use_helper(e->helpers_used, "lgen_mod");
+  note_divisions(e, x->lhs);
+  note_divisions(e, x->rhs);
 }
 
 static void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
   AffineNames names = {c_dim, c_size, c_attr, e, true};
-  e->needs_divs |= uses_division(x);
+  note_divisions(e, x);
   affine_print(out, x, &names);
 }
 
@@ -145,16 +153,19 @@ static void doc_comment(Emitter *e) {
 static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
   switch (x->kind) {
   case AE_DIM:
+    use_helper(e->helpers_used, "lgen_range");
     sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, e->op->dims[x->index].extent));
     return;
   case AE_CONST:
   case AE_SIZE:
   case AE_ATTR: {
     const char *v = affine_str(e, x);
+    use_helper(e->helpers_used, "lgen_range");
     sb_printf(out, "lgen_range_of(%s, %s)", v, v);
     return;
   }
   case AE_NEG:
+    use_helper(e->helpers_used, "lgen_range_neg");
     sb_puts(out, "lgen_range_neg(");
     range_expr(e, out, x->lhs);
     sb_putc(out, ')');
@@ -162,6 +173,7 @@ static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
   default: {
     static const char *const fn[] = {[AE_ADD] = "add", [AE_SUB] = "sub", [AE_MUL] = "mul",
                                      [AE_FLOORDIV] = "floordiv", [AE_CEILDIV] = "ceildiv", [AE_MOD] = "mod"};
+    use_helper(e->helpers_used, arena_printf(e->arena, "lgen_range_%s", fn[x->kind]));
     sb_printf(out, "lgen_range_%s(", fn[x->kind]);
     range_expr(e, out, x->lhs);
     sb_puts(out, ", ");
@@ -185,6 +197,7 @@ static const char *c_string_body(Emitter *e, const char *s) {
 
 static void emit_checks(Emitter *e) {
   const Kernel *k = e->k;
+  use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
   for (int s = 0; s < k->nsizes; s++)
     line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
          e->kn.function, k->sizes[s].name);
@@ -321,11 +334,42 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
   e->needs_math |= ctx.needs_math;
 }
 
+static bool map_has_division(const AffineExpr *x) {
+  if (!x)
+    return false;
+  if (x->kind == AE_FLOORDIV || x->kind == AE_CEILDIV || x->kind == AE_MOD)
+    return true;
+  return map_has_division(x->lhs) || map_has_division(x->rhs);
+}
+
+/* `omp simd` forces vectorisation, and clang warns when it cannot comply, so
+ * the pragma goes only on bodies compilers do vectorise without fast-math:
+ * no libm calls, no f16 (software conversions without _Float16), no integer
+ * division, no floordiv/ceildiv/mod in an index. */
+static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
+  for (int i = 0; i < op->nnodes; i++) {
+    const PayloadNode *n = &op->nodes[i];
+    if (n->type == TY_F16)
+      return false;
+    if (n->kind == PN_OP && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_SQRT ||
+                             n->op == SOP_DIVIS || n->op == SOP_DIVIU))
+      return false;
+  }
+  for (int o = 0; o < op->noperands; o++)
+    for (int i = 0; i < k->tensors[op->operands[o].tensor].rank; i++)
+      if (!op->operands[o].shape_only && map_has_division(op->operands[o].map[i]))
+        return false;
+  return true;
+}
+
 static const char *reduction_pragma(Emitter *e, const char *acc) {
   int x;
   Combiner c = match_reduction(e->op, 0, &x);
   ElemType t = e->op->nodes[e->op->yields[0].value].type;
-  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1)
+  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1 || !simd_friendly(e->op, e->k))
+    return NULL;
+  /* float max/min reductions need no-NaN semantics to vectorise */
+  if ((c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))
     return NULL;
   static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
                                     [COMBINE_MIN] = "min"};
@@ -347,12 +391,12 @@ static void emit_op(Emitter *e, const StructuredOp *op, int index) {
 
   if (e->k->nops > 1)
     line(e, "/* comprehension %d */", index + 1);
+  bool simd = simd_friendly(op, e->k);
   for (int i = 0; i < nparallel; i++) {
     const char *pragma = NULL;
     if (i == 0)
-      pragma = (nparallel == op->ndims && op->ndims == 1) ? "LGEN_OMP_SIMD(omp parallel for simd)"
-                                                           : "LGEN_OMP(omp parallel for)";
-    else if (i == op->ndims - 1)
+      pragma = (op->ndims == 1 && simd) ? "LGEN_OMP_SIMD(omp parallel for simd)" : "LGEN_OMP(omp parallel for)";
+    else if (i == op->ndims - 1 && simd)
       pragma = "LGEN_OMP_SIMD(omp simd)";
     open_loop(e, order[i], pragma);
   }
@@ -450,6 +494,69 @@ static bool module_uses_type(const Module *m, ElemType t) {
   return false;
 }
 
+/* f16 arithmetic is done in float. Without a native _Float16 the values are
+ * their IEEE bits, converted in software with round-to-nearest-even. */
+static const char *const f16_conversions =
+    "#if defined(__FLT16_MANT_DIG__)\n"
+    "#define LGEN_F16_TO_F32(h) ((float)(h))\n"
+    "#define LGEN_F32_TO_F16(f) ((lgen_f16)(f))\n"
+    "#else\n"
+    "#include <string.h>\n"
+    "static inline float lgen_f16_to_f32(uint16_t h) {\n"
+    "  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;\n"
+    "  float f;\n"
+    "  if (exp == 0x1f) {\n"
+    "    bits = sign | 0x7f800000u | (man << 13); /* inf, nan */\n"
+    "  } else if (exp != 0) {\n"
+    "    bits = sign | ((exp + 112u) << 23) | (man << 13);\n"
+    "  } else if (man == 0) {\n"
+    "    bits = sign;\n"
+    "  } else { /* subnormal: normalise */\n"
+    "    exp = 113;\n"
+    "    while (!(man & 0x400u)) {\n"
+    "      man <<= 1;\n"
+    "      exp--;\n"
+    "    }\n"
+    "    bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);\n"
+    "  }\n"
+    "  memcpy(&f, &bits, sizeof f);\n"
+    "  return f;\n"
+    "}\n"
+    "static inline uint16_t lgen_f32_to_f16(float f) {\n"
+    "  uint32_t x, sign, exp, man, half, rem;\n"
+    "  int32_t e;\n"
+    "  memcpy(&x, &f, sizeof x);\n"
+    "  sign = (x >> 16) & 0x8000u;\n"
+    "  exp = (x >> 23) & 0xffu;\n"
+    "  man = x & 0x7fffffu;\n"
+    "  if (exp == 0xff)\n"
+    "    return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));\n"
+    "  e = (int32_t)exp - 112;\n"
+    "  if (e >= 31)\n"
+    "    return (uint16_t)(sign | 0x7c00u);\n"
+    "  if (e <= 0) { /* subnormal or zero */\n"
+    "    uint32_t shift, mid;\n"
+    "    if (e < -10)\n"
+    "      return (uint16_t)sign;\n"
+    "    man |= 0x800000u;\n"
+    "    shift = (uint32_t)(14 - e);\n"
+    "    half = man >> shift;\n"
+    "    rem = man & ((1u << shift) - 1u);\n"
+    "    mid = 1u << (shift - 1u);\n"
+    "    if (rem > mid || (rem == mid && (half & 1u)))\n"
+    "      half++;\n"
+    "    return (uint16_t)(sign | half);\n"
+    "  }\n"
+    "  half = ((uint32_t)e << 10) | (man >> 13);\n"
+    "  rem = man & 0x1fffu;\n"
+    "  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))\n"
+    "    half++; /* a carry into the exponent is right, up to infinity */\n"
+    "  return (uint16_t)(sign | half);\n"
+    "}\n"
+    "#define LGEN_F16_TO_F32(h) lgen_f16_to_f32(h)\n"
+    "#define LGEN_F32_TO_F16(f) lgen_f32_to_f16(f)\n"
+    "#endif\n\n";
+
 static void type_prelude(StrBuf *out, const Module *m, bool in_c_file) {
   if (module_uses_type(m, TY_I1))
     sb_puts(out, "#ifndef LGEN_BOOL_DEFINED\n#define LGEN_BOOL_DEFINED\n"
@@ -459,12 +566,10 @@ static void type_prelude(StrBuf *out, const Module *m, bool in_c_file) {
                  "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n"
                  "__extension__ typedef _Float16 lgen_f16;\n"
                  "#else\n"
-                 "typedef uint16_t lgen_f16; /* storage only: IEEE binary16 bits */\n"
-                 "#endif\n#endif\n");
+                 "typedef uint16_t lgen_f16; /* IEEE binary16 bits */\n"
+                 "#endif\n#endif\n\n");
     if (in_c_file)
-      sb_puts(out, "#if !defined(__FLT16_MANT_DIG__)\n"
-                   "#error \"these kernels compute in f16: they need a compiler with _Float16\"\n#endif\n");
-    sb_putc(out, '\n');
+      sb_puts(out, f16_conversions);
   }
 }
 
@@ -486,44 +591,77 @@ static const char *const omp_prelude =
     "#endif\n"
     "#endif\n\n";
 
-static const char *const check_prelude =
-    "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
-    " * before this point to handle violations yourself. */\n"
-    "#ifndef LGEN_CHECK_FAILED\n"
-    "#include <stdio.h>\n"
-    "#include <stdlib.h>\n"
-    "#define LGEN_CHECK_FAILED(msg) (fprintf(stderr, \"%s\\n\", (msg)), abort())\n"
-    "#endif\n\n"
-    "typedef struct { int64_t lo, hi; } lgen_range;\n"
-    "static lgen_range lgen_range_of(int64_t lo, int64_t hi) { lgen_range r; r.lo = lo; r.hi = hi; return r; }\n"
-    "static lgen_range lgen_range_neg(lgen_range a) { return lgen_range_of(-a.hi, -a.lo); }\n"
-    "static lgen_range lgen_range_add(lgen_range a, lgen_range b) { return lgen_range_of(a.lo + b.lo, a.hi + b.hi); }\n"
-    "static lgen_range lgen_range_sub(lgen_range a, lgen_range b) { return lgen_range_of(a.lo - b.hi, a.hi - b.lo); }\n"
-    "static int64_t lgen_min4(int64_t a, int64_t b, int64_t c, int64_t d) {\n"
-    "  int64_t m = a < b ? a : b, n = c < d ? c : d;\n  return m < n ? m : n;\n}\n"
-    "static int64_t lgen_max4(int64_t a, int64_t b, int64_t c, int64_t d) {\n"
-    "  int64_t m = a > b ? a : b, n = c > d ? c : d;\n  return m > n ? m : n;\n}\n"
-    "static lgen_range lgen_range_mul(lgen_range a, lgen_range b) {\n"
-    "  return lgen_range_of(lgen_min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi),\n"
-    "                       lgen_max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi));\n}\n"
-    "/* divisors are single values (never dims); a divisor <= 0 fails the check */\n"
-    "static lgen_range lgen_range_floordiv(lgen_range a, lgen_range b) {\n"
-    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
-    "  return lgen_range_of(lgen_floordiv(a.lo, b.lo), lgen_floordiv(a.hi, b.lo));\n}\n"
-    "static lgen_range lgen_range_ceildiv(lgen_range a, lgen_range b) {\n"
-    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
-    "  return lgen_range_of(lgen_ceildiv(a.lo, b.lo), lgen_ceildiv(a.hi, b.lo));\n}\n"
-    "static lgen_range lgen_range_mod(lgen_range a, lgen_range b) {\n"
-    "  if (b.lo <= 0) return lgen_range_of(-1, INT64_MAX);\n"
-    "  if (a.lo >= 0 && a.hi < b.lo) return a;\n"
-    "  return lgen_range_of(0, b.lo - 1);\n}\n\n";
+/* Run-time helpers the generated code may call, in dependency order. Only
+ * those a file uses are emitted: clang warns about unused static functions. */
+typedef struct {
+  const char *name;
+  const char *deps; /* space-separated names of earlier entries */
+  const char *code;
+} RuntimeHelper;
 
-static const char *const division_prelude =
-    "/* affine floordiv, ceildiv and mod round toward minus infinity, unlike C's / and % */\n"
-    "static inline int64_t lgen_floordiv(int64_t a, int64_t b) {\n"
-    "  int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"
-    "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n"
-    "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n\n";
+static const RuntimeHelper runtime_helpers[] = {
+    {"lgen_floordiv", "",
+     "/* affine floordiv, ceildiv and mod round toward minus infinity, unlike C's / and % */\n"
+     "static inline int64_t lgen_floordiv(int64_t a, int64_t b) {\n"
+     "  int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"},
+    {"lgen_ceildiv", "lgen_floordiv",
+     "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n"},
+    {"lgen_mod", "lgen_floordiv",
+     "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n"},
+    {"LGEN_CHECK_FAILED", "",
+     "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
+     " * before this point to handle violations yourself. */\n"
+     "#ifndef LGEN_CHECK_FAILED\n#include <stdio.h>\n#include <stdlib.h>\n"
+     "#define LGEN_CHECK_FAILED(msg) (fprintf(stderr, \"%s\\n\", (msg)), abort())\n#endif\n"},
+    {"lgen_range", "",
+     "/* the values an index expression takes over the iteration domain */\n"
+     "typedef struct { int64_t lo, hi; } lgen_range;\n"
+     "static inline lgen_range lgen_range_of(int64_t lo, int64_t hi) {\n"
+     "  lgen_range r;\n  r.lo = lo;\n  r.hi = hi;\n  return r;\n}\n"},
+    {"lgen_range_neg", "lgen_range",
+     "static inline lgen_range lgen_range_neg(lgen_range a) { return lgen_range_of(-a.hi, -a.lo); }\n"},
+    {"lgen_range_add", "lgen_range",
+     "static inline lgen_range lgen_range_add(lgen_range a, lgen_range b) {\n"
+     "  return lgen_range_of(a.lo + b.lo, a.hi + b.hi);\n}\n"},
+    {"lgen_range_sub", "lgen_range",
+     "static inline lgen_range lgen_range_sub(lgen_range a, lgen_range b) {\n"
+     "  return lgen_range_of(a.lo - b.hi, a.hi - b.lo);\n}\n"},
+    {"lgen_range_mul", "lgen_range",
+     "static inline lgen_range lgen_range_mul(lgen_range a, lgen_range b) {\n"
+     "  int64_t p[4], lo, hi;\n  int i;\n"
+     "  p[0] = a.lo * b.lo;\n  p[1] = a.lo * b.hi;\n  p[2] = a.hi * b.lo;\n  p[3] = a.hi * b.hi;\n"
+     "  lo = hi = p[0];\n"
+     "  for (i = 1; i < 4; i++) {\n    lo = p[i] < lo ? p[i] : lo;\n    hi = p[i] > hi ? p[i] : hi;\n  }\n"
+     "  return lgen_range_of(lo, hi);\n}\n"},
+    {"lgen_range_floordiv", "lgen_range lgen_floordiv",
+     "/* divisors are single values (never dims); a divisor <= 0 fails the check */\n"
+     "static inline lgen_range lgen_range_floordiv(lgen_range a, lgen_range b) {\n"
+     "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
+     "  return lgen_range_of(lgen_floordiv(a.lo, b.lo), lgen_floordiv(a.hi, b.lo));\n}\n"},
+    {"lgen_range_ceildiv", "lgen_range lgen_ceildiv",
+     "static inline lgen_range lgen_range_ceildiv(lgen_range a, lgen_range b) {\n"
+     "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
+     "  return lgen_range_of(lgen_ceildiv(a.lo, b.lo), lgen_ceildiv(a.hi, b.lo));\n}\n"},
+    {"lgen_range_mod", "lgen_range",
+     "static inline lgen_range lgen_range_mod(lgen_range a, lgen_range b) {\n"
+     "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
+     "  if (a.lo >= 0 && a.hi < b.lo)\n    return a;\n"
+     "  return lgen_range_of(0, b.lo - 1);\n}\n"},
+};
+
+enum { NUM_RUNTIME_HELPERS = sizeof runtime_helpers / sizeof *runtime_helpers };
+
+static void use_helper(bool *used, const char *name) {
+  for (int i = 0; i < NUM_RUNTIME_HELPERS; i++) {
+    if (strcmp(runtime_helpers[i].name, name) != 0 || used[i])
+      continue;
+    used[i] = true;
+    char deps[128];
+    snprintf(deps, sizeof deps, "%s", runtime_helpers[i].deps);
+    for (char *save = NULL, *d = strtok_r(deps, " ", &save); d; d = strtok_r(NULL, " ", &save))
+      use_helper(used, d);
+  }
+}
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
   StrBuf helpers = {0}, bodies = {0};
@@ -543,10 +681,14 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   sb_putc(out, '\n');
   type_prelude(out, m, true);
   sb_puts(out, omp_prelude);
-  if (e.needs_divs || opt->checks)
-    sb_puts(out, division_prelude);
-  if (opt->checks)
-    sb_puts(out, check_prelude);
+  bool any_helper = false;
+  for (int i = 0; i < NUM_RUNTIME_HELPERS; i++)
+    if (e.helpers_used[i]) {
+      sb_puts(out, runtime_helpers[i].code);
+      any_helper = true;
+    }
+  if (any_helper)
+    sb_putc(out, '\n');
   if (helpers.len) {
     sb_puts(out, sb_cstr(&helpers));
     sb_putc(out, '\n');

@@ -56,6 +56,7 @@ typedef struct {
   PtrVec *helper_names;
   Arena *arena;
   bool needs_math;
+  bool needs_f16;
 } ExprCtx;
 
 /* The C expression for payload node `n`. */

@@ -83,7 +83,17 @@ static const char *wrap_helper(ExprCtx *ctx, const char *stem, char op, ElemType
   return binary_helper(ctx, stem, t, body);
 }
 
-static void arg(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int i) { c_expr(out, ctx, n->args[i]); }
+/* f16 values are computed in float: every f16 operand is widened, and an
+ * f16 result rounded back once. float has 24 >= 2*11+2 bits, so + - * / and
+ * sqrt stay correctly rounded in f16. */
+static void arg(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int i) {
+  bool widen = ctx->op->nodes[n->args[i]].type == TY_F16 && n->op != SOP_SELECT;
+  if (widen)
+    sb_puts(out, "LGEN_F16_TO_F32(");
+  c_expr(out, ctx, n->args[i]);
+  if (widen)
+    sb_putc(out, ')');
+}
 
 static void call2(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
   sb_printf(out, "%s(", fn);
@@ -108,12 +118,8 @@ static void math_call(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNo
     sb_printf(out, "%s(", fn);
     arg(out, ctx, n, 0);
     sb_putc(out, ')');
-  } else if (t == TY_F32) {
-    sb_printf(out, "%sf(", fn);
-    arg(out, ctx, n, 0);
-    sb_putc(out, ')');
   } else {
-    sb_printf(out, "(lgen_f16)%sf((float)", fn);
+    sb_printf(out, "%sf(", fn);
     arg(out, ctx, n, 0);
     sb_putc(out, ')');
   }
@@ -124,12 +130,27 @@ static void cast(StrBuf *out, ExprCtx *ctx, const char *type, const PayloadNode 
   arg(out, ctx, n, 0);
 }
 
+static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int index);
+
 void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
+  const PayloadNode *n = &ctx->op->nodes[index];
+  /* an f16 result of float arithmetic is rounded back from float */
+  bool narrow = n->kind == PN_OP && n->type == TY_F16 && !ctx->node_names[index] && n->op != SOP_SELECT &&
+                n->op != SOP_MAXF && n->op != SOP_MINF;
+  if (narrow) {
+    ctx->needs_f16 = true;
+    sb_puts(out, "LGEN_F32_TO_F16(");
+  }
+  c_expr_node(out, ctx, n, index);
+  if (narrow)
+    sb_putc(out, ')');
+}
+
+static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int index) {
   if (ctx->node_names[index]) {
     sb_puts(out, ctx->node_names[index]);
     return;
   }
-  const PayloadNode *n = &ctx->op->nodes[index];
   if (n->kind == PN_READ) {
     sb_puts(out, ctx->operand_values[n->operand]);
     return;
@@ -192,15 +213,33 @@ void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
     }
     return;
   case SOP_FPEXT:
+    if (in == TY_F16) {
+      arg(out, ctx, n, 0); /* widened by arg() */
+      return;
+    }
+    cast(out, ctx, c_type_name(n->type), n);
+    return;
   case SOP_FPTRUNC:
+    if (n->type == TY_F16) {
+      sb_puts(out, "(float)"); /* c_expr rounds the float to f16 */
+      arg(out, ctx, n, 0);
+      return;
+    }
     cast(out, ctx, c_type_name(n->type), n);
     return;
   case SOP_MAXF:
-    call2(out, ctx, binary_helper(ctx, "max", in, "a > b ? a : b"), n);
+  case SOP_MINF: {
+    const char *cmp = n->op == SOP_MAXF ? ">" : "<";
+    const char *body = in == TY_F16 ? arena_printf(ctx->arena, "LGEN_F16_TO_F32(a) %s LGEN_F16_TO_F32(b) ? a : b", cmp)
+                                    : arena_printf(ctx->arena, "a %s b ? a : b", cmp);
+    /* operands are passed unwidened: the helper compares and returns one */
+    sb_printf(out, "%s(", binary_helper(ctx, n->op == SOP_MAXF ? "max" : "min", in, body));
+    c_expr(out, ctx, n->args[0]);
+    sb_puts(out, ", ");
+    c_expr(out, ctx, n->args[1]);
+    sb_putc(out, ')');
     return;
-  case SOP_MINF:
-    call2(out, ctx, binary_helper(ctx, "min", in, "a < b ? a : b"), n);
-    return;
+  }
   case SOP_EXP:
     math_call(out, ctx, "exp", n);
     return;
