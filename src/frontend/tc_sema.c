@@ -34,6 +34,15 @@ typedef struct {
 
 /* ---- kernel parameters ---- */
 
+/* Upstream lexes `w-kw` as one identifier; almost always a subtraction was meant. */
+static void warn_hyphen(Sema *s, const char *name, Loc loc) {
+  const char *dash = strchr(name, '-');
+  if (dash)
+    diag_warning(s->diag, loc,
+                 "'%s' is a single name: '-' is an identifier character in .tc; write '%.*s - %s' to subtract",
+                 name, (int)(dash - name), name, dash + 1);
+}
+
 static void check_new_name(Sema *s, const char *name, Loc loc) {
   for (int i = 0; i < s->k->ntensors; i++)
     if (strcmp(s->k->tensors[i].name, name) == 0)
@@ -55,6 +64,7 @@ static int size_symbol(Sema *s, const char *name, Loc loc) {
       diag_error(s->diag, loc, "'%s' is a tensor, not a size", name);
   if (s->k->nsizes == LG_MAX_DIMS * 2)
     diag_error(s->diag, loc, "more than %d size symbols", LG_MAX_DIMS * 2);
+  warn_hyphen(s, name, loc);
   s->k->sizes[s->k->nsizes] = (SizeSym){.name = name, .loc = loc};
   return s->k->nsizes++;
 }
@@ -157,11 +167,7 @@ static int dim_named(Sema *s, const char *name, Loc loc) {
   for (int i = 0; i < s->k->ntensors; i++)
     if (strcmp(s->k->tensors[i].name, name) == 0)
       diag_error(s->diag, loc, "'%s' is a tensor; it cannot be used as an index", name);
-  if (strchr(name, '-'))
-    diag_warning(s->diag, loc,
-                 "'%s' is a single name: '-' is an identifier character in .tc; write '%s' with spaces "
-                 "around '-' to subtract",
-                 name, name);
+  warn_hyphen(s, name, loc);
   Dim *dim = arena_alloc(s->arena, sizeof *dim);
   dim->name = name;
   dim->loc = loc;
