@@ -34,6 +34,13 @@ static const char *derive_guard(Arena *arena, const lgen_options *opt) {
   return g;
 }
 
+/* The banner names the input without its folder, so output does not depend on
+ * where the build runs (absolute paths, VPATH builds). */
+static const char *base_name(const char *path) {
+  const char *slash = strrchr(path, '/');
+  return slash ? slash + 1 : path;
+}
+
 static void list_ops(StrBuf *out, const Module *m) {
   for (int i = 0; i < m->kernels.len; i++) {
     ir_print_signature(out, m->kernels.items[i]);
@@ -67,8 +74,9 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       .checks = options->checks != 0,
       .header_name = options->header_name,
       .guard = derive_guard(arena, options),
-      .input_name = nsources ? sources[0].name : "<nothing>",
+      .input_name = nsources ? base_name(sources[0].name) : "<nothing>",
   };
+  check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   emit_c_file(&cx->c, &cx->module, &eo, arena);
   emit_c_header(&cx->h, &cx->module, &eo, arena);
   ir_print_module(&cx->ir, &cx->module);

@@ -156,8 +156,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       usage_error("'%s': YAML and JSON inputs are not supported yet (only .tc)", o->inputs[i]);
   }
   bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
-  if (o->make_deps && !o->depfile && to_stdout)
-    usage_error("%s needs -MF FILE when the output goes to standard output", "-MD");
+  if (o->make_deps && to_stdout && (!o->depfile || o->ntargets == 0))
+    usage_error("%s with the output on standard output needs -MF FILE and -MT TARGET", "-MD");
 }
 
 /* ---- reading ---- */

@@ -15,11 +15,11 @@
 void infer_domain(Diag *diag, Arena *arena, const Kernel *k, StructuredOp *op);
 
 /* ---- bounds.c ---- */
-typedef enum { BOUND_PROVEN, BOUND_CALLER, BOUND_UNKNOWN } BoundVerdict;
+typedef enum { BOUND_PROVEN, BOUND_CALLER, BOUND_UNKNOWN, BOUND_NEVER } BoundVerdict;
 /* Can operand `operand`'s index at `pos` leave [0, extent)? BOUND_CALLER: it
  * stays inside when the caller picks sizes that only this relation involves
- * (an input larger than the window it is read through). *why gets a short
- * human explanation for BOUND_UNKNOWN. */
+ * (an input larger than the window it is read through). BOUND_NEVER: out of
+ * bounds for every size. *why gets a short explanation for UNKNOWN and NEVER. */
 BoundVerdict check_index_bounds(Arena *arena, const Kernel *k, const StructuredOp *op, int operand, int pos,
                                 const char **why);
 

@@ -107,6 +107,9 @@ BoundVerdict check_index_bounds(Arena *arena, const Kernel *k, const StructuredO
   *why = "lgen cannot analyse floordiv, ceildiv or mod here";
   if (!p || !extent)
     return BOUND_UNKNOWN;
+  for (int d = 0; d < op->ndims; d++)
+    if (poly_uses(p, poly_var(PV_DIM, d, 0)) && !extent_poly(&c, d))
+      return BOUND_UNKNOWN; /* a floordiv, ceildiv or mod in the dim's extent */
   Poly *hi = extreme(&c, p, true), *lo = extreme(&c, p, false);
   *why = "the sign of a dim's coefficient is unknown";
   if (!hi || !lo)
@@ -123,5 +126,8 @@ BoundVerdict check_index_bounds(Arena *arena, const Kernel *k, const StructuredO
   if (involves_free_size(&c, failing))
     return BOUND_CALLER;
   *why = explain(&c, failing);
+  /* a negative constant: out of bounds whatever the sizes */
+  if (failing->nterms == 1 && failing->terms[0].degree == 0)
+    return BOUND_NEVER;
   return BOUND_UNKNOWN;
 }

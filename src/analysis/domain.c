@@ -63,6 +63,8 @@ void infer_domain(Diag *diag, Arena *arena, const Kernel *k, StructuredOp *op) {
       if (v == BOUND_PROVEN)
         continue;
       Loc loc = operand->index_locs ? operand->index_locs[pos] : operand->loc;
+      if (v == BOUND_NEVER)
+        diag_error(diag, loc, "this index leaves dimension %d of '%s' whenever the domain is not empty: %s", pos, t->name, why);
       add_pre(arena, op, (Precondition){PRE_IN_BOUNDS, -1, o, pos, loc});
       if (v == BOUND_UNKNOWN)
         diag_warning(diag, loc,

@@ -105,7 +105,9 @@ static void signature(Emitter *e, StrBuf *out, const char *restrict_kw) {
     sb_printf(out, ", int64_t %s", e->kn.sizes[i]);
   for (int i = 0; i < k->nattrs; i++) {
     const AttrParam *a = &k->attrs[i];
-    const char *type = elem_type_is_float(a->type) ? c_type_name(a->type) : a->ndims ? "int64_t" : c_type_name(a->type);
+    /* contracts.md: integer vectors and arrays are int64_t, scalars keep their type */
+    bool vector = a->ndims || a->is_array;
+    const char *type = elem_type_is_float(a->type) || !vector ? c_type_name(a->type) : "int64_t";
     if (a->is_array)
       sb_printf(out, ", const %s *%s, int64_t %s", type, e->kn.attrs[i], e->kn.attr_counts[i]);
     else if (a->ndims)
@@ -135,15 +137,27 @@ static void doc_comment(Emitter *e) {
       sb_printf(e->out, " * %s\n", first);
     }
   }
-  for (int i = 0; i < k->nops; i++) {
-    const StructuredOp *op = &k->ops[i];
-    bool reduces = false;
-    for (int d = 0; d < op->ndims; d++)
-      reduces |= op->dims[d].kind == ITER_REDUCTION;
-    for (int y = 0; y < op->nyields; y++)
-      sb_printf(e->out, " * %s %s%s\n", reduces ? "Accumulates into" : "Writes",
-                k->tensors[op->operands[op->yields[y].operand].tensor].name,
-                reduces ? " (reads its value on entry)" : "");
+  /* Whether an output's value on entry matters: it does when the first
+   * comprehension that touches the output reads it. */
+  for (int t = 0; t < k->ntensors; t++) {
+    if (!k->tensors[t].is_output)
+      continue;
+    for (int i = 0; i < k->nops; i++) {
+      const StructuredOp *op = &k->ops[i];
+      int touched = 0; /* 1 written only, 2 read */
+      for (int n = 0; n < op->nnodes; n++)
+        if (op->nodes[n].kind == PN_READ && op->operands[op->nodes[n].operand].tensor == t)
+          touched = 2;
+      for (int y = 0; y < op->nyields && !touched; y++)
+        if (op->operands[op->yields[y].operand].tensor == t)
+          touched = 1;
+      if (!touched)
+        continue;
+      sb_printf(e->out, touched == 2 ? " * Updates %s: its value on entry is read (accumulated into).\n"
+                                     : " * Overwrites %s.\n",
+                k->tensors[t].name);
+      break;
+    }
   }
   sb_puts(e->out, " */\n");
 }

@@ -42,6 +42,8 @@ typedef struct {
 } KernelNames;
 
 void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena);
+/* Every op becomes a distinct, legal C function name, or a located error. */
+void check_function_names(const Module *m, const char *prefix, Arena *arena, Diag *diag);
 
 /* ---- c_expr.c ---- */
 const char *c_type_name(ElemType t);

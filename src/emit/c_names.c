@@ -54,12 +54,37 @@ const char *names_claim(NameTable *t, const char *base) {
   return name;
 }
 
-void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena) {
-  names_init(&kn->table, arena);
-  kn->function = arena_printf(arena, "%s%s", prefix, k->name);
-  for (char *p = (char *)kn->function; *p; p++)
+static const char *function_name(const Kernel *k, const char *prefix, Arena *arena) {
+  char *name = arena_printf(arena, "%s%s", prefix, k->name);
+  for (char *p = name; *p; p++)
     if (*p == '-')
       *p = '_';
+  return name;
+}
+
+void check_function_names(const Module *m, const char *prefix, Arena *arena, Diag *diag) {
+  NameTable table;
+  names_init(&table, arena);
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    const char *name = function_name(k, prefix, arena);
+    if (is_taken(&table, name)) {
+      for (int j = 0; j < i; j++) {
+        const Kernel *other = m->kernels.items[j];
+        if (strcmp(function_name(other, prefix, arena), name) == 0)
+          diag_error(diag, k->loc, "op '%s' and op '%s' (%s:%d) would both be the C function '%s'", k->name,
+                     other->name, other->loc.src->name, other->loc.line, name);
+      }
+      diag_error(diag, k->loc, "op name '%s' cannot be a C function name (it is reserved in C, C++ or the "
+                 "generated code); rename the op or use --prefix", name);
+    }
+    vec_push(arena, &table.taken, (void *)name);
+  }
+}
+
+void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena) {
+  names_init(&kn->table, arena);
+  kn->function = function_name(k, prefix, arena);
   kn->tensors = arena_alloc(arena, sizeof(char *) * (size_t)(k->ntensors + 1));
   kn->sizes = arena_alloc(arena, sizeof(char *) * (size_t)(k->nsizes + 1));
   kn->attrs = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));

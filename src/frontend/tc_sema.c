@@ -36,11 +36,14 @@ typedef struct {
 
 /* Upstream lexes `w-kw` as one identifier; almost always a subtraction was meant. */
 static void warn_hyphen(Sema *s, const char *name, Loc loc) {
-  const char *dash = strchr(name, '-');
-  if (dash)
-    diag_warning(s->diag, loc,
-                 "'%s' is a single name: '-' is an identifier character in .tc; write '%.*s - %s' to subtract",
-                 name, (int)(dash - name), name, dash + 1);
+  if (!strchr(name, '-'))
+    return;
+  StrBuf spaced = {0};
+  for (const char *p = name; *p; p++)
+    sb_puts(&spaced, *p == '-' ? " - " : (char[2]){*p, 0});
+  diag_warning(s->diag, loc, "'%s' is a single name: '-' is an identifier character in .tc; write '%s' to subtract",
+               name, sb_cstr(&spaced));
+  sb_free(&spaced);
 }
 
 static void check_new_name(Sema *s, const char *name, Loc loc) {
@@ -625,7 +628,8 @@ void tc_lower(const AstFile *file, Module *module, Arena *arena, Diag *diag) {
     for (int j = 0; j < module->kernels.len; j++) {
       const Kernel *other = module->kernels.items[j];
       if (strcmp(other->name, d->name) == 0)
-        diag_error(diag, d->loc, "op '%s' is defined twice (first at line %d)", d->name, other->loc.line);
+        diag_error(diag, d->loc, "op '%s' is defined twice (first at %s:%d)", d->name, other->loc.src->name,
+                   other->loc.line);
     }
     vec_push(arena, &module->kernels, lower_def(&s, d));
   }

@@ -36,11 +36,11 @@ Tolerances
   Inputs and initial outputs are uniform in [-1, 1] (each summed term has
   magnitude <= 1, partial sums are O(sqrt(R))).  The float32 rounding error
   of such a sum, in any association order (sequential, tiled, vectorised,
-  split across threads), behaves like u * sqrt(R) * O(sqrt(R)) with
-  u = 2^-24 ~ 6e-8; even the deterministic bound u * R * max|partial sum|
-  stays >10x below the tolerance for R <= ~10^4 (the cases here have
-  R <= 1000).  A wrong index or a dropped term changes an element by
-  O(0.1..1), well outside it.
+  split across threads), grows like u * sqrt(R) * O(sqrt(R)), u = 2^-24;
+  only the pathological worst case u * R * max|partial sum| comes near the
+  tolerance (the cases here have R <= 1000).  Measured with naive
+  sequential loops, the largest err/tol is about 0.01.  A wrong index or a
+  dropped term changes an element by O(0.1..1), well outside it.
 
 Environment
 -----------
@@ -49,11 +49,13 @@ LGEN        lgen binary (default: src/lgen, relative to the current directory,
 srcdir      top source directory (default: two levels above this script).
 LGEN_FLAGS  extra options passed to lgen (e.g. --schedule=none).
 CC_GCC, CC_CLANG  compiler commands (default gcc, clang).
+OMP_NUM_THREADS   threads for the OpenMP configurations (default 2).
 
 Output: one ``PASS ...`` or ``FAIL ...`` line per (case, compiler config),
 notes prefixed with ``#``, then ``<n> passed, <m> failed``.  Exit status 0 iff
 nothing failed (77 if no compiler configuration could run at all).
-Options: --op NAME (repeatable), --cc CONFIG (repeatable), --keep, --list.
+Options: --op NAME (repeatable), --cc CONFIG (repeatable), --keep, --list,
+--sanitize (adds a gcc -fsanitize=address,undefined configuration).
 """
 
 import argparse
@@ -83,6 +85,12 @@ CONFIGS = [
     ("clang-O2-omp", "clang", ["-O2", "-fopenmp"]),
     ("clang-O2", "clang", ["-O2"]),
 ]
+
+# Opt-in (--sanitize): out-of-bounds reads, and UB such as signed overflow,
+# that the guard zones cannot see.
+SANITIZE_CONFIG = ("gcc-asan-ubsan", "gcc",
+                   ["-O1", "-g", "-DGUARD=0", "-fsanitize=address,undefined",
+                    "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"])
 
 RUN_TIMEOUT = 120   # seconds per driver run
 OMP_THREADS = "2"
@@ -238,7 +246,7 @@ def pool_oracle(layout, mode):
 
 class Op:
     def __init__(self, name, ins, outs, oracle, red, cases, attrs=(),
-                 exact=False, gen=None):
+                 exact=False, gen=None, identity=0.0):
         self.name = name
         self.ins = ins            # [(name, type, [syms])]
         self.outs = outs
@@ -248,6 +256,10 @@ class Op:
         self.cases = cases        # [(sizes dict, attrs dict)]
         self.exact = exact        # exact comparison even for floats
         self.gen = gen or {}      # tensor name -> (low, high) for ints
+        # A case whose attrs hold "_init": "identity" starts from outputs
+        # filled with this value (what a caller does: 0 for a sum, -inf for
+        # a max) instead of random data.
+        self.identity = identity
 
     @property
     def tensors(self):
@@ -383,15 +395,16 @@ def build_ops():
 
     # --- data movement -----------------------------------------------------
     add(Op("copy", [T("I", "f32", "N")], [T("O", "f32", "N")], o_copy,
-           lambda s: 0, [({"N": n}, {}) for n in (1, 7, 13, 17, 30, 1000, 4099)],
+           lambda s: 0, [({"N": n}, {}) for n in (0, 1, 7, 13, 17, 30, 1000, 4099)],
            exact=True))
     add(Op("transpose", [T("I", "f32", "M", "N")], [T("O", "f32", "N", "M")],
            o_transpose, lambda s: 0,
            [(sz("M N", v), {}) for v in ((1, 1), (1, 7), (7, 1), (13, 17),
-                                          (17, 13), (64, 64), (65, 33), (130, 97))],
+                                          (17, 13), (64, 64), (65, 33), (130, 97),
+                                          (0, 5), (5, 0))],
            exact=True))
     add(Op("fill", [T("value", "f32")], [T("O", "f32", "N")], o_fill,
-           lambda s: 0, [({"N": n}, {}) for n in (1, 7, 17, 1024, 4097)],
+           lambda s: 0, [({"N": n}, {}) for n in (0, 1, 7, 17, 1024, 4097)],
            exact=True))
 
     # --- contractions ------------------------------------------------------
@@ -401,10 +414,11 @@ def build_ops():
 
     mm_shapes = ((1, 1, 1), (1, 7, 1), (7, 1, 13), (7, 13, 17), (17, 13, 7),
                  (13, 17, 1), (1, 17, 13), (64, 64, 64), (65, 129, 33),
-                 (129, 257, 131), (3, 0, 5))
+                 (129, 257, 131), (3, 0, 5), (0, 5, 3), (4, 3, 0))
     add(Op("matmul", [T("A", "f32", "M", "K"), T("B", "f32", "K", "N")],
            [T("C", "f32", "M", "N")], einsum_oracle("mk,kn->mn"),
-           lambda s: s["K"], [(sz("M K N", v), {}) for v in mm_shapes]))
+           lambda s: s["K"], [(sz("M K N", v), {}) for v in mm_shapes] +
+           [(sz("M K N", (13, 17, 7)), {"_init": "identity"})]))
     add(Op("matmul_column_major",
            [T("A", "f32", "K", "M"), T("B", "f32", "N", "K")],
            [T("C", "f32", "N", "M")], einsum_oracle("km,nk->nm"),
@@ -424,7 +438,7 @@ def build_ops():
     add(i16)
     # Full i16 range with K = 1: products up to 2^30 (i16 * i16 would wrap).
     add(Op("matmul_i16_i16_i32", i16.ins, i16.outs, i16.oracle, i16.red,
-           [(sz("M K N", (13, 1, 7)), {}), (sz("M K N", (1, 1, 1)), {})],
+           [(sz("M K N", v), {"_range": "full"}) for v in ((13, 1, 7), (1, 1, 1))],
            gen={"A": (-32768, 32767), "B": (-32768, 32767)}))
 
     mv_shapes = ((1, 1), (1, 13), (13, 1), (7, 17), (17, 7), (100, 129),
@@ -441,7 +455,8 @@ def build_ops():
            lambda s: s["K"],
            [(sz("Batch M K N", v), {}) for v in
             ((1, 1, 1, 1), (2, 7, 13, 17), (3, 17, 7, 13), (7, 1, 1, 1),
-             (1, 13, 17, 7), (5, 33, 65, 17), (4, 67, 129, 65))]))
+             (1, 13, 17, 7), (5, 33, 65, 17), (4, 67, 129, 65),
+             (0, 3, 4, 5))]))
 
     # --- plain convolutions ------------------------------------------------
     add(Op("conv_1d", [T("I", "f32", "IW"), T("K", "f32", "KW")],
@@ -496,12 +511,17 @@ def build_ops():
     for layout, ishape, oshape in (
             ("nhwc", ("N", "IH", "IW", "C"), ("N", "OH", "OW", "C")),
             ("nchw", ("N", "C", "IH", "IW"), ("N", "C", "OH", "OW"))):
-        for mode in ("sum", "max", "min"):
+        for mode, ident in (("sum", 0.0), ("max", -np.inf), ("min", np.inf)):
+            cases = pool_cases()
+            # the usual call: output pre-filled with the identity
+            for i in (1, 4, 6):
+                sizes, at = cases[i]
+                cases.append((sizes, dict(at, _init="identity")))
             add(Op("pooling_%s_%s" % (layout, mode),
                    [T("I", "f32", *ishape), T("K", "f32", "KH", "KW")],
                    [T("O", "f32", *oshape)], pool_oracle(layout, mode),
-                   window_red(2, False), pool_cases(), attrs=sd(2),
-                   exact=(mode != "sum")))
+                   window_red(2, False), cases, attrs=sd(2),
+                   exact=(mode != "sum"), identity=ident))
     return ops
 
 
@@ -641,8 +661,12 @@ DRIVER_PRELUDE = r"""
 /* Every tensor lives between two guard zones filled with a byte that
    differs per tensor (so copying one guard into another is noticed); the
    kernel must not touch them, and must not modify its inputs. */
-#define GUARD 64
+#ifndef GUARD
+#define GUARD 64   /* -DGUARD=0 under ASan, so it sees overruns itself */
+#endif
 #define GUARD_BYTE(idx) ((unsigned char)(0xA5 + 16 * (idx)))
+
+static const size_t guard = GUARD;
 
 struct buf {
   unsigned char *base;
@@ -650,7 +674,7 @@ struct buf {
   size_t n;
 };
 
-static void *data(struct buf *b) { return b->base + GUARD; }
+static void *data(struct buf *b) { return b->base + guard; }
 
 static int load(const char *dir, int idx, struct buf *b) {
   char path[4096];
@@ -664,27 +688,27 @@ static int load(const char *dir, int idx, struct buf *b) {
     perror(path); fclose(f); return 1;
   }
   b->n = (size_t)len;
-  b->base = malloc(b->n + 2 * GUARD);
+  b->base = malloc(b->n + 2 * guard);
   b->copy = malloc(b->n + 1);
   if (!b->base || !b->copy) { fprintf(stderr, "out of memory\n"); fclose(f); return 1; }
-  memset(b->base, GUARD_BYTE(idx), b->n + 2 * GUARD);
-  if (b->n && fread(b->base + GUARD, 1, b->n, f) != b->n) {
+  memset(b->base, GUARD_BYTE(idx), b->n + 2 * guard);
+  if (b->n && fread(b->base + guard, 1, b->n, f) != b->n) {
     perror(path); fclose(f); return 1;
   }
   fclose(f);
-  memcpy(b->copy, b->base + GUARD, b->n);
+  memcpy(b->copy, b->base + guard, b->n);
   return 0;
 }
 
 static int guards_ok(const struct buf *b, int idx) {
   size_t i;
-  for (i = 0; i < GUARD; i++) {
+  for (i = 0; i < guard; i++) {
     if (b->base[i] != GUARD_BYTE(idx)) {
       fprintf(stderr, "kernel wrote %u bytes before tensor %d\n",
-              (unsigned)(GUARD - i), idx);
+              (unsigned)(guard - i), idx);
       return 0;
     }
-    if (b->base[GUARD + b->n + i] != GUARD_BYTE(idx)) {
+    if (b->base[guard + b->n + i] != GUARD_BYTE(idx)) {
       fprintf(stderr, "kernel wrote past the end of tensor %d\n", idx);
       return 0;
     }
@@ -698,7 +722,7 @@ static int finish(const char *dir, struct buf *b, int nin, int nout) {
   for (i = 0; i < nin + nout; i++)
     if (!guards_ok(&b[i], i)) rc = 3;
   for (i = 0; i < nin; i++)
-    if (memcmp(b[i].copy, b[i].base + GUARD, b[i].n) != 0) {
+    if (memcmp(b[i].copy, b[i].base + guard, b[i].n) != 0) {
       fprintf(stderr, "kernel modified input tensor %d\n", i);
       rc = 3;
     }
@@ -707,7 +731,7 @@ static int finish(const char *dir, struct buf *b, int nin, int nout) {
     FILE *f;
     snprintf(path, sizeof path, "%s/r%d.bin", dir, i - nin);
     f = fopen(path, "wb");
-    if (!f || (b[i].n && fwrite(b[i].base + GUARD, 1, b[i].n, f) != b[i].n) ||
+    if (!f || (b[i].n && fwrite(b[i].base + guard, 1, b[i].n, f) != b[i].n) ||
         fclose(f) != 0) {
       perror(path);
       rc = 1;
@@ -883,16 +907,21 @@ def fmt_case(op, sizes, attrs):
     s = ",".join("%s=%d" % (k, sizes[k]) for k in op.syms)
     for name, _ in op.attrs:
         s += ";%s=[%s]" % (name, ",".join(str(x) for x in attrs[name]))
+    for key in sorted(attrs):
+        if key.startswith("_"):       # case tags (not kernel arguments)
+            s += ";%s=%s" % (key[1:], attrs[key])
     return s or "scalar"
 
 
-def make_data(op, sizes, rng):
+def make_data(op, sizes, attrs, rng):
     arrays = []
     for idx, (name, ty, shape) in enumerate(op.tensors):
         shp = tuple(sizes[s] for s in shape)
         dt = NPTYPE[ty]
         is_out = idx >= len(op.ins)
-        if ty.startswith("f"):
+        if is_out and attrs.get("_init") == "identity":
+            a = np.full(shp, op.identity, dtype=dt)
+        elif ty.startswith("f"):
             a = rng.uniform(-1.0, 1.0, size=shp).astype(dt)
         elif is_out:
             a = rng.integers(-1000000, 1000001, size=shp).astype(dt)
@@ -971,6 +1000,8 @@ def main():
     ap.add_argument("--cc", action="append", help="only this config (repeatable)")
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     ap.add_argument("--list", action="store_true", help="list the cases and exit")
+    ap.add_argument("--sanitize", action="store_true",
+                    help="add a gcc ASan+UBSan configuration")
     args = ap.parse_args()
 
     t0 = time.time()
@@ -1048,7 +1079,7 @@ def main():
     # 2. compile per configuration.
     exes = {}          # (config, op name) -> exe path, or ("error", msg)
     configs = []
-    for cname, cckey, flags in CONFIGS:
+    for cname, cckey, flags in CONFIGS + ([SANITIZE_CONFIG] if args.sanitize else []):
         if args.cc and cname not in args.cc:
             continue
         cc = os.environ.get("CC_" + cckey.upper(), cckey)
@@ -1091,11 +1122,12 @@ def main():
         return 1 if failed else 77
 
     # 3. run the cases.
-    env = dict(os.environ, OMP_NUM_THREADS=OMP_THREADS)
+    env = dict(os.environ)
+    env.setdefault("OMP_NUM_THREADS", OMP_THREADS)
     for ci, (op, sizes, attrs) in enumerate(cases):
         seed = zlib.crc32(("%s|%s" % (op.name, fmt_case(op, sizes, attrs))).encode())
         rng = np.random.default_rng(seed)
-        arrays = make_data(op, sizes, rng)
+        arrays = make_data(op, sizes, attrs, rng)
         ins, outs0 = arrays[:len(op.ins)], arrays[len(op.ins):]
         expected = op.oracle(ins, outs0, attrs)
         cdir = os.path.join(work, "case%04d" % ci)

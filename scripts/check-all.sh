@@ -1,0 +1,78 @@
+#!/bin/sh
+# check-all.sh SRC_DIR BUILD_DIR - everything CI runs, in order:
+#   1. make check in the build tree
+#   2. the same suite, built from a clean dist tree with ASan + UBSan
+#   3. a libFuzzer smoke run of the .tc parser (FUZZ_SECONDS, default 60)
+#   4. make distcheck
+# and a closing "N passed, N failed" line that counts every test of every stage.
+set -u
+src=$1
+build=$2
+SHARED_DIR=${SHARED_DIR:-$(cd "$src/.." && pwd)/shared}
+export SHARED_DIR
+passed=0
+failed=0
+
+# Adds the counts of an automake test-suite.log to the totals.
+count_log() {
+  log=$1
+  if [ ! -f "$log" ]; then
+    echo "check-all: $log is missing: counting the stage as one failure"
+    failed=$((failed + 1))
+    return
+  fi
+  p=$(sed -n 's/^# PASS: *//p' "$log" | head -1)
+  f=$(sed -n 's/^# FAIL: *//p' "$log" | head -1)
+  e=$(sed -n 's/^# ERROR: *//p' "$log" | head -1)
+  x=$(sed -n 's/^# XPASS: *//p' "$log" | head -1)
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0} + ${e:-0} + ${x:-0}))
+}
+
+stage() {
+  echo
+  echo "=== check-all: $1 ==="
+}
+
+one() { # one pass/fail for a whole stage
+  if [ "$1" -eq 0 ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi
+}
+
+stage "make check"
+make -C "$build" check
+count_log "$build/test-suite.log"
+
+stage "make check under ASan and UBSan"
+asan=$build/_asan
+rm -rf "$asan"
+mkdir -p "$asan"
+if make -C "$build" distdir distdir="$asan/src" >/dev/null &&
+  mkdir -p "$asan/build" &&
+  (cd "$asan/build" && ../src/configure -q --enable-asan CC="${ASAN_CC:-gcc}") &&
+  make -C "$asan/build" -j2 >/dev/null; then
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    make -C "$asan/build" check
+  count_log "$asan/build/test-suite.log"
+else
+  echo "check-all: the ASan build failed"
+  failed=$((failed + 1))
+fi
+
+stage "fuzz smoke (${FUZZ_SECONDS:-60} s)"
+if command -v clang >/dev/null 2>&1; then
+  sh "$src/scripts/fuzz.sh" "$src" "$build/_fuzz" "${FUZZ_SECONDS:-60}"
+  one $?
+else
+  echo "check-all: clang is missing, no fuzzing (install clang and libclang-rt-14-dev)"
+  failed=$((failed + 1))
+fi
+
+stage "make distcheck"
+make -C "$build" distcheck >"$build/distcheck.log" 2>&1
+rc=$?
+tail -5 "$build/distcheck.log"
+one $rc
+
+echo
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,93 @@
+#!/bin/sh
+# fuzz.sh - coverage-guided fuzzing of lgen_compile with libFuzzer.
+#
+#   scripts/fuzz.sh SRC_DIR BUILD_DIR SECONDS
+#
+# Builds BUILD_DIR/fuzz_tc from fuzz/fuzz_tc.c and every src/**/*.c except
+# src/main.c, compiled directly by clang with libFuzzer, ASan and UBSan (not
+# the gcc-built liblgen.a), then fuzzes for SECONDS on a copy of
+# fuzz/corpus (BUILD_DIR/corpus, kept between runs) with fuzz/tc.dict.
+# Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
+# FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN).
+#
+# Prints one summary line with the executions run. On a crash, timeout or
+# oracle violation the input is left in BUILD_DIR/artifacts/ (crash-*,
+# timeout-*, oom-*, leak-*), a minimized copy next to it (minimized-*), and
+# the script exits 1. Exit 2: bad usage or build failure.
+set -u
+
+if [ $# -ne 3 ]; then
+  echo "usage: $0 SRC_DIR BUILD_DIR SECONDS" >&2
+  exit 2
+fi
+src=$1
+build=$2
+duration=$3
+case $duration in
+'' | *[!0-9]*)
+  echo "fuzz.sh: SECONDS must be a number, not '$duration'" >&2
+  exit 2
+  ;;
+esac
+clang=${CLANG:-clang}
+
+mkdir -p "$build/corpus" "$build/artifacts" || exit 2
+build=$(cd "$build" && pwd)
+src=$(cd "$src" && pwd)
+
+# ---- build ----
+sources=$(find "$src/src" -name '*.c' ! -path "$src/src/main.c" | LC_ALL=C sort)
+if [ -z "$sources" ]; then
+  echo "fuzz.sh: no sources under $src/src" >&2
+  exit 2
+fi
+# shellcheck disable=SC2086 # word splitting of $sources and $FUZZ_CFLAGS is intended
+if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+  -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" ${FUZZ_CFLAGS:-} \
+  $sources "$src/fuzz/fuzz_tc.c" -o "$build/fuzz_tc.new" -lm; then
+  echo "fuzz.sh: building fuzz_tc failed" >&2
+  exit 2
+fi
+mv "$build/fuzz_tc.new" "$build/fuzz_tc"
+
+# ---- fuzz ----
+cp "$src"/fuzz/corpus/* "$build/corpus/" 2>/dev/null
+log=$build/fuzz.log
+ls "$build/artifacts" | LC_ALL=C sort >"$build/artifacts.before"
+# shellcheck disable=SC2086
+"$build/fuzz_tc" -dict="$src/fuzz/tc.dict" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+  -max_total_time="$duration" -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+  ${FUZZ_FLAGS:-} "$build/corpus" >"$log" 2>&1
+status=$?
+
+execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+if [ -z "$execs" ]; then
+  # a crash skips the final stats: take the last progress line's count
+  execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
+fi
+ncorpus=$(ls "$build/corpus" | wc -l)
+new_artifacts=$(ls "$build/artifacts" | LC_ALL=C sort | LC_ALL=C comm -13 "$build/artifacts.before" - | grep -v '^minimized-')
+rm -f "$build/artifacts.before"
+
+if [ "$status" -eq 0 ] && [ -z "$new_artifacts" ]; then
+  echo "fuzz: ${duration}s, ${execs:-0} executions, corpus of $ncorpus inputs, no crashes (log: $log)"
+  exit 0
+fi
+
+echo "fuzz: ${duration}s, ${execs:-0} executions, corpus of $ncorpus inputs, FAILED (status $status, log: $log)"
+grep -E '^(==[0-9]+==ERROR|fuzz_tc: oracle violated|SUMMARY|ALARM)' "$log" | head -n 5
+for a in $new_artifacts; do
+  crash=$build/artifacts/$a
+  echo "fuzz: input left in $crash"
+  case $a in
+  crash-* | timeout-* | leak-*)
+    # shellcheck disable=SC2086
+    "$build/fuzz_tc" -minimize_crash=1 -max_total_time=120 -timeout=5 -rss_limit_mb=2048 -max_len=4096 \
+      -exact_artifact_path="$build/artifacts/minimized-$a" ${FUZZ_FLAGS:-} "$crash" >"$build/minimize-$a.log" 2>&1
+    if [ -f "$build/artifacts/minimized-$a" ]; then
+      echo "fuzz: minimized to $build/artifacts/minimized-$a ($(wc -c <"$build/artifacts/minimized-$a") bytes)"
+    fi
+    ;;
+  esac
+done
+exit 1
