@@ -31,6 +31,9 @@ typedef struct {
   int checks;              /* non-zero: kernels verify their sizes at entry */
   const char *header_name; /* the .c includes this header; NULL for none */
   const char *guard;       /* header include guard; NULL derives one from header_name */
+  const char *schedule;    /* "none", "auto" (NULL means auto), or "file": schedule_file below */
+  const lgen_source *schedule_file; /* a YAML schedule, with schedule = "file" */
+  const char *target;      /* machine model for auto; NULL: the default (x86-64-avx512) */
 } lgen_options;
 
 typedef struct {
@@ -38,6 +41,7 @@ typedef struct {
   char *header;      /* their prototypes */
   char *ir;          /* the structured-op IR, as --emit=ir prints it */
   char *op_list;     /* one line per op, as --list-ops prints it */
+  char *schedule;    /* the decisions taken, as YAML that a schedule file accepts */
   char *diagnostics; /* errors and warnings, gcc style, with source lines and carets */
   int errors;
   int warnings;

@@ -54,8 +54,60 @@ typedef struct {
   jmp_buf on_error;
   Diag diag;
   Module module;
-  StrBuf c, h, ir, list;
+  StrBuf c, h, ir, list, sched;
 } Compilation;
+
+/* One Schedule per op of every kernel: plain, automatic, or from a file
+ * (ops a file does not mention get the automatic one). */
+static Schedule **choose_schedules(Compilation *cx, Arena *arena, const lgen_options *options, const Target *target) {
+  const char *mode = options->schedule ? options->schedule : "auto";
+  ScheduleFile *file = NULL;
+  if (strcmp(mode, "file") == 0) {
+    Source *src = arena_alloc(arena, sizeof *src);
+    src->name = arena_strdup(arena, options->schedule_file->name);
+    src->text = arena_strndup(arena, options->schedule_file->text, options->schedule_file->len);
+    src->len = options->schedule_file->len;
+    file = schedule_file_parse(src, arena, &cx->diag);
+  }
+  const Module *m = &cx->module;
+  Schedule **all = arena_alloc(arena, sizeof(Schedule *) * (size_t)(m->kernels.len + 1));
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    all[i] = arena_alloc(arena, sizeof(Schedule) * (size_t)(k->nops ? k->nops : 1));
+    for (int j = 0; j < k->nops; j++) {
+      Schedule *s = &all[i][j];
+      if (strcmp(mode, "none") == 0)
+        schedule_none(&k->ops[j], s);
+      else
+        schedule_auto(k, &k->ops[j], target, s);
+      schedule_verify(k, &k->ops[j], s, k->ops[j].loc, &cx->diag);
+    }
+  }
+  if (file)
+    for (int f = 0; f < file->specs.len; f++) {
+      const ScheduleSpec *spec = file->specs.items[f];
+      const Kernel *k = NULL;
+      int ki = -1;
+      for (int i = 0; i < m->kernels.len && !k; i++)
+        if (strcmp(((const Kernel *)m->kernels.items[i])->name, spec->kernel) == 0) {
+          k = m->kernels.items[i];
+          ki = i;
+        }
+      if (!k)
+        diag_error(&cx->diag, spec->loc, "no op named '%s' in the inputs", spec->kernel);
+      if (spec->op < 0 || spec->op >= k->nops)
+        diag_error(&cx->diag, spec->loc, "'%s' has %d comprehension%s; there is no op %d", k->name, k->nops,
+                   k->nops == 1 ? "" : "s", spec->op);
+      schedule_resolve(spec, k, &k->ops[spec->op], &all[ki][spec->op], &cx->diag);
+      schedule_verify(k, &k->ops[spec->op], &all[ki][spec->op], spec->loc, &cx->diag);
+    }
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    for (int j = 0; j < k->nops; j++)
+      schedule_print_yaml(&cx->sched, k, j, &k->ops[j], &all[i][j]);
+  }
+  return all;
+}
 
 static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
                          const lgen_options *options) {
@@ -69,12 +121,18 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
   }
   for (int i = 0; i < cx->module.kernels.len; i++)
     ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
+  const Target *target = options->target ? target_lookup(options->target) : target_default();
+  if (!target)
+    diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());
+  Schedule **schedules = choose_schedules(cx, arena, options, target);
   EmitOptions eo = {
       .prefix = options->prefix ? options->prefix : "",
       .checks = options->checks != 0,
       .header_name = options->header_name,
       .guard = derive_guard(arena, options),
       .input_name = nsources ? base_name(sources[0].name) : "<nothing>",
+      .schedules = schedules,
+      .target = target,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   emit_c_file(&cx->c, &cx->module, &eo, arena);
@@ -95,7 +153,9 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
     out->header = take(&cx->h);
     out->ir = take(&cx->ir);
     out->op_list = take(&cx->list);
+    out->schedule = take(&cx->sched);
   } else {
+    sb_free(&cx->sched);
     sb_free(&cx->c);
     sb_free(&cx->h);
     sb_free(&cx->ir);
@@ -113,6 +173,7 @@ void lgen_output_free(lgen_output *out) {
   free(out->header);
   free(out->ir);
   free(out->op_list);
+  free(out->schedule);
   free(out->diagnostics);
   memset(out, 0, sizeof *out);
 }

@@ -28,6 +28,8 @@ typedef struct {
   int ntargets;
   EmitKind emit;
   bool list_ops;
+  bool print_schedule;
+  const char *schedule_path; /* --schedule=FILE */
   lgen_options lib;
 } Options;
 
@@ -41,7 +43,14 @@ static const char usage_text[] =
     "  --list-ops            list the ops the inputs define, one per line, and stop\n"
     "  --checks              kernels verify at entry that their sizes fit the spec\n"
     "  --prefix=PREFIX       prepend PREFIX to every exported symbol\n"
-    "  --schedule=none|auto  loop schedule; both are plain loops for now\n"
+    "  --schedule=none|auto|FILE.yaml\n"
+    "                        none: plain loops; auto (default): tiling, packing, register\n"
+    "                        blocking and threads chosen from each op's structure; FILE:\n"
+    "                        decisions per op in YAML (see lgen(1), SCHEDULES)\n"
+    "  --target=NAME         machine model for auto: x86-64-avx512 (default), x86-64-avx2,\n"
+    "                        aarch64-neon\n"
+    "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
+    "                        output (the C then goes only to -o)\n"
     "  --input-format=tc     format of '-' (standard input)\n"
     "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
     "  -MF FILE              the dependency file's name (implies -MD)\n"
@@ -137,8 +146,16 @@ static void parse_args(int argc, char **argv, Options *o) {
           usage_error("--prefix '%s' is not the start of a C identifier", o->lib.prefix);
     } else if (long_option(a, "--schedule", &v)) {
       v = option_value(argc, argv, &i, v);
-      if (strcmp(v, "none") != 0 && strcmp(v, "auto") != 0)
-        usage_error("--schedule=%s: only 'none' and 'auto' exist so far (schedule files are not supported yet)", v);
+      if (strcmp(v, "none") == 0 || strcmp(v, "auto") == 0) {
+        o->lib.schedule = v;
+      } else {
+        o->lib.schedule = "file";
+        o->schedule_path = v;
+      }
+    } else if (long_option(a, "--target", &v)) {
+      o->lib.target = option_value(argc, argv, &i, v);
+    } else if (strcmp(a, "--print-schedule") == 0) {
+      o->print_schedule = true;
     } else if (long_option(a, "--input-format", &v)) {
       v = option_value(argc, argv, &i, v);
       if (strcmp(v, "tc") != 0)
@@ -338,6 +355,16 @@ int main(int argc, char **argv) {
       free(texts[i]);
     return status;
   }
+  char *schedule_text = NULL;
+  lgen_source schedule_src;
+  if (o.schedule_path) {
+    size_t len = 0;
+    schedule_text = read_input(o.schedule_path, &len);
+    if (!schedule_text)
+      return EXIT_IO;
+    schedule_src = (lgen_source){o.schedule_path, schedule_text, len};
+    o.lib.schedule_file = &schedule_src;
+  }
   if (o.header) {
     const char *slash = strrchr(o.header, '/');
     o.lib.header_name = slash ? slash + 1 : o.header;
@@ -346,6 +373,7 @@ int main(int argc, char **argv) {
   int rc = lgen_compile(sources, (size_t)o.ninputs, &o.lib, &out);
   for (int i = 0; i < o.ninputs; i++)
     free(texts[i]);
+  free(schedule_text);
   fputs(out.diagnostics, stderr);
   if (rc != LGEN_OK) {
     lgen_output_free(&out);
@@ -359,6 +387,17 @@ int main(int argc, char **argv) {
 
   const char *main_text = o.emit == EMIT_IR ? out.ir : out.c_source;
   bool to_stdout = !o.output || strcmp(o.output, "-") == 0;
+  if (o.print_schedule) {
+    /* the schedule owns standard output; the C goes only where -o says */
+    if (fputs(out.schedule, stdout) < 0 || fflush(stdout) != 0) {
+      lgen_output_free(&out);
+      return EXIT_IO;
+    }
+    if (to_stdout) {
+      lgen_output_free(&out);
+      return 0;
+    }
+  }
   PendingFile files[3] = {{0}};
   int nfiles = 0;
   bool ok = true;

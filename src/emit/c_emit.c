@@ -1,35 +1,12 @@
-/* c_emit.c - C99 source and header files from IR kernels (see c_emit.h).
- *
- * Loop nests (--schedule=none): one nest per StructuredOp, parallel dims
- * outside in domain order, reduction dims inside. That order keeps each
- * output element's reduction order the domain's own, and lets the output's
- * value live in a scalar accumulator across the reduction loops. The
- * outermost parallel loop gets `omp parallel for`; the innermost loop gets
- * `omp simd` when it is parallel, or when it is a reduction whose payload is
- * a recognised associative combine (then with a reduction clause). */
-#include "emit/c_emit.h"
+/* c_emit.c - C99 source and header files from IR kernels (see c_emit.h):
+ * file layout, signatures, doc comments, the runtime helpers a file needs.
+ * Loop nests are c_loops.c's, run-time size checks c_checks.c's. */
+#include "emit/c_internal.h"
 
 #include <stdio.h>
 #include <string.h>
 
-typedef struct {
-  StrBuf *out;
-  int indent;
-  const Kernel *k;
-  KernelNames kn;
-  const EmitOptions *opt;
-  Arena *arena;
-  StrBuf *helpers;
-  PtrVec *helper_names;
-  bool needs_math;
-  bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
-  /* the op being emitted */
-  const StructuredOp *op;
-  const char **dim_names;
-} Emitter;
-
-static void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
-static void line(Emitter *e, const char *fmt, ...) {
+void line(Emitter *e, const char *fmt, ...) {
   for (int i = 0; i < e->indent; i++)
     sb_puts(e->out, "  ");
   va_list ap;
@@ -39,9 +16,10 @@ static void line(Emitter *e, const char *fmt, ...) {
   sb_putc(e->out, '\n');
 }
 
+
 /* ---- affine expressions in C ---- */
 
-static const char *c_dim(void *ctx, int i) { return ((Emitter *)ctx)->dim_names[i]; }
+const char *c_dim(void *ctx, int i) { return ((Emitter *)ctx)->dim_names[i]; }
 static const char *c_size(void *ctx, int i) { return ((Emitter *)ctx)->kn.sizes[i]; }
 static const char *c_attr(void *ctx, int i, int elem) {
   Emitter *e = ctx;
@@ -51,7 +29,6 @@ static const char *c_attr(void *ctx, int i, int elem) {
   return arena_printf(e->arena, "%s[%d]", e->kn.attrs[i], elem);
 }
 
-static void use_helper(bool *used, const char *name);
 
 static void note_divisions(Emitter *e, const AffineExpr *x) {
   if (!x)
@@ -66,13 +43,13 @@ static void note_divisions(Emitter *e, const AffineExpr *x) {
   note_divisions(e, x->rhs);
 }
 
-static void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
+void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
   AffineNames names = {c_dim, c_size, c_attr, e, true};
   note_divisions(e, x);
   affine_print(out, x, &names);
 }
 
-static const char *affine_str(Emitter *e, const AffineExpr *x) {
+const char *affine_str(Emitter *e, const AffineExpr *x) {
   StrBuf sb = {0};
   c_affine(e, &sb, x);
   const char *s = arena_strdup(e->arena, sb_cstr(&sb));
@@ -81,7 +58,7 @@ static const char *affine_str(Emitter *e, const AffineExpr *x) {
 }
 
 /* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form. */
-static const char *access_str(Emitter *e, const Operand *o) {
+const char *access_str(Emitter *e, const Operand *o) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   if (t->rank == 0)
     return arena_printf(e->arena, "%s[0]", e->kn.tensors[o->tensor]);
@@ -162,287 +139,6 @@ static void doc_comment(Emitter *e) {
   sb_puts(e->out, " */\n");
 }
 
-/* ---- --checks ---- */
-
-static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
-  switch (x->kind) {
-  case AE_DIM:
-    use_helper(e->helpers_used, "lgen_range");
-    sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, e->op->dims[x->index].extent));
-    return;
-  case AE_CONST:
-  case AE_SIZE:
-  case AE_ATTR: {
-    const char *v = affine_str(e, x);
-    use_helper(e->helpers_used, "lgen_range");
-    sb_printf(out, "lgen_range_of(%s, %s)", v, v);
-    return;
-  }
-  case AE_NEG:
-    use_helper(e->helpers_used, "lgen_range_neg");
-    sb_puts(out, "lgen_range_neg(");
-    range_expr(e, out, x->lhs);
-    sb_putc(out, ')');
-    return;
-  default: {
-    static const char *const fn[] = {[AE_ADD] = "add", [AE_SUB] = "sub", [AE_MUL] = "mul",
-                                     [AE_FLOORDIV] = "floordiv", [AE_CEILDIV] = "ceildiv", [AE_MOD] = "mod"};
-    use_helper(e->helpers_used, arena_printf(e->arena, "lgen_range_%s", fn[x->kind]));
-    sb_printf(out, "lgen_range_%s(", fn[x->kind]);
-    range_expr(e, out, x->lhs);
-    sb_puts(out, ", ");
-    range_expr(e, out, x->rhs);
-    sb_putc(out, ')');
-  }
-  }
-}
-
-static const char *c_string_body(Emitter *e, const char *s) {
-  StrBuf sb = {0};
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      sb_putc(&sb, '\\');
-    sb_putc(&sb, *s);
-  }
-  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return r;
-}
-
-static void emit_checks(Emitter *e) {
-  const Kernel *k = e->k;
-  use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
-  for (int s = 0; s < k->nsizes; s++)
-    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
-         e->kn.function, k->sizes[s].name);
-  for (int i = 0; i < k->nops; i++) {
-    const StructuredOp *op = &k->ops[i];
-    e->op = op;
-    e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
-    for (int d = 0; d < op->ndims; d++)
-      e->dim_names[d] = op->dims[d].name;
-    StrBuf nonempty = {0};
-    for (int d = 0; d < op->ndims; d++)
-      sb_printf(&nonempty, "%s%s > 0", d ? " && " : "", affine_str(e, op->dims[d].extent));
-    for (int p = 0; p < op->npre; p++) {
-      const Precondition *pre = &op->pre[p];
-      const Operand *o = &op->operands[pre->operand];
-      const TensorParam *t = &k->tensors[o->tensor];
-      const char *extent = affine_str(e, t->shape[pre->pos]);
-      if (pre->kind == PRE_EQUAL) {
-        const Dim *dim = &op->dims[pre->dim];
-        const char *want = affine_str(e, dim->extent);
-        const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
-                                       e->kn.function, t->name, pre->pos, extent, want, dim->name);
-        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_body(e, msg));
-        continue;
-      }
-      StrBuf range = {0};
-      range_expr(e, &range, o->map[pre->pos]);
-      const char *index = affine_str(e, o->map[pre->pos]);
-      const char *msg = arena_printf(e->arena, "%s: index %s of %s leaves [0, %s) for these sizes", e->kn.function,
-                                     index, t->name, extent);
-      line(e, "if (%s) {", op->ndims ? sb_cstr(&nonempty) : "1");
-      e->indent++;
-      line(e, "const lgen_range r = %s;", sb_cstr(&range));
-      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_body(e, msg));
-      e->indent--;
-      line(e, "}");
-      sb_free(&range);
-    }
-    sb_free(&nonempty);
-  }
-}
-
-/* ---- loop nests ---- */
-
-static int *loop_order(Emitter *e, int *nparallel) {
-  const StructuredOp *op = e->op;
-  int *order = arena_alloc(e->arena, sizeof(int) * (size_t)(op->ndims + 1));
-  int n = 0;
-  for (int pass = 0; pass < 2; pass++)
-    for (int d = 0; d < op->ndims; d++)
-      if ((op->dims[d].kind == ITER_PARALLEL) == (pass == 0))
-        order[n++] = d;
-  *nparallel = 0;
-  while (*nparallel < op->ndims && op->dims[order[*nparallel]].kind == ITER_PARALLEL)
-    (*nparallel)++;
-  return order;
-}
-
-static void open_loop(Emitter *e, int d, const char *pragma) {
-  if (pragma)
-    line(e, "%s", pragma);
-  const char *v = e->dim_names[d];
-  line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, affine_str(e, e->op->dims[d].extent), v);
-  e->indent++;
-}
-
-static void close_loop(Emitter *e) {
-  e->indent--;
-  line(e, "}");
-}
-
-static int *use_counts(const StructuredOp *op, Arena *arena) {
-  int *uses = arena_alloc(arena, sizeof(int) * (size_t)(op->nnodes + 1));
-  for (int i = 0; i < op->nnodes; i++)
-    for (int a = 0; a < op->nodes[i].nargs; a++)
-      uses[op->nodes[i].args[a]]++;
-  for (int y = 0; y < op->nyields; y++)
-    uses[op->yields[y].value]++;
-  return uses;
-}
-
-/* "(a + b)" -> "a + b" when the parentheses enclose the whole expression. */
-static const char *strip_parens(Emitter *e, const char *s) {
-  size_t n = strlen(s);
-  if (n < 2 || s[0] != '(' || s[n - 1] != ')')
-    return s;
-  int depth = 0;
-  for (size_t i = 0; i < n; i++) {
-    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
-    if (depth == 0 && i < n - 1)
-      return s;
-  }
-  return arena_strndup(e->arena, s + 1, n - 2);
-}
-
-/* The statements of one iteration: temporaries for shared subexpressions,
- * then one assignment per yield to `targets[y]`. */
-static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
-  const StructuredOp *op = e->op;
-  ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
-                 .helper_names = e->helper_names, .arena = e->arena};
-  ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
-  int *uses = use_counts(op, e->arena);
-  for (int i = 0; i < op->nnodes; i++) {
-    if (op->nodes[i].kind != PN_OP || uses[i] < 2)
-      continue;
-    StrBuf sb = {0};
-    c_expr(&sb, &ctx, i);
-    const char *name = names_claim(&e->kn.table, arena_printf(e->arena, "t%d", i));
-    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, strip_parens(e, sb_cstr(&sb)));
-    ctx.node_names[i] = name;
-    sb_free(&sb);
-  }
-  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
-  for (int y = 0; y < op->nyields; y++) {
-    StrBuf sb = {0};
-    c_expr(&sb, &ctx, op->yields[y].value);
-    values[y] = arena_strdup(e->arena, sb_cstr(&sb));
-    sb_free(&sb);
-  }
-  if (op->nyields == 1) {
-    line(e, "%s = %s;", targets[0], strip_parens(e, values[0]));
-  } else {
-    /* every value is computed from the old outputs before any is stored */
-    const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
-    for (int y = 0; y < op->nyields; y++) {
-      tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
-      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y],
-           strip_parens(e, values[y]));
-    }
-    for (int y = 0; y < op->nyields; y++)
-      line(e, "%s = %s;", targets[y], tmp[y]);
-  }
-  e->needs_math |= ctx.needs_math;
-}
-
-static bool map_has_division(const AffineExpr *x) {
-  if (!x)
-    return false;
-  if (x->kind == AE_FLOORDIV || x->kind == AE_CEILDIV || x->kind == AE_MOD)
-    return true;
-  return map_has_division(x->lhs) || map_has_division(x->rhs);
-}
-
-/* `omp simd` forces vectorisation, and clang warns when it cannot comply, so
- * the pragma goes only on bodies compilers do vectorise without fast-math:
- * no libm calls, no f16 (software conversions without _Float16), no integer
- * division, no floordiv/ceildiv/mod in an index. */
-static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
-  for (int i = 0; i < op->nnodes; i++) {
-    const PayloadNode *n = &op->nodes[i];
-    if (n->type == TY_F16)
-      return false;
-    if (n->kind == PN_OP && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_SQRT ||
-                             n->op == SOP_DIVIS || n->op == SOP_DIVIU))
-      return false;
-  }
-  for (int o = 0; o < op->noperands; o++)
-    for (int i = 0; i < k->tensors[op->operands[o].tensor].rank; i++)
-      if (!op->operands[o].shape_only && map_has_division(op->operands[o].map[i]))
-        return false;
-  return true;
-}
-
-static const char *reduction_pragma(Emitter *e, const char *acc) {
-  int x;
-  Combiner c = match_reduction(e->op, 0, &x);
-  ElemType t = e->op->nodes[e->op->yields[0].value].type;
-  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1 || !simd_friendly(e->op, e->k))
-    return NULL;
-  /* float max/min reductions need no-NaN semantics to vectorise */
-  if ((c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))
-    return NULL;
-  static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
-                                    [COMBINE_MIN] = "min"};
-  return arena_printf(e->arena, "LGEN_OMP_SIMD(omp simd reduction(%s:%s))", ops[c], acc);
-}
-
-static void emit_op(Emitter *e, const StructuredOp *op, int index) {
-  e->op = op;
-  e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
-  for (int d = 0; d < op->ndims; d++)
-    e->dim_names[d] = names_claim(&e->kn.table, op->dims[d].name);
-  int nparallel;
-  int *order = loop_order(e, &nparallel);
-  bool has_reduction = nparallel < op->ndims;
-
-  const char **access = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
-  for (int o = 0; o < op->noperands; o++)
-    access[o] = op->operands[o].shape_only ? "" : access_str(e, &op->operands[o]);
-
-  if (e->k->nops > 1)
-    line(e, "/* comprehension %d */", index + 1);
-  bool simd = simd_friendly(op, e->k);
-  for (int i = 0; i < nparallel; i++) {
-    const char *pragma = NULL;
-    if (i == 0)
-      pragma = (op->ndims == 1 && simd) ? "LGEN_OMP_SIMD(omp parallel for simd)" : "LGEN_OMP(omp parallel for)";
-    else if (i == op->ndims - 1 && simd)
-      pragma = "LGEN_OMP_SIMD(omp simd)";
-    open_loop(e, order[i], pragma);
-  }
-
-  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
-  const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
-  memcpy(values, access, sizeof(char *) * (size_t)op->noperands);
-  if (!has_reduction) {
-    for (int y = 0; y < op->nyields; y++)
-      targets[y] = access[op->yields[y].operand];
-    emit_body(e, values, targets);
-  } else {
-    /* outputs live in scalar accumulators across the reduction loops */
-    for (int y = 0; y < op->nyields; y++) {
-      int o = op->yields[y].operand;
-      const TensorParam *t = &e->k->tensors[op->operands[o].tensor];
-      const char *acc = names_claim(&e->kn.table, arena_printf(e->arena, "%s_acc", e->kn.tensors[op->operands[o].tensor]));
-      line(e, "%s %s = %s;", c_type_name(t->type), acc, access[o]);
-      values[o] = targets[y] = acc;
-    }
-    for (int i = nparallel; i < op->ndims; i++)
-      open_loop(e, order[i], i == op->ndims - 1 ? reduction_pragma(e, targets[0]) : NULL);
-    emit_body(e, values, targets);
-    for (int i = nparallel; i < op->ndims; i++)
-      close_loop(e);
-    for (int y = 0; y < op->nyields; y++)
-      line(e, "%s = %s;", access[op->yields[y].operand], targets[y]);
-  }
-  for (int i = 0; i < nparallel; i++)
-    close_loop(e);
-}
-
 /* Is `name` used as an identifier in `text`? */
 static bool mentions_identifier(const char *text, const char *name) {
   size_t n = strlen(name);
@@ -456,7 +152,7 @@ static bool mentions_identifier(const char *text, const char *name) {
   return false;
 }
 
-static void emit_kernel(Emitter *e, const Kernel *k) {
+static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   e->k = k;
   kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
   StrBuf body = {0};
@@ -465,8 +161,10 @@ static void emit_kernel(Emitter *e, const Kernel *k) {
   e->indent = 1;
   if (e->opt->checks)
     emit_checks(e);
-  for (int i = 0; i < k->nops; i++)
+  for (int i = 0; i < k->nops; i++) {
+    e->sched = &e->opt->schedules[index][i];
     emit_op(e, &k->ops[i], i);
+  }
   e->out = saved;
   e->indent = 0;
 
@@ -622,6 +320,16 @@ static const RuntimeHelper runtime_helpers[] = {
      "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n"},
     {"lgen_mod", "lgen_floordiv",
      "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n"},
+    {"lgen_min", "", "static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"},
+    {"lgen_alloc", "",
+     "/* packed operands live in 64-byte aligned heap buffers; when malloc\n"
+     " * fails, LGEN_ALLOC_FAILED() runs (define it first to handle that) */\n"
+     "#include <stdlib.h>\n"
+     "#ifndef LGEN_ALLOC_FAILED\n#define LGEN_ALLOC_FAILED() abort()\n#endif\n"
+     "static inline void *lgen_alloc(size_t bytes, void **raw) {\n"
+     "  *raw = malloc(bytes + 64);\n"
+     "  if (!*raw)\n    LGEN_ALLOC_FAILED();\n"
+     "  return (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);\n}\n"},
     {"LGEN_CHECK_FAILED", "",
      "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
      " * before this point to handle violations yourself. */\n"
@@ -665,7 +373,7 @@ static const RuntimeHelper runtime_helpers[] = {
 
 enum { NUM_RUNTIME_HELPERS = sizeof runtime_helpers / sizeof *runtime_helpers };
 
-static void use_helper(bool *used, const char *name) {
+void use_helper(bool *used, const char *name) {
   for (int i = 0; i < NUM_RUNTIME_HELPERS; i++) {
     if (strcmp(runtime_helpers[i].name, name) != 0 || used[i])
       continue;
@@ -677,6 +385,17 @@ static void use_helper(bool *used, const char *name) {
   }
 }
 
+static bool uses_register_blocks(const Module *m, const EmitOptions *opt) {
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    for (int j = 0; j < k->nops; j++)
+      for (int d = 0; d < k->ops[j].ndims; d++)
+        if (opt->schedules[i][j].unroll[d] > 1)
+          return true;
+  }
+  return false;
+}
+
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
   StrBuf helpers = {0}, bodies = {0};
   PtrVec helper_names = {0};
@@ -684,9 +403,13 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   for (int i = 0; i < m->kernels.len; i++) {
     if (i)
       sb_putc(&bodies, '\n');
-    emit_kernel(&e, m->kernels.items[i]);
+    emit_kernel(&e, m->kernels.items[i], i);
   }
   sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", opt->input_name);
+  if (opt->target && opt->target->vector_bytes == 64 && uses_register_blocks(m, opt))
+    sb_puts(out, "/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */\n"
+                 "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
+                 "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n");
   if (opt->header_name)
     sb_printf(out, "#include \"%s\"\n", opt->header_name);
   sb_puts(out, "#include <stdint.h>\n");

@@ -9,6 +9,7 @@
 #define LGEN_C_EMIT_H
 
 #include "analysis/analysis.h"
+#include "schedule/schedule.h"
 
 typedef struct {
   const char *prefix;      /* on every exported symbol; "" for none */
@@ -16,6 +17,8 @@ typedef struct {
   const char *header_name; /* #include "header_name" from the .c; NULL for none */
   const char *guard;       /* include guard macro of the header */
   const char *input_name;  /* for the "generated from" line */
+  Schedule **schedules;    /* [kernel][op]: what each loop nest follows */
+  const Target *target;
 } EmitOptions;
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);

@@ -1,0 +1,99 @@
+/* c_checks.c - --checks: at entry, a kernel verifies that the sizes it was
+ * given satisfy the relations its spec implies (the IR's Preconditions):
+ * equal extents where two operands bind one dim, and every index inside
+ * its tensor, computed by interval arithmetic over the actual sizes. A
+ * violation calls LGEN_CHECK_FAILED(message). */
+#include "emit/c_internal.h"
+
+/* ---- --checks ---- */
+
+static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
+  switch (x->kind) {
+  case AE_DIM:
+    use_helper(e->helpers_used, "lgen_range");
+    sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, e->op->dims[x->index].extent));
+    return;
+  case AE_CONST:
+  case AE_SIZE:
+  case AE_ATTR: {
+    const char *v = affine_str(e, x);
+    use_helper(e->helpers_used, "lgen_range");
+    sb_printf(out, "lgen_range_of(%s, %s)", v, v);
+    return;
+  }
+  case AE_NEG:
+    use_helper(e->helpers_used, "lgen_range_neg");
+    sb_puts(out, "lgen_range_neg(");
+    range_expr(e, out, x->lhs);
+    sb_putc(out, ')');
+    return;
+  default: {
+    static const char *const fn[] = {[AE_ADD] = "add", [AE_SUB] = "sub", [AE_MUL] = "mul",
+                                     [AE_FLOORDIV] = "floordiv", [AE_CEILDIV] = "ceildiv", [AE_MOD] = "mod"};
+    use_helper(e->helpers_used, arena_printf(e->arena, "lgen_range_%s", fn[x->kind]));
+    sb_printf(out, "lgen_range_%s(", fn[x->kind]);
+    range_expr(e, out, x->lhs);
+    sb_puts(out, ", ");
+    range_expr(e, out, x->rhs);
+    sb_putc(out, ')');
+  }
+  }
+}
+
+static const char *c_string_body(Emitter *e, const char *s) {
+  StrBuf sb = {0};
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\')
+      sb_putc(&sb, '\\');
+    sb_putc(&sb, *s);
+  }
+  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+void emit_checks(Emitter *e) {
+  const Kernel *k = e->k;
+  use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
+  for (int s = 0; s < k->nsizes; s++)
+    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
+         e->kn.function, k->sizes[s].name);
+  for (int i = 0; i < k->nops; i++) {
+    const StructuredOp *op = &k->ops[i];
+    e->op = op;
+    e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
+    for (int d = 0; d < op->ndims; d++)
+      e->dim_names[d] = op->dims[d].name;
+    StrBuf nonempty = {0};
+    for (int d = 0; d < op->ndims; d++)
+      sb_printf(&nonempty, "%s%s > 0", d ? " && " : "", affine_str(e, op->dims[d].extent));
+    for (int p = 0; p < op->npre; p++) {
+      const Precondition *pre = &op->pre[p];
+      const Operand *o = &op->operands[pre->operand];
+      const TensorParam *t = &k->tensors[o->tensor];
+      const char *extent = affine_str(e, t->shape[pre->pos]);
+      if (pre->kind == PRE_EQUAL) {
+        const Dim *dim = &op->dims[pre->dim];
+        const char *want = affine_str(e, dim->extent);
+        const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
+                                       e->kn.function, t->name, pre->pos, extent, want, dim->name);
+        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_body(e, msg));
+        continue;
+      }
+      StrBuf range = {0};
+      range_expr(e, &range, o->map[pre->pos]);
+      const char *index = affine_str(e, o->map[pre->pos]);
+      const char *msg = arena_printf(e->arena, "%s: index %s of %s leaves [0, %s) for these sizes", e->kn.function,
+                                     index, t->name, extent);
+      line(e, "if (%s) {", op->ndims ? sb_cstr(&nonempty) : "1");
+      e->indent++;
+      line(e, "const lgen_range r = %s;", sb_cstr(&range));
+      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_body(e, msg));
+      e->indent--;
+      line(e, "}");
+      sb_free(&range);
+    }
+    sb_free(&nonempty);
+  }
+}
+

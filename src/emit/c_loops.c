@@ -1,0 +1,796 @@
+/* c_loops.c - one StructuredOp under its Schedule, as a C loop nest.
+ *
+ * The nest is built in bands, each following the schedule's dim order:
+ *   band 0     level-0 tile loops, and the only loop of every parallel dim
+ *              that is neither tiled nor register-blocked
+ *   levels 1+  deeper tile loops
+ *   reg tiles  loops over register blocks (step = unroll factor)
+ *   points     the remaining point loops (tiled dims, reductions)
+ *   reg points the register block itself, constant extent, vector dim last
+ * Partial tiles are exact: every tile loop computes its end with lgen_min.
+ *
+ * Outputs live in accumulators across the innermost run of reduction and
+ * register-point loops: a scalar, or an array indexed by the register-point
+ * loops, loaded before that run and stored after it. The order of each
+ * output element's reduction iterations is always the domain's own, so
+ * every schedule that does not split a reduction gives bit-identical
+ * results. Register blocks are emitted twice: with constant extents for full
+ * blocks (so compilers unroll them and keep accumulators in registers), and
+ * with run-time extents for the partial blocks at the edges.
+ *
+ * Packed tensors are copied, at the innermost level-0 tile loop that moves
+ * them, into buffers allocated once per parallel iteration (or once per
+ * call outside parallel loops). */
+#include "emit/c_internal.h"
+
+#include <string.h>
+
+typedef enum { LOOP_TILE, LOOP_REG_TILE, LOOP_POINT, LOOP_REG_POINT } LoopKind;
+
+typedef struct {
+  int dim;
+  LoopKind kind;
+  int level;    /* LOOP_TILE */
+  int64_t step; /* tile size, unroll factor, or 1 */
+  bool band0;   /* in band 0 */
+  bool first;   /* the dim's outermost loop */
+} Loop;
+
+typedef struct {
+  int tensor;
+  const Operand *operand;
+  int point;    /* packed just before loop `point` opens */
+  int alloc_at; /* buffer allocated just before loop `alloc_at` opens */
+  const char *buf, *raw;
+  /* layout: outer parts of unrolled dims, other dims, inner parts */
+  int nlayout;
+  int layout_dim[LG_MAX_RANK * 2];
+  int layout_part[LG_MAX_RANK * 2]; /* 0 whole, 1 outer, 2 inner */
+  const char *layout_ext[LG_MAX_RANK * 2];
+  const char *base[LG_MAX_DIMS]; /* per op dim, at the pack point */
+  const char *ext[LG_MAX_DIMS];
+} Pack;
+
+typedef struct {
+  Emitter *e;
+  const StructuredOp *op;
+  const Schedule *s;
+  Loop loops[LG_MAX_DIMS * (LG_MAX_LEVELS + 3)];
+  int nloops;
+  int acc_start;    /* accumulators are loaded before loop acc_start; -1: none */
+  int region;       /* full/partial register-block split before this loop; -1: none */
+  int par_first;    /* the omp parallel loop group; -1: none */
+  int par_count;
+  int vector_loop;  /* gets omp simd; -1: none */
+  const char *vector_clause; /* reduction clause of a vectorised reduction loop */
+  bool split;       /* the parallel loop is a reduction split across threads */
+  Pack packs[LG_MAX_TENSORS];
+  int npacks;
+  /* per dim, as loops open */
+  const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
+  const char *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS], *point_var[LG_MAX_DIMS];
+  bool full_block;  /* emitting the constant-extent copy of a register block */
+  const char **acc; /* per yield */
+  const char *acc_index; /* "[m_i][n_i]" or "" */
+} Nest;
+
+/* ---- one iteration ---- */
+
+static int *use_counts(const StructuredOp *op, Arena *arena) {
+  int *uses = arena_alloc(arena, sizeof(int) * (size_t)(op->nnodes + 1));
+  for (int i = 0; i < op->nnodes; i++)
+    for (int a = 0; a < op->nodes[i].nargs; a++)
+      uses[op->nodes[i].args[a]]++;
+  for (int y = 0; y < op->nyields; y++)
+    uses[op->yields[y].value]++;
+  return uses;
+}
+
+/* "(a + b)" -> "a + b" when the parentheses enclose the whole expression. */
+static const char *strip_parens(Emitter *e, const char *s) {
+  size_t n = strlen(s);
+  if (n < 2 || s[0] != '(' || s[n - 1] != ')')
+    return s;
+  int depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
+    if (depth == 0 && i < n - 1)
+      return s;
+  }
+  return arena_strndup(e->arena, s + 1, n - 2);
+}
+
+/* The statements of one iteration: temporaries for shared subexpressions,
+ * then one assignment per yield to `targets[y]`. */
+static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
+  const StructuredOp *op = e->op;
+  ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
+                 .helper_names = e->helper_names, .arena = e->arena};
+  ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
+  int *uses = use_counts(op, e->arena);
+  for (int i = 0; i < op->nnodes; i++) {
+    if (op->nodes[i].kind != PN_OP || uses[i] < 2)
+      continue;
+    StrBuf sb = {0};
+    c_expr(&sb, &ctx, i);
+    const char *name = names_claim(&e->kn.table, arena_printf(e->arena, "t%d", i));
+    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, strip_parens(e, sb_cstr(&sb)));
+    ctx.node_names[i] = name;
+    sb_free(&sb);
+  }
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+  for (int y = 0; y < op->nyields; y++) {
+    StrBuf sb = {0};
+    c_expr(&sb, &ctx, op->yields[y].value);
+    values[y] = arena_strdup(e->arena, sb_cstr(&sb));
+    sb_free(&sb);
+  }
+  if (op->nyields == 1) {
+    line(e, "%s = %s;", targets[0], strip_parens(e, values[0]));
+  } else {
+    /* every value is computed from the old outputs before any is stored */
+    const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+    for (int y = 0; y < op->nyields; y++) {
+      tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
+      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y],
+           strip_parens(e, values[y]));
+    }
+    for (int y = 0; y < op->nyields; y++)
+      line(e, "%s = %s;", targets[y], tmp[y]);
+  }
+  e->needs_math |= ctx.needs_math;
+}
+
+/* ---- building the nest ---- */
+
+static bool tiled(const Schedule *s, int d) {
+  for (int l = 0; l < s->nlevels; l++)
+    if (s->tile[l][d] > 0)
+      return true;
+  return false;
+}
+
+static void add_loop(Nest *n, int dim, LoopKind kind, int level, int64_t step, bool band0) {
+  bool first = true;
+  for (int i = 0; i < n->nloops; i++)
+    first &= n->loops[i].dim != dim;
+  n->loops[n->nloops++] = (Loop){dim, kind, level, step, band0, first};
+}
+
+static void build_loops(Nest *n) {
+  const StructuredOp *op = n->op;
+  const Schedule *s = n->s;
+  const int *order = s->order;
+  for (int i = 0; i < op->ndims; i++) {
+    int d = order[i];
+    if (s->nlevels > 0 && s->tile[0][d] > 0)
+      add_loop(n, d, LOOP_TILE, 0, s->tile[0][d], true);
+    else if (!tiled(s, d) && s->unroll[d] <= 1 && op->dims[d].kind == ITER_PARALLEL)
+      add_loop(n, d, LOOP_POINT, 0, 1, true);
+  }
+  for (int l = 1; l < s->nlevels; l++)
+    for (int i = 0; i < op->ndims; i++)
+      if (s->tile[l][order[i]] > 0)
+        add_loop(n, order[i], LOOP_TILE, l, s->tile[l][order[i]], false);
+  for (int i = 0; i < op->ndims; i++)
+    if (s->unroll[order[i]] > 1)
+      add_loop(n, order[i], LOOP_REG_TILE, 0, s->unroll[order[i]], false);
+  for (int i = 0; i < op->ndims; i++) {
+    int d = order[i];
+    if (s->unroll[d] <= 1 && (tiled(s, d) || op->dims[d].kind == ITER_REDUCTION))
+      add_loop(n, d, LOOP_POINT, 0, 1, false);
+  }
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < op->ndims; i++) {
+      int d = order[i];
+      if (s->unroll[d] > 1 && (d == s->vector_dim) == (pass == 1))
+        add_loop(n, d, LOOP_REG_POINT, 0, 1, false);
+    }
+}
+
+static bool has_reduction(const StructuredOp *op) {
+  for (int d = 0; d < op->ndims; d++)
+    if (op->dims[d].kind == ITER_REDUCTION)
+      return true;
+  return false;
+}
+
+static bool map_has_division(const AffineExpr *x) {
+  if (!x)
+    return false;
+  if (x->kind == AE_FLOORDIV || x->kind == AE_CEILDIV || x->kind == AE_MOD)
+    return true;
+  return map_has_division(x->lhs) || map_has_division(x->rhs);
+}
+
+/* `omp simd` forces vectorisation, and clang warns when it cannot comply, so
+ * the pragma goes only on bodies compilers do vectorise without fast-math:
+ * no libm calls, no f16 (software conversions without _Float16), no integer
+ * division, no floordiv/ceildiv/mod in an index. */
+static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
+  for (int i = 0; i < op->nnodes; i++) {
+    const PayloadNode *n = &op->nodes[i];
+    if (n->type == TY_F16)
+      return false;
+    if (n->kind == PN_OP && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_SQRT ||
+                             n->op == SOP_DIVIS || n->op == SOP_DIVIU))
+      return false;
+  }
+  for (int o = 0; o < op->noperands; o++)
+    for (int i = 0; i < k->tensors[op->operands[o].tensor].rank; i++)
+      if (!op->operands[o].shape_only && map_has_division(op->operands[o].map[i]))
+        return false;
+  return true;
+}
+
+/* The OpenMP reduction clause for the accumulator of a reduction loop, or
+ * NULL when the payload is no associative combine OpenMP can split. */
+static const char *reduction_clause(Nest *n, bool for_simd) {
+  int x;
+  const StructuredOp *op = n->op;
+  Combiner c = match_reduction(op, 0, &x);
+  ElemType t = op->nodes[op->yields[0].value].type;
+  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1)
+    return NULL;
+  /* float max/min reductions need no-NaN semantics to vectorise */
+  if (for_simd && (c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))
+    return NULL;
+  static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
+                                    [COMBINE_MIN] = "min"};
+  return arena_printf(n->e->arena, "reduction(%s:%s)", ops[c], n->acc[0]);
+}
+
+static void plan(Nest *n) {
+  const StructuredOp *op = n->op;
+  const Schedule *s = n->s;
+  build_loops(n);
+  n->acc_start = -1;
+  if (has_reduction(op)) {
+    int i = n->nloops;
+    while (i > 0 && (op->dims[n->loops[i - 1].dim].kind == ITER_REDUCTION || n->loops[i - 1].kind == LOOP_REG_POINT))
+      i--;
+    if (i < n->nloops)
+      n->acc_start = i;
+  }
+  n->region = -1;
+  for (int i = 0; i < n->nloops; i++)
+    if (n->loops[i].kind == LOOP_REG_TILE) {
+      for (int j = 0; j < n->nloops; j++)
+        if (n->loops[j].kind == LOOP_REG_POINT) {
+          n->region = n->acc_start >= 0 && n->acc_start < j ? n->acc_start : j;
+          break;
+        }
+      break;
+    }
+  n->par_first = -1;
+  n->par_count = 0;
+  for (int i = 0; i < n->nloops && n->par_first < 0; i++)
+    if (n->loops[i].first && s->parallel[n->loops[i].dim] && n->loops[i].kind != LOOP_REG_POINT)
+      n->par_first = i;
+  if (n->par_first >= 0) {
+    n->split = op->dims[n->loops[n->par_first].dim].kind == ITER_REDUCTION;
+    n->par_count = 1;
+    /* collapse adjacent outer parallel loops of other parallel dims */
+    while (!n->split && n->par_first + n->par_count < n->nloops) {
+      const Loop *l = &n->loops[n->par_first + n->par_count];
+      if (!l->first || !s->parallel[l->dim] || op->dims[l->dim].kind != ITER_PARALLEL || !l->band0)
+        break;
+      n->par_count++;
+    }
+  }
+  n->vector_loop = -1;
+  if (s->vector_dim >= 0 && n->nloops > 0 && n->loops[n->nloops - 1].dim == s->vector_dim &&
+      simd_friendly(op, n->e->k)) {
+    bool reduction = op->dims[s->vector_dim].kind == ITER_REDUCTION;
+    if (!reduction || (n->acc_start >= 0 && n->region < 0 && !n->split))
+      n->vector_loop = n->nloops - 1;
+  }
+}
+
+/* ---- names ---- */
+
+static const char *claim(Nest *n, const char *fmt, const char *name) {
+  return names_claim(&n->e->kn.table, arena_printf(n->e->arena, fmt, name));
+}
+
+static const char *dim_name(Nest *n, int d) { return n->op->dims[d].name; }
+
+/* ---- packing ---- */
+
+static bool tensor_uses_dim(Nest *n, const Operand *o, int d) {
+  for (int i = 0; i < n->e->k->tensors[o->tensor].rank; i++)
+    if (o->map[i]->index == d)
+      return true;
+  return false;
+}
+
+static void plan_packs(Nest *n) {
+  const Kernel *k = n->e->k;
+  for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++) {
+    if (!n->s->pack[t])
+      continue;
+    Pack *p = &n->packs[n->npacks++];
+    memset(p, 0, sizeof *p);
+    p->tensor = t;
+    p->operand = packable_operand(k, n->op, t);
+    p->point = 0;
+    for (int i = 0; i < n->nloops; i++)
+      if (n->loops[i].band0 && tensor_uses_dim(n, p->operand, n->loops[i].dim))
+        p->point = i + 1;
+    p->alloc_at = (n->par_first >= 0 && p->point > n->par_first) ? n->par_first + n->par_count : 0;
+    const char *tname = n->e->kn.tensors[t];
+    p->buf = claim(n, "%s_pack", tname);
+    p->raw = claim(n, "%s_pack_mem", tname);
+  }
+}
+
+/* Which part of the layout each operand dim contributes, outer to inner. */
+static void pack_layout(Nest *n, Pack *p) {
+  const Operand *o = p->operand;
+  int rank = n->e->k->tensors[o->tensor].rank;
+  p->nlayout = 0;
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < n->op->ndims; i++) {
+      int d = pass == 2 ? -1 : n->s->order[i];
+      if (pass == 2) { /* inner parts in register-point order */
+        int seen = 0;
+        for (int l = 0; l < n->nloops; l++)
+          if (n->loops[l].kind == LOOP_REG_POINT && seen++ == i)
+            d = n->loops[l].dim;
+        if (d < 0)
+          continue;
+      }
+      if (!tensor_uses_dim(n, o, d))
+        continue;
+      bool unrolled = n->s->unroll[d] > 1;
+      if ((pass == 1) == unrolled)
+        continue;
+      p->layout_dim[p->nlayout] = d;
+      p->layout_part[p->nlayout] = pass == 0 ? 1 : pass == 1 ? 0 : 2;
+      p->nlayout++;
+    }
+  (void)rank;
+}
+
+static const char *sizeof_elem(Nest *n, int t) {
+  return arena_printf(n->e->arena, "sizeof(%s)", c_type_name(n->e->k->tensors[t].type));
+}
+
+/* Buffer size: the largest region any pack point sees, padded to whole register blocks. */
+static void emit_pack_alloc(Nest *n, Pack *p) {
+  Emitter *e = n->e;
+  StrBuf size = {0};
+  sb_printf(&size, "%s", sizeof_elem(n, p->tensor));
+  const Operand *o = p->operand;
+  for (int i = 0; i < e->k->tensors[o->tensor].rank; i++) {
+    int d = o->map[i]->index;
+    const char *extent = affine_str(e, n->op->dims[d].extent);
+    const char *span = extent;
+    bool band0_point = false;
+    for (int l = 0; l < p->point; l++)
+      if (n->loops[l].dim == d && n->loops[l].kind == LOOP_POINT)
+        band0_point = true;
+    if (band0_point)
+      span = "1";
+    else if (n->s->nlevels > 0 && n->s->tile[0][d] > 0)
+      span = arena_printf(e->arena, "lgen_min(%lld, %s)", (long long)n->s->tile[0][d], extent);
+    int64_t u = n->s->unroll[d];
+    if (u > 1)
+      span = arena_printf(e->arena, "(%s + %lld) / %lld * %lld", span, (long long)(u - 1), (long long)u, (long long)u);
+    sb_printf(&size, " * (size_t)(%s)", span);
+  }
+  use_helper(e->helpers_used, "lgen_min");
+  use_helper(e->helpers_used, "lgen_alloc");
+  line(e, "void *%s;", p->raw);
+  line(e, "%s *%s = (%s *)lgen_alloc(%s, &%s);", c_type_name(e->k->tensors[p->tensor].type), p->buf,
+       c_type_name(e->k->tensors[p->tensor].type), sb_cstr(&size), p->raw);
+  sb_free(&size);
+}
+
+/* Copies the tensor's region for the current level-0 tiles into the buffer. */
+static void emit_pack_copy(Nest *n, Pack *p) {
+  Emitter *e = n->e;
+  const Operand *o = p->operand;
+  const TensorParam *t = &e->k->tensors[o->tensor];
+  const char *tname = e->kn.tensors[o->tensor];
+  line(e, "/* pack %s into %s */", t->name, p->buf);
+  for (int i = 0; i < t->rank; i++) {
+    int d = o->map[i]->index;
+    bool band0_point = false;
+    for (int l = 0; l < p->point; l++)
+      if (n->loops[l].dim == d && n->loops[l].kind == LOOP_POINT)
+        band0_point = true;
+    if (band0_point) {
+      p->base[d] = n->value[d];
+      p->ext[d] = "1";
+    } else {
+      p->base[d] = n->lo[d];
+      p->ext[d] = claim(n, "%s_extent", arena_printf(e->arena, "%s_%s", tname, dim_name(n, d)));
+      line(e, "const int64_t %s = %s%s%s;", p->ext[d], n->hi[d], strcmp(n->lo[d], "0") ? " - " : "",
+           strcmp(n->lo[d], "0") ? n->lo[d] : "");
+    }
+  }
+  pack_layout(n, p);
+  const char *vars[LG_MAX_RANK * 2];
+  for (int i = 0; i < p->nlayout; i++) {
+    int d = p->layout_dim[i];
+    int64_t u = n->s->unroll[d];
+    switch (p->layout_part[i]) {
+    case 0:
+      p->layout_ext[i] = p->ext[d];
+      break;
+    case 1:
+      p->layout_ext[i] = arena_printf(e->arena, "((%s + %lld) / %lld)", p->ext[d], (long long)(u - 1), (long long)u);
+      break;
+    default:
+      p->layout_ext[i] = arena_printf(e->arena, "%lld", (long long)u);
+    }
+    vars[i] = claim(n, "%s_p", arena_printf(e->arena, "%s%s", dim_name(n, d),
+                                             p->layout_part[i] == 1 ? "_o" : p->layout_part[i] == 2 ? "_i" : ""));
+    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", vars[i], vars[i], p->layout_ext[i], vars[i]);
+    e->indent++;
+  }
+  /* local coordinate of each dim, and whether it is inside the region */
+  StrBuf in_range = {0};
+  const char *local[LG_MAX_DIMS] = {0};
+  for (int i = 0; i < p->nlayout; i++) {
+    int d = p->layout_dim[i];
+    if (p->layout_part[i] == 0)
+      local[d] = vars[i];
+  }
+  for (int i = 0; i < p->nlayout; i++) {
+    int d = p->layout_dim[i];
+    if (p->layout_part[i] != 1)
+      continue;
+    const char *inner = NULL;
+    for (int j = 0; j < p->nlayout; j++)
+      if (p->layout_dim[j] == d && p->layout_part[j] == 2)
+        inner = vars[j];
+    local[d] = claim(n, "%s_l", dim_name(n, d));
+    line(e, "const int64_t %s = %s * %lld + %s;", local[d], vars[i], (long long)n->s->unroll[d], inner);
+    sb_printf(&in_range, "%s%s < %s", in_range.len ? " && " : "", local[d], p->ext[d]);
+  }
+  /* the tensor's element at base + local, row-major */
+  StrBuf src = {0};
+  for (int i = 0; i < t->rank; i++) {
+    int d = o->map[i]->index;
+    const char *coord = strcmp(p->base[d], "0") == 0 ? local[d] : arena_printf(e->arena, "(%s + %s)", p->base[d], local[d]);
+    if (i == 0) {
+      sb_puts(&src, coord);
+    } else {
+      const char *prev = arena_strdup(e->arena, sb_cstr(&src));
+      src.len = 0;
+      sb_printf(&src, "%s%s%s * %s + %s", i > 1 ? "(" : "", prev, i > 1 ? ")" : "", affine_str(e, t->shape[i]), coord);
+    }
+  }
+  StrBuf dst = {0};
+  for (int i = 0; i < p->nlayout; i++) {
+    if (i == 0) {
+      sb_puts(&dst, vars[0]);
+    } else {
+      const char *prev = arena_strdup(e->arena, sb_cstr(&dst));
+      dst.len = 0;
+      sb_printf(&dst, "%s%s%s * %s + %s", i > 1 ? "(" : "", prev, i > 1 ? ")" : "", p->layout_ext[i], vars[i]);
+    }
+  }
+  if (in_range.len)
+    line(e, "%s[%s] = %s ? %s[%s] : (%s)0;", p->buf, sb_cstr(&dst), sb_cstr(&in_range), tname, sb_cstr(&src),
+         c_type_name(t->type));
+  else
+    line(e, "%s[%s] = %s[%s];", p->buf, sb_cstr(&dst), tname, sb_cstr(&src));
+  for (int i = 0; i < p->nlayout; i++) {
+    e->indent--;
+    line(e, "}");
+  }
+  sb_free(&in_range);
+  sb_free(&src);
+  sb_free(&dst);
+}
+
+/* The packed element the body reads at the current dim values. */
+static const char *pack_read(Nest *n, const Pack *p) {
+  Emitter *e = n->e;
+  StrBuf idx = {0};
+  for (int i = 0; i < p->nlayout; i++) {
+    int d = p->layout_dim[i];
+    const char *coord;
+    bool base0 = strcmp(p->base[d], "0") == 0;
+    switch (p->layout_part[i]) {
+    case 1:
+      coord = arena_printf(e->arena, "(%s%s%s) / %lld", n->reg_var[d], base0 ? "" : " - ", base0 ? "" : p->base[d],
+                           (long long)n->s->unroll[d]);
+      break;
+    case 2:
+      coord = n->point_var[d];
+      break;
+    default:
+      coord = base0 ? n->value[d] : arena_printf(e->arena, "%s - %s", n->value[d], p->base[d]);
+    }
+    if (i == 0) {
+      sb_puts(&idx, coord);
+    } else {
+      const char *prev = arena_strdup(e->arena, sb_cstr(&idx));
+      idx.len = 0;
+      sb_printf(&idx, "(%s) * %s + %s", prev, p->layout_ext[i], coord);
+    }
+  }
+  const char *s = arena_printf(e->arena, "%s[%s]", p->buf, sb_cstr(&idx));
+  sb_free(&idx);
+  return s;
+}
+
+/* ---- loops ---- */
+
+static const char *pragma_for(Nest *n, int i) {
+  bool vector = i == n->vector_loop;
+  if (i == n->par_first) {
+    const char *collapse = n->par_count > 1 ? arena_printf(n->e->arena, " collapse(%d)", n->par_count) : "";
+    const char *reduction = "";
+    if (n->split) {
+      const char *clause = reduction_clause(n, vector);
+      reduction = arena_printf(n->e->arena, " %s", clause);
+      if (!clause)
+        vector = false;
+    }
+    if (vector)
+      return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp parallel for simd%s%s)", collapse, reduction);
+    return arena_printf(n->e->arena, "LGEN_OMP(omp parallel for%s%s)", collapse, reduction);
+  }
+  if (!vector)
+    return NULL;
+  if (n->op->dims[n->loops[i].dim].kind == ITER_REDUCTION) {
+    const char *clause = reduction_clause(n, true);
+    return clause ? arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp simd %s)", clause) : NULL;
+  }
+  return "LGEN_OMP_SIMD(omp simd)";
+}
+
+/* Opens loop i; returns the declarations that go inside it (deferred past
+ * the headers of a collapsed group). */
+static void open_loop(Nest *n, int i, StrBuf *decls) {
+  Emitter *e = n->e;
+  const Loop *l = &n->loops[i];
+  int d = l->dim;
+  const char *pragma = pragma_for(n, i);
+  if (pragma)
+    line(e, "%s", pragma);
+  const char *lo = n->lo[d], *hi = n->hi[d];
+  switch (l->kind) {
+  case LOOP_TILE: {
+    const char *v = claim(n, "%s", arena_printf(e->arena, "%s_t%d", dim_name(n, d), l->level));
+    const char *end = claim(n, "%s_end", v);
+    line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo, v, hi, v, (long long)l->step);
+    use_helper(e->helpers_used, "lgen_min");
+    sb_printf(decls, "const int64_t %s = lgen_min(%s + %lld, %s);\n", end, v, (long long)l->step, hi);
+    n->lo[d] = v;
+    n->hi[d] = end;
+    break;
+  }
+  case LOOP_REG_TILE: {
+    const char *v = claim(n, "%s_r", dim_name(n, d));
+    const char *len = claim(n, "%s_len", dim_name(n, d));
+    line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo, v, hi, v, (long long)l->step);
+    use_helper(e->helpers_used, "lgen_min");
+    sb_printf(decls, "const int64_t %s = lgen_min(%lld, %s - %s);\n", len, (long long)l->step, hi, v);
+    n->reg_var[d] = v;
+    n->reg_len[d] = len;
+    break;
+  }
+  case LOOP_POINT: {
+    const char *v = claim(n, "%s", dim_name(n, d));
+    line(e, "for (int64_t %s = %s; %s < %s; ++%s) {", v, lo, v, hi, v);
+    n->value[d] = v;
+    break;
+  }
+  case LOOP_REG_POINT: {
+    const char *v = n->point_var[d];
+    const char *bound = n->full_block ? arena_printf(e->arena, "%lld", (long long)n->s->unroll[d]) : n->reg_len[d];
+    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, bound, v);
+    n->value[d] = arena_printf(e->arena, "(%s + %s)", n->reg_var[d], v);
+    break;
+  }
+  }
+  e->indent++;
+}
+
+static void close_loop(Nest *n) {
+  n->e->indent--;
+  line(n->e, "}");
+}
+
+static void flush_decls(Nest *n, StrBuf *decls) {
+  const char *s = sb_cstr(decls);
+  while (*s) {
+    const char *nl = strchr(s, '\n');
+    line(n->e, "%.*s", (int)(nl - s), s);
+    s = nl + 1;
+  }
+  sb_free(decls);
+}
+
+/* ---- bodies and accumulators ---- */
+
+static const Pack *pack_of(const Nest *n, int tensor) {
+  for (int i = 0; i < n->npacks; i++)
+    if (n->packs[i].tensor == tensor)
+      return &n->packs[i];
+  return NULL;
+}
+
+static int yield_of(const StructuredOp *op, int operand) {
+  for (int y = 0; y < op->nyields; y++)
+    if (op->yields[y].operand == operand)
+      return y;
+  return -1;
+}
+
+static void emit_body_here(Nest *n, bool in_acc) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  e->dim_names = n->value;
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
+  const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
+  for (int o = 0; o < op->noperands; o++) {
+    int y = yield_of(op, o);
+    const Pack *p = pack_of(n, op->operands[o].tensor);
+    if (op->operands[o].shape_only)
+      values[o] = "";
+    else if (in_acc && y >= 0)
+      values[o] = arena_printf(e->arena, "%s%s", n->acc[y], n->acc_index);
+    else if (p)
+      values[o] = pack_read(n, p);
+    else
+      values[o] = access_str(e, &op->operands[o]);
+  }
+  for (int y = 0; y < op->nyields; y++)
+    targets[y] = values[op->yields[y].operand];
+  emit_body(e, values, targets);
+}
+
+/* Loops over the register block only, for loading and storing accumulators. */
+static void block_loops(Nest *n, bool open) {
+  for (int i = n->acc_start; i < n->nloops; i++) {
+    const Loop *l = &n->loops[i];
+    if (l->kind != LOOP_REG_POINT)
+      continue;
+    if (open) {
+      const char *v = n->point_var[l->dim];
+      const char *bound = n->full_block ? arena_printf(n->e->arena, "%lld", (long long)n->s->unroll[l->dim])
+                                        : n->reg_len[l->dim];
+      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, bound, v);
+      n->e->indent++;
+      n->value[l->dim] = arena_printf(n->e->arena, "(%s + %s)", n->reg_var[l->dim], v);
+    } else {
+      close_loop(n);
+    }
+  }
+}
+
+static void emit_from(Nest *n, int i, bool region_done, bool acc_done);
+
+static void emit_accumulated(Nest *n, int i) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  StrBuf dims = {0};
+  for (int j = i; j < n->nloops; j++)
+    if (n->loops[j].kind == LOOP_REG_POINT)
+      sb_printf(&dims, "[%lld]", (long long)n->s->unroll[n->loops[j].dim]);
+  e->dim_names = n->value;
+  if (!dims.len) {
+    for (int y = 0; y < op->nyields; y++) {
+      const Operand *o = &op->operands[op->yields[y].operand];
+      line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
+    }
+    emit_from(n, i, true, true);
+    e->dim_names = n->value;
+    for (int y = 0; y < op->nyields; y++)
+      line(e, "%s = %s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y]);
+    return;
+  }
+  for (int y = 0; y < op->nyields; y++) {
+    const Operand *o = &op->operands[op->yields[y].operand];
+    line(e, "%s %s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], sb_cstr(&dims));
+  }
+  sb_free(&dims);
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  block_loops(n, true);
+  e->dim_names = n->value;
+  for (int y = 0; y < op->nyields; y++)
+    line(e, "%s%s = %s;", n->acc[y], n->acc_index, access_str(e, &op->operands[op->yields[y].operand]));
+  block_loops(n, false);
+  memcpy(n->value, saved, sizeof saved);
+  emit_from(n, i, true, true);
+  memcpy(n->value, saved, sizeof saved);
+  block_loops(n, true);
+  e->dim_names = n->value;
+  for (int y = 0; y < op->nyields; y++)
+    line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], n->acc_index);
+  block_loops(n, false);
+  memcpy(n->value, saved, sizeof saved);
+}
+
+static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
+  Emitter *e = n->e;
+  for (int p = 0; p < n->npacks; p++)
+    if (n->packs[p].alloc_at == i && !region_done && !acc_done)
+      emit_pack_alloc(n, &n->packs[p]);
+  for (int p = 0; p < n->npacks; p++)
+    if (n->packs[p].point == i && !region_done && !acc_done)
+      emit_pack_copy(n, &n->packs[p]);
+
+  if (i == n->region && !region_done) {
+    StrBuf full = {0};
+    for (int j = 0; j < n->nloops; j++)
+      if (n->loops[j].kind == LOOP_REG_TILE)
+        sb_printf(&full, "%s%s == %lld", full.len ? " && " : "", n->reg_len[n->loops[j].dim],
+                  (long long)n->loops[j].step);
+    line(e, "if (%s) { /* a full register block: constant extents */", sb_cstr(&full));
+    sb_free(&full);
+    e->indent++;
+    n->full_block = true;
+    emit_from(n, i, true, false);
+    n->full_block = false;
+    e->indent--;
+    line(e, "} else {");
+    e->indent++;
+    emit_from(n, i, true, false);
+    e->indent--;
+    line(e, "}");
+  } else if (i == n->acc_start && !acc_done) {
+    emit_accumulated(n, i);
+  } else if (i == n->nloops) {
+    emit_body_here(n, n->acc_start >= 0);
+  } else {
+    int count = i == n->par_first ? n->par_count : 1;
+    const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
+    memcpy(lo, n->lo, sizeof lo);
+    memcpy(hi, n->hi, sizeof hi);
+    memcpy(value, n->value, sizeof value);
+    StrBuf decls = {0};
+    for (int j = 0; j < count; j++)
+      open_loop(n, i + j, &decls);
+    flush_decls(n, &decls);
+    emit_from(n, i + count, false, false);
+    for (int j = 0; j < count; j++)
+      close_loop(n);
+    memcpy(n->lo, lo, sizeof lo);
+    memcpy(n->hi, hi, sizeof hi);
+    memcpy(n->value, value, sizeof value);
+  }
+
+  for (int p = 0; p < n->npacks; p++)
+    if (n->packs[p].alloc_at == i && !region_done && !acc_done)
+      line(e, "free(%s);", n->packs[p].raw);
+}
+
+void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  Nest *n = arena_alloc(e->arena, sizeof *n);
+  n->e = e;
+  n->op = op;
+  n->s = e->sched;
+  e->op = op;
+  n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
+  for (int y = 0; y < op->nyields; y++)
+    n->acc[y] = claim(n, "%s_acc", e->kn.tensors[op->operands[op->yields[y].operand].tensor]);
+  plan(n);
+  StrBuf index_str = {0};
+  for (int i = 0; i < n->nloops; i++)
+    if (n->loops[i].kind == LOOP_REG_POINT) {
+      int d = n->loops[i].dim;
+      n->point_var[d] = claim(n, "%s_i", dim_name(n, d));
+      if (n->acc_start >= 0 && i >= n->acc_start)
+        sb_printf(&index_str, "[%s]", n->point_var[d]);
+    }
+  n->acc_index = arena_strdup(e->arena, sb_cstr(&index_str));
+  sb_free(&index_str);
+  for (int d = 0; d < op->ndims; d++) {
+    n->lo[d] = "0";
+    n->hi[d] = affine_str(e, op->dims[d].extent);
+    n->value[d] = dim_name(n, d);
+  }
+  plan_packs(n);
+  if (e->k->nops > 1)
+    line(e, "/* comprehension %d */", index + 1);
+  emit_from(n, 0, false, false);
+}

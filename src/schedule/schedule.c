@@ -1,0 +1,183 @@
+/* schedule.c - the plain schedule, legality checks, and YAML printing. */
+#include "schedule/schedule.h"
+
+#include <string.h>
+
+#include "analysis/analysis.h"
+
+/* Parallel dims outside in domain order, reductions inside: the order the
+ * loops have always had, so `none` is the unscheduled reference. */
+void schedule_none(const StructuredOp *op, Schedule *s) {
+  memset(s, 0, sizeof *s);
+  s->vector_dim = -1;
+  int n = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int d = 0; d < op->ndims; d++)
+      if ((op->dims[d].kind == ITER_PARALLEL) == (pass == 0))
+        s->order[n++] = d;
+  if (op->ndims > 0) {
+    if (op->dims[s->order[0]].kind == ITER_PARALLEL)
+      s->parallel[s->order[0]] = true;
+    s->vector_dim = s->order[op->ndims - 1];
+  }
+}
+
+static int operands_of(const StructuredOp *op, int tensor) {
+  int n = 0;
+  for (int o = 0; o < op->noperands; o++)
+    n += op->operands[o].tensor == tensor;
+  return n;
+}
+
+/* The operand of tensor t, if it is read through bare dims only. */
+const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t) {
+  if (operands_of(op, t) != 1)
+    return NULL;
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *operand = &op->operands[o];
+    if (operand->tensor != t)
+      continue;
+    if (operand->shape_only || k->tensors[t].is_output)
+      return NULL;
+    for (int i = 0; i < k->tensors[t].rank; i++)
+      if (operand->map[i]->kind != AE_DIM)
+        return NULL;
+    return operand;
+  }
+  return NULL;
+}
+
+void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s, Loc where, Diag *diag) {
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int i = 0; i < op->ndims; i++) {
+    int d = s->order[i];
+    if (d < 0 || d >= op->ndims || seen[d])
+      diag_error(diag, where, "the loop order must name every dim of the op once");
+    seen[d] = true;
+  }
+  int unrolled = 0;
+  int64_t block = 1;
+  for (int d = 0; d < op->ndims; d++) {
+    const Dim *dim = &op->dims[d];
+    for (int l = 0; l < s->nlevels; l++) {
+      if (s->tile[l][d] < 0)
+        diag_error(diag, where, "tile size of '%s' must be positive", dim->name);
+      for (int m = l + 1; m < s->nlevels; m++)
+        if (s->tile[l][d] && s->tile[m][d] && s->tile[m][d] > s->tile[l][d])
+          diag_error(diag, where, "tile sizes of '%s' must not grow from one level to the next", dim->name);
+    }
+    if (s->unroll[d] < 0 || s->unroll[d] > 64)
+      diag_error(diag, where, "unroll factor of '%s' must be between 1 and 64", dim->name);
+    if (s->unroll[d] > 1) {
+      if (dim->kind != ITER_PARALLEL)
+        diag_error(diag, where, "'%s' is a reduction: only parallel dims can be unrolled and jammed", dim->name);
+      unrolled++;
+      block *= s->unroll[d];
+      for (int l = 0; l < s->nlevels; l++)
+        if (s->tile[l][d] && s->tile[l][d] % s->unroll[d] != 0)
+          diag_error(diag, where, "tile sizes of '%s' must be multiples of its unroll factor %lld", dim->name,
+                     (long long)s->unroll[d]);
+    }
+    if (s->parallel[d] && dim->kind == ITER_REDUCTION) {
+      int x;
+      if (!s->split_reduction)
+        diag_error(diag, where,
+                   "'%s' is a reduction: parallelising it needs 'split_reduction: true' (per-thread partials)",
+                   dim->name);
+      if (match_reduction(op, 0, &x) == COMBINE_NONE)
+        diag_error(diag, where, "'%s' cannot be split: the payload is not a sum, product, max or min", dim->name);
+    }
+  }
+  if (unrolled > 3 || block > 1024)
+    diag_error(diag, where, "the register block is too large (at most 3 dims and 1024 elements)");
+  if (s->split_reduction && unrolled)
+    diag_error(diag, where, "split_reduction cannot be combined with unroll");
+  if (s->vector_dim >= op->ndims)
+    diag_error(diag, where, "unknown vector dim");
+  for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
+    if (s->pack[t] && !packable_operand(k, op, t))
+      diag_error(diag, where,
+                 "'%s' cannot be packed: only inputs read once, through indices that are plain dims, can be",
+                 k->tensors[t].name);
+}
+
+/* ---- YAML output, in the form schedule files are read ---- */
+
+static void name_list(StrBuf *out, const StructuredOp *op, const int *dims, int n) {
+  sb_putc(out, '[');
+  for (int i = 0; i < n; i++)
+    sb_printf(out, "%s%s", i ? ", " : "", op->dims[dims[i]].name);
+  sb_putc(out, ']');
+}
+
+void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const Schedule *s) {
+  const char *indent = "    ";
+  if (op_index == 0)
+    sb_printf(out, "%s:\n", k->name);
+  sb_printf(out, "  - op: %d\n", op_index);
+  if (s->library_call) {
+    sb_printf(out, "%slibrary_call: %s\n", indent, s->library_call);
+    return;
+  }
+  bool any_tile = false;
+  for (int d = 0; d < op->ndims; d++)
+    for (int l = 0; l < s->nlevels; l++)
+      any_tile |= s->tile[l][d] > 0;
+  if (any_tile) {
+    sb_printf(out, "%stile: {", indent);
+    bool first = true;
+    for (int i = 0; i < op->ndims; i++) {
+      int d = s->order[i];
+      bool has = false;
+      for (int l = 0; l < s->nlevels; l++)
+        has |= s->tile[l][d] > 0;
+      if (!has)
+        continue;
+      sb_printf(out, "%s%s: [", first ? "" : ", ", op->dims[d].name);
+      first = false;
+      bool first_level = true;
+      for (int l = 0; l < s->nlevels; l++)
+        if (s->tile[l][d] > 0) {
+          sb_printf(out, "%s%lld", first_level ? "" : ", ", (long long)s->tile[l][d]);
+          first_level = false;
+        }
+      sb_putc(out, ']');
+    }
+    sb_puts(out, "}\n");
+  }
+  sb_printf(out, "%sorder: ", indent);
+  name_list(out, op, s->order, op->ndims);
+  sb_putc(out, '\n');
+  int dims[LG_MAX_DIMS], n = 0;
+  for (int i = 0; i < op->ndims; i++)
+    if (s->unroll[s->order[i]] > 1)
+      dims[n++] = s->order[i];
+  if (n) {
+    sb_printf(out, "%sunroll: {", indent);
+    for (int i = 0; i < n; i++)
+      sb_printf(out, "%s%s: %lld", i ? ", " : "", op->dims[dims[i]].name, (long long)s->unroll[dims[i]]);
+    sb_puts(out, "}\n");
+  }
+  n = 0;
+  for (int i = 0; i < op->ndims; i++)
+    if (s->parallel[s->order[i]])
+      dims[n++] = s->order[i];
+  sb_printf(out, "%sparallel: ", indent);
+  name_list(out, op, dims, n);
+  sb_putc(out, '\n');
+  if (s->split_reduction)
+    sb_printf(out, "%ssplit_reduction: true\n", indent);
+  if (s->vector_dim >= 0)
+    sb_printf(out, "%svector: %s\n", indent, op->dims[s->vector_dim].name);
+  bool any_pack = false;
+  for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
+    if (s->pack[t]) {
+      if (any_pack)
+        sb_printf(out, ", %s", k->tensors[t].name);
+      else
+        sb_printf(out, "%spack: [%s", indent, k->tensors[t].name);
+      any_pack = true;
+    }
+  if (any_pack)
+    sb_puts(out, "]\n");
+}

@@ -1,0 +1,100 @@
+/* schedule.h - per-op scheduling decisions, and where they come from.
+ *
+ * A Schedule says how to run one StructuredOp's iteration domain; the C
+ * emitter (emit/c_loops.c) applies it. Every decision is phrased in terms of
+ * the op's dims, iterator types and operands, never its name:
+ *
+ *   tile[l][d]     level-l tile size of dim d (0: not tiled at that level);
+ *                  tile loops of level 0 are outermost, partial tiles exact
+ *   order          the dims, outermost first; every band of loops (each tile
+ *                  level, the register tiles, the points) follows it
+ *   unroll[d]      register blocking: dim d's innermost loop has this constant
+ *                  extent and is unrolled and jammed inside the reduction
+ *                  loops, its outputs held in a local accumulator array
+ *   parallel[d]    the outermost loop of d is an OpenMP parallel loop (adjacent
+ *                  ones collapse); a reduction dim needs split_reduction
+ *   vector_dim     the dim whose innermost loop gets `omp simd` (-1: none)
+ *   pack[t]        tensor t is copied, per level-0 tile, into a contiguous
+ *                  local buffer in an IREE-style data-tiled layout: the outer
+ *                  tiles of its register-blocked dims, then its other dims,
+ *                  then the register-blocked dims' inner tiles, zero-padded
+ *   library_call   the whole op is one call (e.g. cblas_sgemm)
+ *
+ * Sources: schedule_none (plain loops), schedule_auto (from the op's
+ * structure and a Target), and YAML files (yaml.c), all checked by
+ * schedule_verify and printable back as YAML. */
+#ifndef LGEN_SCHEDULE_H
+#define LGEN_SCHEDULE_H
+
+#include "ir/ir.h"
+
+enum { LG_MAX_LEVELS = 3, LG_MAX_TENSORS = 128 };
+
+typedef struct {
+  int nlevels;
+  int64_t tile[LG_MAX_LEVELS][LG_MAX_DIMS];
+  int order[LG_MAX_DIMS]; /* a permutation of the op's dims */
+  int64_t unroll[LG_MAX_DIMS];
+  bool parallel[LG_MAX_DIMS];
+  bool split_reduction;
+  int vector_dim;
+  bool pack[LG_MAX_TENSORS];
+  const char *library_call;
+} Schedule;
+
+/* A machine model: what --schedule=auto tunes for (--target=NAME). */
+typedef struct {
+  const char *name;
+  int vector_bytes;   /* widest vector register */
+  int vector_regs;    /* architectural vector registers */
+  int64_t l1_bytes;
+  int64_t l2_bytes;
+  int64_t l3_bytes;
+  int threads;        /* cores the outer parallel loops should feed */
+} Target;
+
+const Target *target_lookup(const char *name); /* NULL if unknown */
+const Target *target_default(void);
+const char *target_names(void);                 /* "x86-64-avx2, x86-64-avx512, aarch64-neon" */
+
+/* Where decisions for a module come from. */
+typedef enum { SCHED_NONE, SCHED_AUTO, SCHED_FILE } ScheduleMode;
+
+/* Schedules keyed by kernel name and comprehension index, as read from YAML. */
+typedef struct {
+  const char *kernel;
+  int op;
+  Loc loc;
+  /* raw decisions by name, resolved against the op by schedule_resolve */
+  PtrVec entries; /* ScheduleEntry* */
+} ScheduleSpec;
+
+typedef struct {
+  const char *key; /* tile, order, unroll, parallel, vector, pack, library_call, split_reduction */
+  Loc loc;
+  int nitems;
+  const char **names;    /* dim or tensor names */
+  Loc *locs;
+  int64_t *values;       /* per name (tile: level sizes flattened with nvalues per name) */
+  int *nvalues;
+  const char *scalar;    /* vector, library_call, split_reduction */
+} ScheduleEntry;
+
+typedef struct {
+  PtrVec specs; /* ScheduleSpec* */
+} ScheduleFile;
+
+void schedule_none(const StructuredOp *op, Schedule *s);
+void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s);
+/* Reads a schedule file; errors are located diagnostics. */
+ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag);
+/* The spec's decisions for this op on top of `none`; a located error for
+ * unknown dims or tensors, bad sizes, or illegal choices. */
+void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, Schedule *s, Diag *diag);
+/* Legality; `where` locates the error (the spec entry, or the op). */
+void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s, Loc where, Diag *diag);
+/* The operand through which tensor t is packed; NULL if it cannot be. */
+const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
+void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const Schedule *s);
+
+#endif

@@ -1,0 +1,277 @@
+/* yaml.c - schedule files (libyaml), and applying them to ops.
+ *
+ *   matmul:                      # an op (def) name
+ *     tile: {n: [512], k: [384], m: [128]}   # sizes per level, outermost first
+ *     order: [n, k, m]           # dims, outermost first (others follow)
+ *     unroll: {m: 8, n: 32}      # register block (unroll-and-jam)
+ *     parallel: [n]              # OpenMP parallel loops
+ *     vector: n                  # omp simd dim, or none
+ *     pack: [A, B]               # tensors packed into local buffers
+ *     split_reduction: false     # allow parallel reduction dims
+ *     library_call: cblas_sgemm  # the op as one library call
+ *   mlp:                         # a def with several comprehensions:
+ *     - op: 0                    #   a list, one entry per comprehension
+ *       parallel: [i]
+ *
+ * Every error points at the offending node: file:line:col. */
+#include "schedule/schedule.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct {
+  yaml_document_t doc;
+  const Source *src;
+  Arena *arena;
+  Diag *diag;
+} YamlReader;
+
+static Loc loc_of(YamlReader *r, const yaml_node_t *node) {
+  return (Loc){r->src, (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, node->start_mark.index};
+}
+
+/* Errors unwind (longjmp) through diag_error: free libyaml's document first. */
+static void fail(YamlReader *r, const yaml_node_t *node, const char *fmt, const char *arg) LG_NORETURN;
+static void fail(YamlReader *r, const yaml_node_t *node, const char *fmt, const char *arg) {
+  Loc loc = loc_of(r, node);
+  char *msg = arena_printf(r->arena, fmt, arg);
+  yaml_document_delete(&r->doc);
+  diag_error(r->diag, loc, "%s", msg);
+}
+
+static const char *scalar(YamlReader *r, yaml_node_t *node, const char *what) {
+  if (node->type != YAML_SCALAR_NODE)
+    fail(r, node, "expected %s", what);
+  return arena_strndup(r->arena, (const char *)node->data.scalar.value, node->data.scalar.length);
+}
+
+static int64_t integer(YamlReader *r, yaml_node_t *node) {
+  const char *s = scalar(r, node, "an integer");
+  char *end;
+  long long v = strtoll(s, &end, 10);
+  if (*s == '\0' || *end != '\0')
+    fail(r, node, "expected an integer, found '%s'", s);
+  if (v <= 0 || v > (1LL << 40))
+    fail(r, node, "'%s' must be a positive size", s);
+  return v;
+}
+
+static ScheduleEntry *new_entry(YamlReader *r, const char *key, yaml_node_t *node, int n) {
+  ScheduleEntry *e = arena_alloc(r->arena, sizeof *e);
+  e->key = key;
+  e->loc = loc_of(r, node);
+  e->nitems = n;
+  e->names = arena_alloc(r->arena, sizeof(char *) * (size_t)(n + 1));
+  e->locs = arena_alloc(r->arena, sizeof(Loc) * (size_t)(n + 1));
+  e->nvalues = arena_alloc(r->arena, sizeof(int) * (size_t)(n + 1));
+  e->values = arena_alloc(r->arena, sizeof(int64_t) * (size_t)(n + 1) * LG_MAX_LEVELS);
+  return e;
+}
+
+static ScheduleEntry *name_list(YamlReader *r, const char *key, yaml_node_t *node) {
+  if (node->type != YAML_SEQUENCE_NODE)
+    fail(r, node, "'%s' takes a list of names, like [m, n]", key);
+  int n = (int)(node->data.sequence.items.top - node->data.sequence.items.start);
+  ScheduleEntry *e = new_entry(r, key, node, n);
+  for (int i = 0; i < n; i++) {
+    yaml_node_t *item = yaml_document_get_node(&r->doc, node->data.sequence.items.start[i]);
+    e->names[i] = scalar(r, item, "a name");
+    e->locs[i] = loc_of(r, item);
+  }
+  return e;
+}
+
+/* {dim: size} or {dim: [size, size, ...]} */
+static ScheduleEntry *size_map(YamlReader *r, const char *key, yaml_node_t *node, bool levels) {
+  if (node->type != YAML_MAPPING_NODE)
+    fail(r, node, "'%s' takes a mapping from dims to sizes, like {m: 8}", key);
+  int n = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+  ScheduleEntry *e = new_entry(r, key, node, n);
+  for (int i = 0; i < n; i++) {
+    yaml_node_pair_t *pair = &node->data.mapping.pairs.start[i];
+    yaml_node_t *k = yaml_document_get_node(&r->doc, pair->key);
+    yaml_node_t *v = yaml_document_get_node(&r->doc, pair->value);
+    e->names[i] = scalar(r, k, "a dim name");
+    e->locs[i] = loc_of(r, k);
+    if (v->type == YAML_SEQUENCE_NODE && levels) {
+      int nv = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+      if (nv < 1 || nv > LG_MAX_LEVELS)
+        fail(r, v, "between 1 and 3 tile levels, please (%s)", e->names[i]);
+      for (int j = 0; j < nv; j++)
+        e->values[i * LG_MAX_LEVELS + j] = integer(r, yaml_document_get_node(&r->doc, v->data.sequence.items.start[j]));
+      e->nvalues[i] = nv;
+    } else {
+      e->values[i * LG_MAX_LEVELS] = integer(r, v);
+      e->nvalues[i] = 1;
+    }
+  }
+  return e;
+}
+
+static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_node_t *node, Loc loc) {
+  if (node->type != YAML_MAPPING_NODE)
+    fail(r, node, "expected the decisions for '%s' as a mapping (tile:, order:, ...)", kernel);
+  ScheduleSpec *spec = arena_alloc(r->arena, sizeof *spec);
+  spec->kernel = kernel;
+  spec->op = op;
+  spec->loc = loc;
+  for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
+    yaml_node_t *k = yaml_document_get_node(&r->doc, pair->key);
+    yaml_node_t *v = yaml_document_get_node(&r->doc, pair->value);
+    const char *key = scalar(r, k, "a key");
+    ScheduleEntry *e;
+    if (strcmp(key, "op") == 0) {
+      const char *s = scalar(r, v, "an op number");
+      char *end;
+      long n = strtol(s, &end, 10);
+      if (*s == '\0' || *end || n < 0 || n > 1000)
+        fail(r, v, "expected a comprehension number, found '%s'", s);
+      spec->op = (int)n;
+      continue;
+    } else if (strcmp(key, "tile") == 0) {
+      e = size_map(r, key, v, true);
+    } else if (strcmp(key, "unroll") == 0) {
+      e = size_map(r, key, v, false);
+    } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0) {
+      e = name_list(r, key, v);
+    } else if (strcmp(key, "vector") == 0 || strcmp(key, "library_call") == 0 ||
+               strcmp(key, "split_reduction") == 0) {
+      e = new_entry(r, key, v, 0);
+      e->scalar = scalar(r, v, "a single value");
+    } else {
+      fail(r, k, "unknown schedule key '%s' (expected tile, order, unroll, parallel, vector, pack, "
+                 "split_reduction, library_call or op)", key);
+    }
+    e->loc = loc_of(r, k);
+    vec_push(r->arena, &spec->entries, e);
+  }
+  return spec;
+}
+
+ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag) {
+  YamlReader r = {.src = src, .arena = arena, .diag = diag};
+  ScheduleFile *file = arena_alloc(arena, sizeof *file);
+  yaml_parser_t parser;
+  yaml_parser_initialize(&parser);
+  yaml_parser_set_input_string(&parser, (const unsigned char *)src->text, src->len);
+  if (!yaml_parser_load(&parser, &r.doc)) {
+    Loc loc = {src, (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1, parser.problem_mark.index};
+    char *msg = arena_printf(arena, "%s", parser.problem ? parser.problem : "malformed YAML");
+    yaml_parser_delete(&parser);
+    diag_error(diag, loc, "%s", msg);
+  }
+  yaml_parser_delete(&parser);
+  yaml_node_t *root = yaml_document_get_root_node(&r.doc);
+  if (!root) { /* an empty file: no decisions */
+    yaml_document_delete(&r.doc);
+    return file;
+  }
+  if (root->type != YAML_MAPPING_NODE)
+    fail(&r, root, "a schedule file maps op names to decisions%s", "");
+  for (yaml_node_pair_t *pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top; pair++) {
+    yaml_node_t *k = yaml_document_get_node(&r.doc, pair->key);
+    yaml_node_t *v = yaml_document_get_node(&r.doc, pair->value);
+    const char *kernel = scalar(&r, k, "an op name");
+    if (v->type == YAML_SEQUENCE_NODE) {
+      int n = (int)(v->data.sequence.items.top - v->data.sequence.items.start);
+      for (int i = 0; i < n; i++) {
+        yaml_node_t *item = yaml_document_get_node(&r.doc, v->data.sequence.items.start[i]);
+        vec_push(arena, &file->specs, read_spec(&r, kernel, i, item, loc_of(&r, item)));
+      }
+    } else {
+      vec_push(arena, &file->specs, read_spec(&r, kernel, 0, v, loc_of(&r, k)));
+    }
+  }
+  yaml_document_delete(&r.doc);
+  return file;
+}
+
+/* ---- applying a spec to an op ---- */
+
+static int dim_index(const StructuredOp *op, const char *name, Loc loc, Diag *diag) {
+  for (int d = 0; d < op->ndims; d++)
+    if (strcmp(op->dims[d].name, name) == 0)
+      return d;
+  StrBuf known = {0};
+  for (int d = 0; d < op->ndims; d++)
+    sb_printf(&known, "%s%s", d ? ", " : "", op->dims[d].name);
+  char msg[512];
+  snprintf(msg, sizeof msg, "unknown dim '%s' (the op's dims are: %s)", name, sb_cstr(&known));
+  sb_free(&known);
+  diag_error(diag, loc, "%s", msg);
+}
+
+void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, Schedule *s, Diag *diag) {
+  /* decisions start from the plain schedule; what the file says replaces it */
+  schedule_none(op, s);
+  for (int i = 0; i < spec->entries.len; i++) {
+    const ScheduleEntry *e = spec->entries.items[i];
+    if (strcmp(e->key, "tile") == 0) {
+      for (int j = 0; j < e->nitems; j++) {
+        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        for (int l = 0; l < e->nvalues[j]; l++)
+          s->tile[l][d] = e->values[j * LG_MAX_LEVELS + l];
+        if (e->nvalues[j] > s->nlevels)
+          s->nlevels = e->nvalues[j];
+      }
+    } else if (strcmp(e->key, "unroll") == 0) {
+      for (int j = 0; j < e->nitems; j++) {
+        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        if (op->dims[d].kind != ITER_PARALLEL)
+          diag_error(diag, e->locs[j], "'%s' is a reduction: only parallel dims can be unrolled and jammed",
+                     e->names[j]);
+        if (e->values[j * LG_MAX_LEVELS] > 64)
+          diag_error(diag, e->locs[j], "unroll factor of '%s' must be at most 64", e->names[j]);
+        s->unroll[d] = e->values[j * LG_MAX_LEVELS];
+      }
+    } else if (strcmp(e->key, "order") == 0) {
+      bool listed[LG_MAX_DIMS] = {false};
+      int n = 0, order[LG_MAX_DIMS];
+      for (int j = 0; j < e->nitems; j++) {
+        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        if (listed[d])
+          diag_error(diag, e->locs[j], "'%s' appears twice in the order", e->names[j]);
+        listed[d] = true;
+        order[n++] = d;
+      }
+      for (int j = 0; j < op->ndims; j++) /* unlisted dims keep their relative order, innermost */
+        if (!listed[s->order[j]])
+          order[n++] = s->order[j];
+      memcpy(s->order, order, sizeof(int) * (size_t)op->ndims);
+    } else if (strcmp(e->key, "parallel") == 0) {
+      memset(s->parallel, 0, sizeof s->parallel);
+      for (int j = 0; j < e->nitems; j++) {
+        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        s->parallel[d] = true;
+      }
+    } else if (strcmp(e->key, "pack") == 0) {
+      for (int j = 0; j < e->nitems; j++) {
+        int t = -1;
+        for (int x = 0; x < k->ntensors; x++)
+          if (strcmp(k->tensors[x].name, e->names[j]) == 0)
+            t = x;
+        if (t < 0 || t >= LG_MAX_TENSORS)
+          diag_error(diag, e->locs[j], "unknown tensor '%s'", e->names[j]);
+        if (!packable_operand(k, op, t))
+          diag_error(diag, e->locs[j],
+                     "'%s' cannot be packed: only inputs read once, through indices that are plain dims, can be",
+                     e->names[j]);
+        s->pack[t] = true;
+      }
+    } else if (strcmp(e->key, "vector") == 0) {
+      s->vector_dim = strcmp(e->scalar, "none") == 0 ? -1 : dim_index(op, e->scalar, e->loc, diag);
+    } else if (strcmp(e->key, "split_reduction") == 0) {
+      if (strcmp(e->scalar, "true") != 0 && strcmp(e->scalar, "false") != 0)
+        diag_error(diag, e->loc, "split_reduction is true or false, not '%s'", e->scalar);
+      s->split_reduction = strcmp(e->scalar, "true") == 0;
+    } else if (strcmp(e->key, "library_call") == 0) {
+      s->library_call = e->scalar;
+    }
+  }
+  for (int d = 0; d < op->ndims; d++)
+    if (s->parallel[d] && op->dims[d].kind == ITER_REDUCTION && !s->split_reduction)
+      diag_error(diag, spec->loc,
+                 "'%s' is a reduction: parallelising it needs 'split_reduction: true' (per-thread partials)",
+                 op->dims[d].name);
+}
