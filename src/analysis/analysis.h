@@ -29,4 +29,16 @@ typedef enum { COMBINE_NONE, COMBINE_ADD, COMBINE_MUL, COMBINE_MAX, COMBINE_MIN 
  * output's current value, returns the combiner and sets *x to X's node. */
 Combiner match_reduction(const StructuredOp *op, int y, int *x);
 
+/* A plain GEMM, C[m][n] += A * B with A and B possibly transposed: what a
+ * BLAS library call can compute (f32 or f64). */
+typedef struct {
+  int m, n, k;       /* dims */
+  int a, b, c;       /* operands */
+  bool trans_a;      /* A is stored [k][m] */
+  bool trans_b;      /* B is stored [n][k] */
+  ElemType type;
+} GemmShape;
+
+bool match_gemm(const Kernel *k, const StructuredOp *op, GemmShape *g);
+
 #endif

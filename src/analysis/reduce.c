@@ -95,3 +95,54 @@ Combiner match_reduction(const StructuredOp *op, int y, int *x) {
     return COMBINE_NONE;
   return c;
 }
+
+/* C(m, n) += A(.., ..) * B(.., ..) with each map a permutation of two dims. */
+bool match_gemm(const Kernel *k, const StructuredOp *op, GemmShape *g) {
+  int x;
+  if (op->ndims != 3 || op->nyields != 1 || match_reduction(op, 0, &x) != COMBINE_ADD)
+    return false;
+  const PayloadNode *mul = &op->nodes[x];
+  if (mul->kind != PN_OP || mul->op != SOP_MULF)
+    return false;
+  const PayloadNode *a = &op->nodes[mul->args[0]], *b = &op->nodes[mul->args[1]];
+  if (a->kind != PN_READ || b->kind != PN_READ)
+    return false;
+  const Operand *oc = &op->operands[op->yields[0].operand];
+  const Operand *oa = &op->operands[a->operand], *ob = &op->operands[b->operand];
+  const Operand *ops[3] = {oc, oa, ob};
+  for (int i = 0; i < 3; i++) {
+    const TensorParam *t = &k->tensors[ops[i]->tensor];
+    if (t->rank != 2 || ops[i]->map[0]->kind != AE_DIM || ops[i]->map[1]->kind != AE_DIM ||
+        ops[i]->map[0]->index == ops[i]->map[1]->index)
+      return false;
+  }
+  int kdim = -1;
+  for (int d = 0; d < 3; d++)
+    if (op->dims[d].kind == ITER_REDUCTION)
+      kdim = d;
+  if (kdim < 0)
+    return false;
+  /* the output is [m][n]; m is what A reads besides k */
+  int m = oc->map[0]->index, n = oc->map[1]->index;
+  bool a_has_m = oa->map[0]->index == m || oa->map[1]->index == m;
+  if (!a_has_m) { /* C = B' A': swap the roles of the inputs */
+    const Operand *tmp = oa;
+    oa = ob;
+    ob = tmp;
+  }
+  if (!((oa->map[0]->index == m && oa->map[1]->index == kdim) || (oa->map[0]->index == kdim && oa->map[1]->index == m)))
+    return false;
+  if (!((ob->map[0]->index == kdim && ob->map[1]->index == n) || (ob->map[0]->index == n && ob->map[1]->index == kdim)))
+    return false;
+  g->m = m;
+  g->n = n;
+  g->k = kdim;
+  g->a = (int)(oa - op->operands);
+  g->b = (int)(ob - op->operands);
+  g->c = (int)(oc - op->operands);
+  g->trans_a = oa->map[0]->index == kdim;
+  g->trans_b = ob->map[0]->index == n;
+  g->type = k->tensors[oc->tensor].type;
+  return k->tensors[oa->tensor].type == g->type && k->tensors[ob->tensor].type == g->type &&
+         (g->type == TY_F32 || g->type == TY_F64);
+}

@@ -415,6 +415,8 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   sb_puts(out, "#include <stdint.h>\n");
   if (e.needs_math)
     sb_puts(out, "#include <math.h>\n");
+  if (e.uses_cblas)
+    sb_puts(out, "#include <cblas.h>\n");
   sb_putc(out, '\n');
   type_prelude(out, m, true);
   sb_puts(out, omp_prelude);

@@ -764,7 +764,30 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
       line(e, "free(%s);", n->packs[p].raw);
 }
 
+/* The whole op as one BLAS call (schedule's library_call): C += A * B. */
+static void emit_library_call(Emitter *e, const StructuredOp *op) {
+  GemmShape g;
+  if (!match_gemm(e->k, op, &g))
+    return; /* schedule_verify rejected it already */
+  e->uses_cblas = true;
+  const char *dims[3];
+  for (int i = 0; i < 3; i++)
+    dims[i] = affine_str(e, op->dims[i].extent);
+  const char *M = dims[g.m], *N = dims[g.n], *K = dims[g.k];
+  const char *one = g.type == TY_F32 ? "1.0f" : "1.0";
+  line(e, "if (%s > 0 && %s > 0 && %s > 0)", M, N, K);
+  line(e, "  %s(CblasRowMajor, %s, %s, (int)%s, (int)%s, (int)%s, %s, %s, (int)%s, %s, (int)%s, %s, %s, (int)%s);",
+       e->sched->library_call, g.trans_a ? "CblasTrans" : "CblasNoTrans", g.trans_b ? "CblasTrans" : "CblasNoTrans",
+       M, N, K, one, e->kn.tensors[op->operands[g.a].tensor], g.trans_a ? M : K,
+       e->kn.tensors[op->operands[g.b].tensor], g.trans_b ? K : N, one, e->kn.tensors[op->operands[g.c].tensor], N);
+}
+
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  if (e->sched->library_call) {
+    e->op = op;
+    emit_library_call(e, op);
+    return;
+  }
   Nest *n = arena_alloc(e->arena, sizeof *n);
   n->e = e;
   n->op = op;

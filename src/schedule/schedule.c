@@ -92,6 +92,15 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
     diag_error(diag, where, "the register block is too large (at most 3 dims and 1024 elements)");
   if (s->split_reduction && unrolled)
     diag_error(diag, where, "split_reduction cannot be combined with unroll");
+  if (s->library_call) {
+    GemmShape g;
+    bool blas = strcmp(s->library_call, "cblas_sgemm") == 0 || strcmp(s->library_call, "cblas_dgemm") == 0;
+    if (!blas)
+      diag_error(diag, where, "unknown library call '%s' (lgen knows cblas_sgemm and cblas_dgemm)", s->library_call);
+    if (!match_gemm(k, op, &g) || (g.type == TY_F32) != (strcmp(s->library_call, "cblas_sgemm") == 0))
+      diag_error(diag, where, "%s computes C[m][n] += A * B on %s matrices; this op is not of that form",
+                 s->library_call, strcmp(s->library_call, "cblas_sgemm") == 0 ? "f32" : "f64");
+  }
   if (s->vector_dim >= op->ndims)
     diag_error(diag, where, "unknown vector dim");
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
