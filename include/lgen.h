@@ -55,6 +55,9 @@ enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_INTERNAL_ERROR = 3 };
 int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options *options, lgen_output *out);
 void lgen_output_free(lgen_output *out);
 
+/* Non-zero if NAME is a machine model lgen_options.target accepts. */
+int lgen_target_known(const char *name);
+
 #ifdef __cplusplus
 }
 #endif

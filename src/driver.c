@@ -177,3 +177,5 @@ void lgen_output_free(lgen_output *out) {
   free(out->diagnostics);
   memset(out, 0, sizeof *out);
 }
+
+int lgen_target_known(const char *name) { return target_lookup(name) != NULL; }

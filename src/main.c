@@ -1,5 +1,6 @@
 /* main.c - the lgen command line (contracts.md section 1): options, reading
  * inputs, and writing outputs atomically. Everything else is the library. */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include "lgen.h"
 #include "util/util.h"
 
@@ -68,11 +69,16 @@ static void usage_error(const char *fmt, const char *arg) {
   exit(EXIT_USAGE);
 }
 
-/* The value of an option given as "-o FILE", "-oFILE" or "--opt=FILE" / "--opt FILE". */
+/* The value of an option given as "-o FILE", "-oFILE", "--opt=FILE" or
+ * "--opt FILE". `attached` is what followed the option in the same argument:
+ * NULL or "" for a short option means the value is the next argument; for a
+ * long option "--opt=" (attached == "") means an empty value, an error. */
 static const char *option_value(int argc, char **argv, int *i, const char *attached) {
   if (attached && *attached)
     return attached;
-  if (*i + 1 >= argc)
+  if (attached && argv[*i][0] == '-' && argv[*i][1] == '-')
+    usage_error("option '%s' needs a value after '='", argv[*i]);
+  if (*i + 1 >= argc || argv[*i + 1][0] == '\0')
     usage_error("option '%s' needs a value", argv[*i]);
   return argv[++*i];
 }
@@ -173,6 +179,17 @@ static void parse_args(int argc, char **argv, Options *o) {
       usage_error("'%s': YAML and JSON inputs are not supported yet (only .tc)", o->inputs[i]);
   }
   bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
+  const char *outputs[3] = {to_stdout ? NULL : o->output, o->header, o->depfile};
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < o->ninputs && outputs[i]; j++)
+      if (strcmp(outputs[i], o->inputs[j]) == 0)
+        usage_error("'%s' is both an input and an output", outputs[i]);
+  for (int i = 0; i < 3; i++)
+    for (int j = i + 1; j < 3; j++)
+      if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0)
+        usage_error("'%s' is named for two outputs", outputs[i]);
+  if (o->lib.target && !lgen_target_known(o->lib.target))
+    usage_error("unknown --target '%s' (known: x86-64-avx512, x86-64-avx2, aarch64-neon)", o->lib.target);
   if (o->make_deps && to_stdout && (!o->depfile || o->ntargets == 0))
     usage_error("%s with the output on standard output needs -MF FILE and -MT TARGET", "-MD");
 }
@@ -231,19 +248,72 @@ static char *read_input(const char *path, size_t *len) {
   return text;
 }
 
-/* ---- writing: temporary file in the destination folder, renamed at the end ---- */
+/* ---- writing ----
+ * A regular file (or a new one) is written to a temporary file in the same
+ * folder and renamed over the target once everything succeeded, so a failed
+ * run leaves no partial output and an existing file untouched. A symlink is
+ * written through (its target is replaced, not the link). Anything else - a
+ * device such as /dev/null or /dev/full, a FIFO - is written in place. */
 
 typedef struct {
-  const char *path;
+  const char *path; /* what rename() replaces; NULL when written in place */
   char *tmp;
 } PendingFile;
 
+static bool write_all(FILE *f, const char *text) {
+  size_t n = strlen(text);
+  bool ok = fwrite(text, 1, n, f) == n;
+  return fflush(f) == 0 && ok;
+}
+
+/* The file a path names, through symlinks; a dangling link's target (which
+ * the write will create) is found with readlink. NULL: path itself. */
+static char *resolve_output(const char *path) {
+  char *resolved = realpath(path, NULL);
+  if (resolved)
+    return resolved;
+  struct stat st;
+  char link[4096];
+  if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
+    return NULL;
+  ssize_t n = readlink(path, link, sizeof link - 1);
+  if (n <= 0)
+    return NULL;
+  link[n] = '\0';
+  const char *slash = strrchr(path, '/');
+  if (link[0] == '/' || !slash)
+    return strdup(link);
+  char *joined = malloc((size_t)(slash - path) + 2 + (size_t)n);
+  if (joined)
+    sprintf(joined, "%.*s/%s", (int)(slash - path), path, link);
+  return joined;
+}
+
 static bool write_pending(PendingFile *pf, const char *path, const char *text) {
-  pf->path = path;
-  pf->tmp = malloc(strlen(path) + 16);
-  if (!pf->tmp)
+  pf->path = NULL;
+  pf->tmp = NULL;
+  char *resolved = resolve_output(path); /* NULL for a plain file that does not exist yet */
+  const char *target = resolved ? resolved : path;
+  struct stat st;
+  if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) {
+      fprintf(stderr, "lgen: error: %s: is a directory\n", path);
+      free(resolved);
+      return false;
+    }
+    FILE *f = fopen(target, "wb");
+    bool ok = f && write_all(f, text);
+    ok = (f && fclose(f) == 0) && ok;
+    if (!ok)
+      fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno ? errno : EIO));
+    free(resolved);
+    return ok;
+  }
+  pf->path = resolved ? resolved : strdup(path);
+  pf->tmp = malloc(strlen(pf->path) + 16);
+  if (!pf->path || !pf->tmp)
     return false;
-  sprintf(pf->tmp, "%s.lgen-XXXXXX", path);
+  sprintf(pf->tmp, "%s.lgen-XXXXXX", pf->path);
   int fd = mkstemp(pf->tmp);
   if (fd < 0) {
     fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno));
@@ -252,8 +322,7 @@ static bool write_pending(PendingFile *pf, const char *path, const char *text) {
     return false;
   }
   FILE *f = fdopen(fd, "wb");
-  size_t n = strlen(text);
-  bool ok = f && fwrite(text, 1, n, f) == n;
+  bool ok = f && write_all(f, text);
   ok = (f && fclose(f) == 0) && ok;
   if (!f)
     close(fd);
@@ -269,12 +338,14 @@ static bool write_pending(PendingFile *pf, const char *path, const char *text) {
 }
 
 static void discard(PendingFile *files, int n) {
-  for (int i = 0; i < n; i++)
-    if (files[i].tmp) {
+  for (int i = 0; i < n; i++) {
+    if (files[i].tmp)
       unlink(files[i].tmp);
-      free(files[i].tmp);
-      files[i].tmp = NULL;
-    }
+    free(files[i].tmp);
+    free((char *)files[i].path);
+    files[i].tmp = NULL;
+    files[i].path = NULL;
+  }
 }
 
 /* Make escapes: a space or '#' gets a backslash, '$' is doubled. */
@@ -414,6 +485,8 @@ int main(int argc, char **argv) {
   if (ok && to_stdout)
     ok = fputs(main_text, stdout) >= 0 && fflush(stdout) == 0;
   for (int i = 0; ok && i < nfiles; i++) {
+    if (!files[i].tmp)
+      continue; /* written in place */
     if (rename(files[i].tmp, files[i].path) != 0) {
       fprintf(stderr, "lgen: error: %s: %s\n", files[i].path, strerror(errno));
       ok = false;

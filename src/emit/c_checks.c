@@ -52,12 +52,32 @@ static const char *c_string_body(Emitter *e, const char *s) {
   return r;
 }
 
+/* An array attribute (T[]) indexed past its element count would be read out
+ * of bounds by the kernel and by the range checks below. */
+static void check_array_attrs(Emitter *e, const AffineExpr *x, bool *checked) {
+  if (!x)
+    return;
+  if (x->kind == AE_ATTR && e->k->attrs[x->index].is_array && !checked[x->index * 64 + (x->elem & 63)]) {
+    const AttrParam *a = &e->k->attrs[x->index];
+    checked[x->index * 64 + (x->elem & 63)] = true;
+    line(e, "if (%s <= %d) LGEN_CHECK_FAILED(\"%s: attribute %s has fewer than %d elements\");", e->kn.attr_counts[x->index],
+         x->elem, e->kn.function, a->name, x->elem + 1);
+  }
+  check_array_attrs(e, x->lhs, checked);
+  check_array_attrs(e, x->rhs, checked);
+}
+
 void emit_checks(Emitter *e) {
   const Kernel *k = e->k;
   use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
   for (int s = 0; s < k->nsizes; s++)
     line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
          e->kn.function, k->sizes[s].name);
+  bool *checked = arena_alloc(e->arena, sizeof(bool) * 64 * (size_t)(k->nattrs + 1));
+  for (int i = 0; i < k->nops; i++)
+    for (int o = 0; o < k->ops[i].noperands; o++)
+      for (int r = 0; r < k->tensors[k->ops[i].operands[o].tensor].rank; r++)
+        check_array_attrs(e, k->ops[i].operands[o].map[r], checked);
   for (int i = 0; i < k->nops; i++) {
     const StructuredOp *op = &k->ops[i];
     e->op = op;

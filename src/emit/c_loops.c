@@ -230,7 +230,9 @@ static const char *reduction_clause(Nest *n, bool for_simd) {
   const StructuredOp *op = n->op;
   Combiner c = match_reduction(op, 0, &x);
   ElemType t = op->nodes[op->yields[0].value].type;
-  if (c == COMBINE_NONE || t == TY_F16 || t == TY_I1)
+  /* OpenMP combines integer partials with plain signed arithmetic, which can
+   * overflow where the payload's wrapping add does not: floats only */
+  if (c == COMBINE_NONE || !elem_type_is_float(t) || t == TY_F16)
     return NULL;
   /* float max/min reductions need no-NaN semantics to vectorise */
   if (for_simd && (c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))

@@ -90,13 +90,14 @@ static AstIndex *new_index(Parser *p, AstIndexKind kind, Loc loc) {
 static AstIndex *parse_affine(Parser *p);
 
 static AstIndex *parse_unary(Parser *p) {
-  enter(p);
   Loc loc = p->tok.loc;
   AstIndex *e;
   if (is_punct(p, '-')) {
+    enter(p);
     next(p);
     e = new_index(p, AX_NEG, loc);
     e->lhs = parse_unary(p);
+    leave(p);
   } else if (p->tok.kind == TK_INT) {
     e = new_index(p, AX_INT, loc);
     e->value = p->tok.value;
@@ -122,15 +123,16 @@ static AstIndex *parse_unary(Parser *p) {
       memcpy(e->subs, subs, sizeof(int64_t) * (size_t)e->nsubs);
     }
   } else if (is_punct(p, '(')) {
+    enter(p);
     next(p);
     if (is_punct(p, ')'))
       diag_error(p->diag, p->tok.loc, "no expression inside parentheses");
     e = parse_affine(p);
     expect_punct(p, ')', "to close the parenthesis");
+    leave(p);
   } else {
     diag_error(p->diag, loc, "expected an affine expression, found '%s'", describe(&p->tok));
   }
-  leave(p);
   return e;
 }
 
@@ -157,7 +159,6 @@ static AstIndex *parse_term(Parser *p) {
 }
 
 static AstIndex *parse_affine(Parser *p) {
-  enter(p);
   AstIndex *lhs = parse_term(p);
   while (is_punct(p, '+') || is_punct(p, '-')) {
     AstIndex *e = new_index(p, is_punct(p, '+') ? AX_ADD : AX_SUB, p->tok.loc);
@@ -166,7 +167,6 @@ static AstIndex *parse_affine(Parser *p) {
     e->rhs = parse_term(p);
     lhs = e;
   }
-  leave(p);
   return lhs;
 }
 
@@ -316,7 +316,6 @@ static void parse_reduction_list(Parser *p, AstExpr *e) {
 }
 
 static AstExpr *parse_expr(Parser *p) {
-  enter(p);
   AstExpr *e = arena_alloc(p->arena, sizeof *e);
   Token name = expect_ident(p, "a tensor or an operation");
   e->loc = name.loc;
@@ -324,9 +323,14 @@ static AstExpr *parse_expr(Parser *p) {
     if (is_punct(p, '<'))
       diag_error(p->diag, p->tok.loc, "a tensor use takes no reduction list; '%s' is a tensor", name.text);
     parse_use(p, &e->use, name);
-    leave(p);
     return e;
   }
+  ScalarOp known;
+  if (!scalar_op_lookup(name.text, &known))
+    diag_error(p->diag, name.loc, "unknown operation '%s' (and '%s' has no tensor of that name)", name.text,
+               p->def->name);
+  if (++p->depth > MAX_NESTING) /* each nested call is a level */
+    diag_error(p->diag, name.loc, "expression nested more than %d levels deep", MAX_NESTING);
   e->is_call = true;
   e->callee = name.text;
   if (is_punct(p, '<'))
@@ -418,6 +422,8 @@ static AstDef *parse_def(Parser *p) {
   expect_punct(p, '{', "to start the op body");
   AstComprehension comps[MAX_LIST];
   do {
+    if (p->tok.kind == TK_EOF)
+      diag_error(p->diag, p->tok.loc, "expected '}' to end the body of '%s', found end of file", d->name);
     if (d->ncomps == MAX_LIST)
       diag_error(p->diag, p->tok.loc, "more than %d comprehensions in one op", MAX_LIST);
     memset(&comps[d->ncomps], 0, sizeof comps[0]);

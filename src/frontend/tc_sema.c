@@ -15,6 +15,7 @@
  *    its own operand); upstream rejects that.
  *  - Several comprehensions in one def run in order (upstream rejects). */
 #include "analysis/analysis.h"
+#include "analysis/poly.h"
 #include "frontend/tc.h"
 
 #include <string.h>
@@ -107,10 +108,18 @@ static void lower_tensor(Sema *s, const AstTensorDef *t, bool is_output) {
   p->rank = t->rank;
   p->shape = arena_alloc(s->arena, sizeof(AffineExpr *) * (size_t)(t->rank ? t->rank : 1));
   s->k->ntensors++; /* visible for the name checks below */
+  int64_t elements = 1;
   for (int i = 0; i < t->rank; i++) {
     p->shape[i] = lower_shape(s, t->shape[i]);
-    if (p->shape[i]->kind == AE_CONST && p->shape[i]->value < 0)
-      diag_error(s->diag, t->shape[i]->loc, "an extent cannot be negative");
+    Poly *value = poly_from_affine(s->arena, p->shape[i]);
+    if (value && (value->nterms == 0 || (value->nterms == 1 && value->terms[0].degree == 0))) {
+      int64_t c = value->nterms ? value->terms[0].coef : 0;
+      if (c < 0)
+        diag_error(s->diag, t->shape[i]->loc, "an extent cannot be negative (this one is %lld)", (long long)c);
+      if (c > 0 && elements > (INT64_C(1) << 62) / c)
+        diag_error(s->diag, t->shape[i]->loc, "'%s' would have more than 2^62 elements", t->name);
+      elements *= c ? c : 1;
+    }
   }
 }
 

@@ -76,7 +76,8 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
   }
   int x;
   if (has_reduction && !has_parallel) {
-    if (match_reduction(op, 0, &x) != COMBINE_NONE) {
+    ElemType type = op->nodes[op->yields[0].value].type;
+    if (match_reduction(op, 0, &x) != COMBINE_NONE && elem_type_is_float(type) && type != TY_F16) {
       s->split_reduction = true;
       s->parallel[s->order[0]] = true;
     }

@@ -84,8 +84,12 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
         diag_error(diag, where,
                    "'%s' is a reduction: parallelising it needs 'split_reduction: true' (per-thread partials)",
                    dim->name);
-      if (match_reduction(op, 0, &x) == COMBINE_NONE)
-        diag_error(diag, where, "'%s' cannot be split: the payload is not a sum, product, max or min", dim->name);
+      ElemType t = op->nodes[op->yields[0].value].type;
+      if (match_reduction(op, 0, &x) == COMBINE_NONE || !elem_type_is_float(t) || t == TY_F16)
+        diag_error(diag, where,
+                   "'%s' cannot be split: the payload is not an f32/f64 sum, product, max or min "
+                   "(integer partials would be combined with overflowing signed arithmetic)",
+                   dim->name);
     }
   }
   if (unrolled > 3 || block > 1024)
