@@ -7,6 +7,10 @@
  *    output) is the vector dim N, the innermost other parallel dim read by
  *    the other input is M; M x N is register blocked, N, K and M are tiled
  *    for L3, L1 and L2, and inputs read through plain dims are packed.
+ *  - a window reduction (pooling, depthwise convolution, vector-matrix):
+ *    the inputs' innermost dim is parallel and the output's innermost too;
+ *    it and the next output dim form a register block across the reductions.
+ *  - a copy that reads across rows (a transpose): 32 x 32 tiles.
  *  - anything else: the plain schedule (outer parallel loop, inner simd
  *    loop), with the reduction split across threads when the op has no
  *    parallel dims at all (a dot product, a full sum).
@@ -67,33 +71,26 @@ static bool is_contraction(const StructuredOp *op, int *a_operand, int *b_operan
   return true;
 }
 
-void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
-  schedule_none(op, s);
-  bool has_parallel = false, has_reduction = false;
-  for (int d = 0; d < op->ndims; d++) {
-    has_parallel |= op->dims[d].kind == ITER_PARALLEL;
-    has_reduction |= op->dims[d].kind == ITER_REDUCTION;
-  }
-  int x;
-  if (has_reduction && !has_parallel) {
-    ElemType type = op->nodes[op->yields[0].value].type;
-    if (match_reduction(op, 0, &x) != COMBINE_NONE && elem_type_is_float(type) && type != TY_F16) {
-      s->split_reduction = true;
-      s->parallel[s->order[0]] = true;
-    }
-    return;
-  }
+/* Register block sizes for elements of `elem` bytes: two vectors along the
+ * vector dim; rows of accumulators use all but four registers (loads of B,
+ * the broadcast of A). */
+static void register_block(const Target *t, int elem, int64_t *mr, int64_t *nr) {
+  *nr = 2 * (t->vector_bytes / elem);
+  *mr = (t->vector_regs - 4) / 2 > 8 ? 8 : (t->vector_regs - 4) / 2;
+}
+
+static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
   int a, b;
-  if (!has_reduction || op->nyields != 1 || !is_contraction(op, &a, &b))
-    return;
+  if (op->nyields != 1 || !is_contraction(op, &a, &b))
+    return false;
   const Operand *out = &op->operands[op->yields[0].operand];
   int out_rank = k->tensors[out->tensor].rank;
   if (out_rank == 0)
-    return;
+    return false;
   /* N: the output's innermost dim; B is the input that reads it. */
   const AffineExpr *inner = out->map[out_rank - 1];
   if (inner->kind != AE_DIM)
-    return;
+    return false;
   int n = inner->index;
   if (reads_through(k, op, a, n) && !reads_through(k, op, b, n)) {
     int tmp = a;
@@ -101,7 +98,7 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
     b = tmp;
   }
   if (!reads_through(k, op, b, n) || reads_through(k, op, a, n))
-    return;
+    return false;
   /* M: the innermost other output dim that A reads and B does not. */
   int m = -1;
   for (int i = out_rank - 2; i >= 0 && m < 0; i--) {
@@ -110,17 +107,14 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
       m = e->index;
   }
   if (m < 0)
-    return;
+    return false;
 
   ElemType type = k->tensors[out->tensor].type;
   int elem = elem_type_bits(type) / 8;
   if (elem < 4)
-    return;
-  int lanes = t->vector_bytes / elem;
-  /* Register block: two vectors of N per row; M rows of accumulators use
-   * all but four registers (loads of B, the broadcast of A). */
-  int64_t nr = 2 * lanes;
-  int64_t mr = (t->vector_regs - 4) / 2 > 8 ? 8 : (t->vector_regs - 4) / 2;
+    return false;
+  int64_t mr, nr;
+  register_block(t, elem, &mr, &nr);
   /* K tile: the B micro-panel (kc x nr) stays in about 1.5 x L1 (it streams
    * once per micro-tile); M tile: the packed A block fills half of L2;
    * N tile: 512 keeps a packed B panel in L3 and gives threads work. */
@@ -175,4 +169,123 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
       break; /* its outermost loop is a register tile loop, deeper in the nest */
     s->parallel[d] = true;
   }
+  return true;
+}
+
+/* The dim indexing the innermost position of the input with most dims: the
+ * one whose unit stride matters most. -1 if that index is not a plain dim. */
+static int innermost_input_dim(const Kernel *k, const StructuredOp *op) {
+  const Operand *best = NULL;
+  int best_rank = -1;
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *operand = &op->operands[o];
+    const TensorParam *p = &k->tensors[operand->tensor];
+    if (p->is_output || operand->shape_only || p->rank <= best_rank)
+      continue;
+    best = operand;
+    best_rank = p->rank;
+  }
+  if (!best || best_rank == 0)
+    return -1;
+  const AffineExpr *e = best->map[best_rank - 1];
+  return e->kind == AE_DIM ? e->index : -1;
+}
+
+/* Reductions over windows (pooling, depthwise convolution, vector-matrix
+ * products): when the inputs' innermost dim is parallel and is also the
+ * output's innermost, keep a register block of the output (that dim, and the
+ * next output dim out) in accumulators across the reduction loops. */
+static bool window_reduction(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
+  if (op->nyields != 1)
+    return false;
+  const Operand *out = &op->operands[op->yields[0].operand];
+  const TensorParam *o = &k->tensors[out->tensor];
+  int n = innermost_input_dim(k, op);
+  if (o->rank == 0 || n < 0 || op->dims[n].kind != ITER_PARALLEL || !affine_is_dim(out->map[o->rank - 1], n))
+    return false;
+  int elem = elem_type_bits(o->type) / 8;
+  if (elem < 4)
+    return false;
+  int64_t mr, nr;
+  register_block(t, elem, &mr, &nr);
+  int m = -1;
+  for (int i = o->rank - 2; i >= 0 && m < 0; i--)
+    if (out->map[i]->kind == AE_DIM && out->map[i]->index != n)
+      m = out->map[i]->index;
+  /* order: parallel dims, the reductions, then the register-blocked dims */
+  int order[LG_MAX_DIMS], len = 0;
+  for (int pass = 0; pass < 3; pass++)
+    for (int i = 0; i < op->ndims; i++) {
+      int d = s->order[i];
+      bool blocked = d == n || d == m;
+      bool reduction = op->dims[d].kind == ITER_REDUCTION;
+      if ((pass == 0 && !blocked && !reduction) || (pass == 1 && reduction) || (pass == 2 && blocked))
+        order[len++] = d;
+    }
+  memcpy(s->order, order, sizeof(int) * (size_t)op->ndims);
+  memset(s->parallel, 0, sizeof s->parallel);
+  s->unroll[n] = nr;
+  if (m >= 0)
+    s->unroll[m] = mr;
+  s->vector_dim = n;
+  if (op->dims[s->order[0]].kind == ITER_PARALLEL && s->unroll[s->order[0]] <= 1) {
+    s->parallel[s->order[0]] = true;
+    if (op->ndims > 1 && op->dims[s->order[1]].kind == ITER_PARALLEL && s->unroll[s->order[1]] <= 1)
+      s->parallel[s->order[1]] = true; /* collapse: a batch of 1 must not starve the threads */
+  } else if (s->unroll[n] > 1) {
+    /* no outer parallel dim: tile the vector dim to give the threads work */
+    s->nlevels = 1;
+    s->tile[0][n] = nr * 8;
+    s->parallel[n] = true;
+    int reorder[LG_MAX_DIMS], r = 0;
+    reorder[r++] = n;
+    for (int i = 0; i < op->ndims; i++)
+      if (s->order[i] != n)
+        reorder[r++] = s->order[i];
+    memcpy(s->order, reorder, sizeof(int) * (size_t)op->ndims);
+  }
+  return true;
+}
+
+/* Elementwise copies whose input is read across its rows (transposes):
+ * square tiles keep both sides' cache lines in use. */
+static void transpose_tiles(const Kernel *k, const StructuredOp *op, Schedule *s) {
+  const Operand *out = &op->operands[op->yields[0].operand];
+  int rank = k->tensors[out->tensor].rank;
+  int n = innermost_input_dim(k, op);
+  if (rank < 2 || n < 0 || affine_is_dim(out->map[rank - 1], n) || out->map[rank - 1]->kind != AE_DIM)
+    return;
+  s->nlevels = 1;
+  s->tile[0][n] = 32;
+  s->tile[0][out->map[rank - 1]->index] = 32;
+}
+
+void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
+  schedule_none(op, s);
+  bool has_parallel = false, has_reduction = false;
+  for (int d = 0; d < op->ndims; d++) {
+    has_parallel |= op->dims[d].kind == ITER_PARALLEL;
+    has_reduction |= op->dims[d].kind == ITER_REDUCTION;
+  }
+  if (op->nyields == 0 || op->ndims == 0)
+    return;
+  int x;
+  if (has_reduction && !has_parallel) {
+    ElemType type = op->nodes[op->yields[0].value].type;
+    if (match_reduction(op, 0, &x) != COMBINE_NONE && elem_type_is_float(type) && type != TY_F16) {
+      s->split_reduction = true;
+      s->parallel[s->order[0]] = true;
+    }
+    return;
+  }
+  if (has_reduction && (contraction(k, op, t, s) || window_reduction(k, op, t, s)))
+    return;
+  if (!has_reduction)
+    transpose_tiles(k, op, s);
+  /* plain nests: collapse the two outer parallel loops, so that a leading
+   * dim of extent 1 (a batch of one image) still feeds every thread */
+  int first = s->order[0], second = op->ndims > 1 ? s->order[1] : -1;
+  if (second >= 0 && op->dims[second].kind == ITER_PARALLEL && s->parallel[first] && !s->tile[0][first] &&
+      !s->tile[0][second] && s->vector_dim != second)
+    s->parallel[second] = true;
 }
