@@ -413,13 +413,25 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   if (opt->header_name)
     sb_printf(out, "#include \"%s\"\n", opt->header_name);
   sb_puts(out, "#include <stdint.h>\n");
-  if (e.needs_math)
+  if (e.needs_math || e.needs_fma)
     sb_puts(out, "#include <math.h>\n");
   if (e.uses_cblas)
     sb_puts(out, "#include <cblas.h>\n");
   sb_putc(out, '\n');
   type_prelude(out, m, true);
   sb_puts(out, omp_prelude);
+  if (e.needs_fma)
+    sb_puts(out, "/* a * b + c rounds once where the target has fused multiply-add; define\n"
+                 " * LGEN_NO_FMA for two roundings everywhere */\n"
+                 "#ifndef LGEN_FMAF\n"
+                 "#if (defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && !defined(LGEN_NO_FMA)\n"
+                 "#define LGEN_FMAF(a, b, c) fmaf(a, b, c)\n"
+                 "#define LGEN_FMA(a, b, c) fma(a, b, c)\n"
+                 "#else\n"
+                 "#define LGEN_FMAF(a, b, c) ((a) * (b) + (c))\n"
+                 "#define LGEN_FMA(a, b, c) ((a) * (b) + (c))\n"
+                 "#endif\n"
+                 "#endif\n\n");
   bool any_helper = false;
   for (int i = 0; i < NUM_RUNTIME_HELPERS; i++)
     if (e.helpers_used[i]) {

@@ -62,6 +62,7 @@ typedef struct {
   Arena *arena;
   bool needs_math;
   bool needs_f16;
+  bool needs_fma;
 } ExprCtx;
 
 /* The C expression for payload node `n`. */

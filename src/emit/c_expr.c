@@ -1,7 +1,10 @@
 /* c_expr.c - payload ops as C expressions.
  *
  * The C meaning of each scalar op (documented in man/lgen.1):
- *   float + - * /         plain C arithmetic in the operands' type
+ *   float + - * /         plain C arithmetic in the operands' type; a * b + c
+ *                         is one fused multiply-add (LGEN_FMAF) when the
+ *                         compiler targets FMA hardware (__FMA__), unless
+ *                         LGEN_NO_FMA is defined
  *   integer add/sub/mul   wrap around modulo 2^bits (computed in unsigned
  *                         arithmetic, so never undefined behaviour)
  *   divis                 C's truncating '/'; b == 0, or INT_MIN / -1, is
@@ -157,9 +160,26 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   }
   ElemType in = ctx->op->nodes[n->args[0]].type;
   switch (n->op) {
-  case SOP_ADDF:
+  case SOP_ADDF: {
+    /* a * b + c: one fused multiply-add where the target has FMA (as gcc's
+     * GNU modes contract it anyway; -std=c99 alone would not) */
+    for (int i = 0; i < 2 && (n->type == TY_F32 || n->type == TY_F64); i++) {
+      const PayloadNode *m = &ctx->op->nodes[n->args[i]];
+      if (m->kind != PN_OP || m->op != SOP_MULF || ctx->node_names[n->args[i]])
+        continue;
+      ctx->needs_fma = true;
+      sb_printf(out, "%s(", n->type == TY_F32 ? "LGEN_FMAF" : "LGEN_FMA");
+      c_expr(out, ctx, m->args[0]);
+      sb_puts(out, ", ");
+      c_expr(out, ctx, m->args[1]);
+      sb_puts(out, ", ");
+      arg(out, ctx, n, 1 - i);
+      sb_putc(out, ')');
+      return;
+    }
     infix(out, ctx, "+", n);
     return;
+  }
   case SOP_SUBF:
     infix(out, ctx, "-", n);
     return;

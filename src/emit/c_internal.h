@@ -16,6 +16,7 @@ typedef struct {
   StrBuf *helpers;
   PtrVec *helper_names;
   bool needs_math;
+  bool needs_fma;
   bool uses_cblas;
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* the op being emitted */

@@ -139,6 +139,7 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
       line(e, "%s = %s;", targets[y], tmp[y]);
   }
   e->needs_math |= ctx.needs_math;
+  e->needs_fma |= ctx.needs_fma;
 }
 
 /* ---- building the nest ---- */

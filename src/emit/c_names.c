@@ -25,6 +25,14 @@ static const char *const reserved[] = {
     "NULL", "errno",
 };
 
+/* Macros of standard headers a user may include before the generated header
+ * (<complex.h> defines I): a parameter so named would be rewritten. */
+static const char *const std_macros[] = {
+    "I", "complex", "imaginary", "_Complex_I", "_Imaginary_I", "assert", "EOF", "INFINITY", "NAN", "HUGE_VAL",
+    "HUGE_VALF", "offsetof", "static_assert", "noreturn", "alignas", "alignof", "BUFSIZ", "CHAR_BIT", "INT_MAX",
+    "INT_MIN", "SIZE_MAX", "FLT_MAX", "DBL_MAX", "stdin", "stdout", "M_PI",
+};
+
 void names_init(NameTable *t, Arena *arena) {
   t->arena = arena;
   memset(&t->taken, 0, sizeof t->taken);
@@ -47,6 +55,9 @@ const char *names_claim(NameTable *t, const char *base) {
   for (char *p = clean; *p; p++)
     if (*p == '-')
       *p = '_';
+  for (size_t i = 0; i < sizeof std_macros / sizeof *std_macros; i++)
+    if (strcmp(clean, std_macros[i]) == 0)
+      clean = arena_printf(t->arena, "%s_", clean); /* I -> I_ */
   const char *name = clean;
   for (int n = 2; is_taken(t, name); n++)
     name = arena_printf(t->arena, "%s_%d", clean, n);

@@ -25,7 +25,7 @@ void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *L
 /* conv_1d(I: f32(IW), K: f32(KW)) -> (O: f32(OW))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_1d(const float *LGEN_RESTRICT I, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t IW, int64_t KW, int64_t OW);
+void conv_1d(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t IW, int64_t KW, int64_t OW);
 
 #ifdef __cplusplus
 }

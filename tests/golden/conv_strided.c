@@ -5,6 +5,7 @@
 #endif
 #include "conv_strided.h"
 #include <stdint.h>
+#include <math.h>
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -23,12 +24,24 @@
 #endif
 #endif
 
+/* a * b + c rounds once where the target has fused multiply-add; define
+ * LGEN_NO_FMA for two roundings everywhere */
+#ifndef LGEN_FMAF
+#if (defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && !defined(LGEN_NO_FMA)
+#define LGEN_FMAF(a, b, c) fmaf(a, b, c)
+#define LGEN_FMA(a, b, c) fma(a, b, c)
+#else
+#define LGEN_FMAF(a, b, c) ((a) * (b) + (c))
+#define LGEN_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+#endif
+
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* conv_2d_nhwc_hwcf(I: f32(N, IH, IW, C), K: f32(KH, KW, C, F)) -> (O: f32(N, OH, OW, F))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_2d_nhwc_hwcf(const float *restrict I, const float *restrict K, float *restrict O, int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW, const int64_t strides[2], const int64_t dilations[2])
+void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float *restrict O, int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW, const int64_t strides[2], const int64_t dilations[2])
 {
   LGEN_OMP(omp parallel for collapse(2))
   for (int64_t n = 0; n < N; ++n) {
@@ -50,7 +63,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I, const float *restrict K, float *
                   for (int64_t ow_i = 0; ow_i < 8; ++ow_i) {
                     LGEN_OMP_SIMD(omp simd)
                     for (int64_t f_i = 0; f_i < 32; ++f_i) {
-                      O_acc[ow_i][f_i] = O_acc[ow_i][f_i] + (I[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw * dilations[1])) * C + c] * K[((kh * KW + kw) * C + c) * F + (f_r + f_i)]);
+                      O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw * dilations[1])) * C + c], K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
                     }
                   }
                 }
@@ -74,7 +87,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I, const float *restrict K, float *
                   for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
                     LGEN_OMP_SIMD(omp simd)
                     for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      O_acc[ow_i][f_i] = O_acc[ow_i][f_i] + (I[((n * IH + (oh * strides[0] + kh_2 * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw_2 * dilations[1])) * C + c_2] * K[((kh_2 * KW + kw_2) * C + c_2) * F + (f_r + f_i)]);
+                      O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_2 * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw_2 * dilations[1])) * C + c_2], K[((kh_2 * KW + kw_2) * C + c_2) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
                     }
                   }
                 }

@@ -5,6 +5,7 @@
 #endif
 #include "matmul_explicit.h"
 #include <stdint.h>
+#include <math.h>
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -20,6 +21,18 @@
 #define LGEN_OMP_SIMD(directive) _Pragma(#directive)
 #else
 #define LGEN_OMP_SIMD(directive)
+#endif
+#endif
+
+/* a * b + c rounds once where the target has fused multiply-add; define
+ * LGEN_NO_FMA for two roundings everywhere */
+#ifndef LGEN_FMAF
+#if (defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && !defined(LGEN_NO_FMA)
+#define LGEN_FMAF(a, b, c) fmaf(a, b, c)
+#define LGEN_FMA(a, b, c) fma(a, b, c)
+#else
+#define LGEN_FMAF(a, b, c) ((a) * (b) + (c))
+#define LGEN_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 #endif
 
@@ -91,7 +104,7 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
                 for (int64_t m_i = 0; m_i < 8; ++m_i) {
                   LGEN_OMP_SIMD(omp simd)
                   for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                    C_acc[m_i][n_i] = C_acc[m_i][n_i] + (A_pack[(((m_r - m_t0) / 8) * A_k_extent + k - k_t0) * 8 + m_i] * B_pack[(((n_r - n_t0) / 32) * B_k_extent + k - k_t0) * 32 + n_i]);
+                    C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
                   }
                 }
               }
@@ -111,7 +124,7 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
                 for (int64_t m_i = 0; m_i < m_len; ++m_i) {
                   LGEN_OMP_SIMD(omp simd)
                   for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                    C_acc[m_i][n_i] = C_acc[m_i][n_i] + (A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + m_i] * B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i]);
+                    C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
                   }
                 }
               }

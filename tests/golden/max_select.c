@@ -31,13 +31,13 @@ typedef _Bool lgen_bool;
 /* row_max(I: f32(M, N)) -> (O: f32(M))
  * Updates O: its value on entry is read (accumulated into).
  */
-void row_max(const float *restrict I, float *restrict O, int64_t M, int64_t N)
+void row_max(const float *restrict I_, float *restrict O, int64_t M, int64_t N)
 {
   LGEN_OMP(omp parallel for)
   for (int64_t m = 0; m < M; ++m) {
     float O_acc = O[m];
     for (int64_t n = 0; n < N; ++n) {
-      O_acc = (I[m * N + n] > O_acc) ? I[m * N + n] : O_acc;
+      O_acc = (I_[m * N + n] > O_acc) ? I_[m * N + n] : O_acc;
     }
     O[m] = O_acc;
   }

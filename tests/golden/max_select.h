@@ -29,7 +29,7 @@ extern "C" {
 /* row_max(I: f32(M, N)) -> (O: f32(M))
  * Updates O: its value on entry is read (accumulated into).
  */
-void row_max(const float *LGEN_RESTRICT I, float *LGEN_RESTRICT O, int64_t M, int64_t N);
+void row_max(const float *LGEN_RESTRICT I_, float *LGEN_RESTRICT O, int64_t M, int64_t N);
 
 #ifdef __cplusplus
 }

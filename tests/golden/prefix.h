@@ -20,7 +20,7 @@ extern "C" {
 /* transpose(I: f32(M, N)) -> (O: f32(N, M))
  * Overwrites O.
  */
-void mylib_transpose(const float *LGEN_RESTRICT I, float *LGEN_RESTRICT O, int64_t M, int64_t N);
+void mylib_transpose(const float *LGEN_RESTRICT I_, float *LGEN_RESTRICT O, int64_t M, int64_t N);
 
 /* matvec(A: f32(M, N), y: f32(N)) -> (x: f32(M))
  * Updates x: its value on entry is read (accumulated into).
