@@ -40,7 +40,8 @@ typedef struct {
   int tensor;
   const Operand *operand;
   int point;    /* packed just before loop `point` opens */
-  int alloc_at; /* buffer allocated just before loop `alloc_at` opens */
+  int alloc_at; /* buffer allocated just before loop `alloc_at` opens; -1: by the region */
+  bool shared;  /* in a hoisted region: one buffer for all threads, packed together */
   const char *buf, *raw;
   /* layout: outer parts of unrolled dims, other dims, inner parts */
   int nlayout;
@@ -61,6 +62,7 @@ typedef struct {
   int region;       /* full/partial register-block split before this loop; -1: none */
   int par_first;    /* the omp parallel loop group; -1: none */
   int par_count;
+  bool hoisted;     /* one parallel region around the nest, `omp for` inside */
   int vector_loop;  /* gets omp simd; -1: none */
   const char *vector_clause; /* reduction clause of a vectorised reduction loop */
   bool split;       /* the parallel loop is a reduction split across threads */
@@ -267,9 +269,12 @@ static void plan(Nest *n) {
     }
   n->par_first = -1;
   n->par_count = 0;
-  for (int i = 0; i < n->nloops && n->par_first < 0; i++)
-    if (n->loops[i].first && s->parallel[n->loops[i].dim] && n->loops[i].kind != LOOP_REG_POINT)
+  for (int i = 0; i < n->nloops && n->par_first < 0; i++) {
+    const Loop *l = &n->loops[i];
+    if ((l->first && s->parallel[l->dim] && l->kind != LOOP_REG_POINT) ||
+        (l->kind == LOOP_REG_TILE && s->parallel_reg[l->dim]))
       n->par_first = i;
+  }
   if (n->par_first >= 0) {
     n->split = op->dims[n->loops[n->par_first].dim].kind == ITER_REDUCTION;
     n->par_count = 1;
@@ -325,6 +330,18 @@ static void plan_packs(Nest *n) {
     p->buf = claim(n, "%s_pack", tname);
     p->raw = claim(n, "%s_pack_mem", tname);
   }
+  /* Hoist the parallel region to the top of the nest when the parallel loop
+   * is not outermost, or when per-thread buffers would otherwise be
+   * allocated on every iteration of the parallel loop. */
+  bool private_packs = false;
+  for (int i = 0; i < n->npacks; i++)
+    private_packs |= n->packs[i].point > n->par_first;
+  n->hoisted = n->par_first >= 0 && !n->split && (n->par_first > 0 || private_packs);
+  if (n->hoisted)
+    for (int i = 0; i < n->npacks; i++) {
+      n->packs[i].alloc_at = -1;
+      n->packs[i].shared = n->packs[i].point <= n->par_first;
+    }
 }
 
 /* Which part of the layout each operand dim contributes, outer to inner. */
@@ -415,6 +432,8 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   }
   pack_layout(n, p);
   const char *vars[LG_MAX_RANK * 2];
+  if (p->shared) /* every thread of the region gets here: share the copy out */
+    line(e, "LGEN_OMP(omp for)");
   for (int i = 0; i < p->nlayout; i++) {
     int d = p->layout_dim[i];
     int64_t u = n->s->unroll[d];
@@ -535,9 +554,10 @@ static const char *pragma_for(Nest *n, int i) {
       if (!clause)
         vector = false;
     }
+    const char *construct = n->hoisted ? "for" : "parallel for";
     if (vector)
-      return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp parallel for simd%s%s)", collapse, reduction);
-    return arena_printf(n->e->arena, "LGEN_OMP(omp parallel for%s%s)", collapse, reduction);
+      return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp %s simd%s%s)", construct, collapse, reduction);
+    return arena_printf(n->e->arena, "LGEN_OMP(omp %s%s%s)", construct, collapse, reduction);
   }
   if (!vector)
     return NULL;
@@ -818,5 +838,26 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   plan_packs(n);
   if (e->k->nops > 1)
     line(e, "/* comprehension %d */", index + 1);
+  if (!n->hoisted) {
+    emit_from(n, 0, false, false);
+    return;
+  }
+  for (int i = 0; i < n->npacks; i++)
+    if (n->packs[i].shared)
+      emit_pack_alloc(n, &n->packs[i]);
+  line(e, "LGEN_OMP(omp parallel)");
+  line(e, "{");
+  e->indent++;
+  for (int i = 0; i < n->npacks; i++)
+    if (!n->packs[i].shared)
+      emit_pack_alloc(n, &n->packs[i]);
   emit_from(n, 0, false, false);
+  for (int i = 0; i < n->npacks; i++)
+    if (!n->packs[i].shared)
+      line(e, "free(%s);", n->packs[i].raw);
+  e->indent--;
+  line(e, "}");
+  for (int i = 0; i < n->npacks; i++)
+    if (n->packs[i].shared)
+      line(e, "free(%s);", n->packs[i].raw);
 }

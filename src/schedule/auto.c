@@ -161,14 +161,21 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
     if (packed_a)
       s->pack[op->operands[a].tensor] = true;
   }
-  /* the outermost loops feed the threads: every parallel dim ahead of the
-   * reductions in the order, collapsed */
-  for (int i = 0; i < op->ndims && op->dims[s->order[i]].kind == ITER_PARALLEL && s->order[i] != m; i++) {
+  /* Threads: outer parallel dims (batch, image rows), collapsed; with none,
+   * the register tiles of N (BLIS's jr loop): fine-grained enough for small
+   * matrices, inside a parallel region that packs cooperatively. */
+  bool outer = false;
+  for (int i = 0; i < op->ndims && op->dims[s->order[i]].kind == ITER_PARALLEL; i++) {
     int d = s->order[i];
-    if (s->unroll[d] > 1 && !s->tile[0][d])
-      break; /* its outermost loop is a register tile loop, deeper in the nest */
+    if (d == m || d == n)
+      break;
     s->parallel[d] = true;
+    outer = true;
   }
+  if (outer && s->tile[0][n])
+    s->parallel[n] = true; /* collapses with the outer dims */
+  if (!outer)
+    s->parallel_reg[n] = true;
   return true;
 }
 

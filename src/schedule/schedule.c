@@ -78,6 +78,9 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
           diag_error(diag, where, "tile sizes of '%s' must be multiples of its unroll factor %lld", dim->name,
                      (long long)s->unroll[d]);
     }
+    if (s->parallel_reg[d] && (s->unroll[d] <= 1 || dim->kind != ITER_PARALLEL))
+      diag_error(diag, where, "'%s.reg' names a register-tile loop: '%s' must be a parallel dim with an unroll factor",
+                 dim->name, dim->name);
     if (s->parallel[d] && dim->kind == ITER_REDUCTION) {
       int x;
       if (!s->split_reduction)
@@ -171,13 +174,16 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
       sb_printf(out, "%s%s: %lld", i ? ", " : "", op->dims[dims[i]].name, (long long)s->unroll[dims[i]]);
     sb_puts(out, "}\n");
   }
-  n = 0;
-  for (int i = 0; i < op->ndims; i++)
-    if (s->parallel[s->order[i]])
-      dims[n++] = s->order[i];
-  sb_printf(out, "%sparallel: ", indent);
-  name_list(out, op, dims, n);
-  sb_putc(out, '\n');
+  sb_printf(out, "%sparallel: [", indent);
+  bool first_par = true;
+  for (int i = 0; i < op->ndims; i++) {
+    int d = s->order[i];
+    if (s->parallel[d] || s->parallel_reg[d]) {
+      sb_printf(out, "%s%s%s", first_par ? "" : ", ", op->dims[d].name, s->parallel_reg[d] ? ".reg" : "");
+      first_par = false;
+    }
+  }
+  sb_puts(out, "]\n");
   if (s->split_reduction)
     sb_printf(out, "%ssplit_reduction: true\n", indent);
   if (s->vector_dim >= 0)

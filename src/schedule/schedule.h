@@ -12,7 +12,12 @@
  *                  extent and is unrolled and jammed inside the reduction
  *                  loops, its outputs held in a local accumulator array
  *   parallel[d]    the outermost loop of d is an OpenMP parallel loop (adjacent
- *                  ones collapse); a reduction dim needs split_reduction
+ *                  ones collapse); a reduction dim needs split_reduction.
+ *                  parallel_reg[d] ("d.reg" in YAML) picks d's register-tile
+ *                  loop instead: fine-grained work for small sizes. A parallel
+ *                  loop below other loops runs in one parallel region opened
+ *                  at the top of the nest (the outer loops run in every
+ *                  thread, packing is shared out, buffers are per thread)
  *   vector_dim     the dim whose innermost loop gets `omp simd` (-1: none)
  *   pack[t]        tensor t is copied, per level-0 tile, into a contiguous
  *                  local buffer in an IREE-style data-tiled layout: the outer
@@ -36,6 +41,7 @@ typedef struct {
   int order[LG_MAX_DIMS]; /* a permutation of the op's dims */
   int64_t unroll[LG_MAX_DIMS];
   bool parallel[LG_MAX_DIMS];
+  bool parallel_reg[LG_MAX_DIMS]; /* the register-tile loop of d instead ("d.reg") */
   bool split_reduction;
   int vector_dim;
   bool pack[LG_MAX_TENSORS];

@@ -4,7 +4,7 @@
  *     tile: {n: [512], k: [384], m: [128]}   # sizes per level, outermost first
  *     order: [n, k, m]           # dims, outermost first (others follow)
  *     unroll: {m: 8, n: 32}      # register block (unroll-and-jam)
- *     parallel: [n]              # OpenMP parallel loops
+ *     parallel: [n]              # OpenMP parallel loops (n.reg: n's register tiles)
  *     vector: n                  # omp simd dim, or none
  *     pack: [A, B]               # tensors packed into local buffers
  *     split_reduction: false     # allow parallel reduction dims
@@ -241,9 +241,18 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
       memcpy(s->order, order, sizeof(int) * (size_t)op->ndims);
     } else if (strcmp(e->key, "parallel") == 0) {
       memset(s->parallel, 0, sizeof s->parallel);
+      memset(s->parallel_reg, 0, sizeof s->parallel_reg);
       for (int j = 0; j < e->nitems; j++) {
-        int d = dim_index(op, e->names[j], e->locs[j], diag);
-        s->parallel[d] = true;
+        const char *name = e->names[j];
+        size_t len = strlen(name);
+        bool reg = len > 4 && strcmp(name + len - 4, ".reg") == 0;
+        char base[256];
+        snprintf(base, sizeof base, "%.*s", (int)(reg ? len - 4 : len), name);
+        int d = dim_index(op, base, e->locs[j], diag);
+        if (reg)
+          s->parallel_reg[d] = true;
+        else
+          s->parallel[d] = true;
       }
     } else if (strcmp(e->key, "pack") == 0) {
       for (int j = 0; j < e->nitems; j++) {
