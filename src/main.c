@@ -373,20 +373,26 @@ static char *depfile_text(const Options *o, const char *c_path) {
       put_make_path(&sb, o->header);
     }
   }
+  /* every file read: the inputs and a schedule file */
+  const char *deps[MAX_INPUTS + 1];
+  int ndeps = 0;
+  for (int i = 0; i < o->ninputs; i++)
+    if (strcmp(o->inputs[i], "-") != 0)
+      deps[ndeps++] = o->inputs[i];
+  if (o->schedule_path && strcmp(o->schedule_path, "-") != 0)
+    deps[ndeps++] = o->schedule_path;
   sb_putc(&sb, ':');
-  for (int i = 0; i < o->ninputs; i++)
-    if (strcmp(o->inputs[i], "-") != 0) {
-      sb_putc(&sb, ' ');
-      put_make_path(&sb, o->inputs[i]);
-    }
+  for (int i = 0; i < ndeps; i++) {
+    sb_putc(&sb, ' ');
+    put_make_path(&sb, deps[i]);
+  }
   sb_putc(&sb, '\n');
-  /* a phony rule per input, so deleting a spec does not break make (gcc -MP) */
-  for (int i = 0; i < o->ninputs; i++)
-    if (strcmp(o->inputs[i], "-") != 0) {
-      sb_putc(&sb, '\n');
-      put_make_path(&sb, o->inputs[i]);
-      sb_puts(&sb, ":\n");
-    }
+  /* a phony rule per file, so deleting one does not break make (gcc -MP) */
+  for (int i = 0; i < ndeps; i++) {
+    sb_putc(&sb, '\n');
+    put_make_path(&sb, deps[i]);
+    sb_puts(&sb, ":\n");
+  }
   char *text = strdup(sb_cstr(&sb));
   sb_free(&sb);
   return text;
@@ -433,7 +439,7 @@ int main(int argc, char **argv) {
     schedule_text = read_input(o.schedule_path, &len);
     if (!schedule_text)
       return EXIT_IO;
-    schedule_src = (lgen_source){o.schedule_path, schedule_text, len};
+    schedule_src = (lgen_source){strcmp(o.schedule_path, "-") == 0 ? "<stdin>" : o.schedule_path, schedule_text, len};
     o.lib.schedule_file = &schedule_src;
   }
   if (o.header) {

@@ -422,7 +422,7 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   sb_puts(out, omp_prelude);
   if (e.needs_fma)
     sb_puts(out, "/* a * b + c rounds once where the target has fused multiply-add; define\n"
-                 " * LGEN_NO_FMA for two roundings everywhere */\n"
+                 " * LGEN_NO_FMA (and compile with -ffp-contract=off) for two roundings */\n"
                  "#ifndef LGEN_FMAF\n"
                  "#if (defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && !defined(LGEN_NO_FMA)\n"
                  "#define LGEN_FMAF(a, b, c) fmaf(a, b, c)\n"

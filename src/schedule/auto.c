@@ -13,7 +13,8 @@
  *  - a copy that reads across rows (a transpose): 32 x 32 tiles.
  *  - anything else: the plain schedule (outer parallel loop, inner simd
  *    loop), with the reduction split across threads when the op has no
- *    parallel dims at all (a dot product, a full sum).
+ *    parallel dims at all (a dot product, a full sum; not max or min, whose
+ *    OpenMP combine may treat NaN differently).
  * Sizes are run-time values, so every choice is a constant from the target;
  * partial tiles are exact, so no choice can be wrong, only slow. */
 #include "schedule/schedule.h"
@@ -279,7 +280,10 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
   int x;
   if (has_reduction && !has_parallel) {
     ElemType type = op->nodes[op->yields[0].value].type;
-    if (match_reduction(op, 0, &x) != COMBINE_NONE && elem_type_is_float(type) && type != TY_F16) {
+    /* sums and products only: OpenMP's max/min combine need not match the
+     * payload's own handling of NaN */
+    Combiner c = match_reduction(op, 0, &x);
+    if ((c == COMBINE_ADD || c == COMBINE_MUL) && elem_type_is_float(type) && type != TY_F16) {
       s->split_reduction = true;
       s->parallel[s->order[0]] = true;
     }

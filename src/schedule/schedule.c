@@ -188,6 +188,8 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
     sb_printf(out, "%ssplit_reduction: true\n", indent);
   if (s->vector_dim >= 0)
     sb_printf(out, "%svector: %s\n", indent, op->dims[s->vector_dim].name);
+  else if (op->ndims > 0)
+    sb_printf(out, "%svector: none\n", indent);
   bool any_pack = false;
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
     if (s->pack[t]) {
