@@ -25,7 +25,7 @@
 #endif
 
 /* a * b + c rounds once where the target has fused multiply-add; define
- * LGEN_NO_FMA for two roundings everywhere */
+ * LGEN_NO_FMA (and compile with -ffp-contract=off) for two roundings */
 #ifndef LGEN_FMAF
 #if (defined(__FMA__) || defined(__ARM_FEATURE_FMA)) && !defined(LGEN_NO_FMA)
 #define LGEN_FMAF(a, b, c) fmaf(a, b, c)
