@@ -8,7 +8,8 @@
 # the gcc-built liblgen.a), then fuzzes for SECONDS on a copy of
 # fuzz/corpus (BUILD_DIR/corpus, kept between runs) with fuzz/tc.dict.
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
-# FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN).
+# FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN), FUZZ_LIBS
+# (extra libraries; libyaml is found with pkg-config when src/ uses it).
 #
 # Prints one summary line with the executions run. On a crash, timeout or
 # oracle violation the input is left in BUILD_DIR/artifacts/ (crash-*,
@@ -41,10 +42,16 @@ if [ -z "$sources" ]; then
   echo "fuzz.sh: no sources under $src/src" >&2
   exit 2
 fi
-# shellcheck disable=SC2086 # word splitting of $sources and $FUZZ_CFLAGS is intended
+# the libraries liblgen uses (configure.ac's PKG_CHECK_MODULES), plus libm
+pkg_cflags= pkg_libs=
+if grep -rqs '#include <yaml.h>' "$src/src"; then
+  pkg_cflags=$(pkg-config --cflags yaml-0.1 2>/dev/null)
+  pkg_libs=$(pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
+fi
+# shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
 if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" ${FUZZ_CFLAGS:-} \
-  $sources "$src/fuzz/fuzz_tc.c" -o "$build/fuzz_tc.new" -lm; then
+  -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
+  $sources "$src/fuzz/fuzz_tc.c" -o "$build/fuzz_tc.new" $pkg_libs ${FUZZ_LIBS:-} -lm; then
   echo "fuzz.sh: building fuzz_tc failed" >&2
   exit 2
 fi
@@ -81,8 +88,11 @@ for a in $new_artifacts; do
   echo "fuzz: input left in $crash"
   case $a in
   crash-* | timeout-* | leak-*)
+    # bounded: minimizing a hang costs a timeout per attempt
+    limit=
+    command -v timeout >/dev/null 2>&1 && limit="timeout 300"
     # shellcheck disable=SC2086
-    "$build/fuzz_tc" -minimize_crash=1 -max_total_time=120 -timeout=5 -rss_limit_mb=2048 -max_len=4096 \
+    $limit "$build/fuzz_tc" -minimize_crash=1 -max_total_time=120 -timeout=2 -rss_limit_mb=2048 -max_len=4096 \
       -exact_artifact_path="$build/artifacts/minimized-$a" ${FUZZ_FLAGS:-} "$crash" >"$build/minimize-$a.log" 2>&1
     if [ -f "$build/artifacts/minimized-$a" ]; then
       echo "fuzz: minimized to $build/artifacts/minimized-$a ($(wc -c <"$build/artifacts/minimized-$a") bytes)"

@@ -1,0 +1,62 @@
+#!/bin/sh
+# shellcheck disable=SC2086  # CC, CFLAGS, BENCH_ARGS are word lists on purpose
+# lgen benchmark: generate kernels with the built lgen (auto and none
+# schedules), compile them with the harness, link OpenBLAS and oneDNN, run.
+#
+#   sh bench/run.sh SRCDIR BUILDDIR [bench options...]
+#
+# SRCDIR is the lgen source tree (specs/, bench/), BUILDDIR the build tree
+# (src/lgen); the work happens in BUILDDIR/bench-build. Options after the two
+# directories (and $BENCH_ARGS) go to the bench binary: --only=SUBSTR,...
+# --threads=1,2 --min-time=SECONDS --list. Environment: CC (default gcc),
+# BENCH_CFLAGS (default -O3 -march=native), BENCH_ARGS.
+# Needs Debian libopenblas-dev and libdnnl-dev.
+set -eu
+
+srcdir=${1:?usage: run.sh SRCDIR BUILDDIR [bench options]}
+builddir=${2:?usage: run.sh SRCDIR BUILDDIR [bench options]}
+shift 2
+
+lgen=$builddir/src/lgen
+out=$builddir/bench-build
+CC=${CC:-gcc}
+CFLAGS=${BENCH_CFLAGS:--O3 -march=native}
+
+if [ ! -x "$lgen" ]; then
+  echo "bench: $lgen not built (run make first)" >&2
+  exit 2
+fi
+
+# OpenBLAS's own cblas.h (Debian installs it under an alternatives-managed
+# multiarch path; prefer the pthread variant's directory when present).
+blas_inc=
+for d in /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas; do
+  if [ -f "$d/cblas.h" ]; then blas_inc="-I$d"; break; fi
+done
+
+mkdir -p "$out"
+echo "bench: generating kernels into $out"
+specs1=$srcdir/specs/linalg.tc
+specs2=$srcdir/bench/cases.tc
+"$lgen" --schedule=auto --prefix=auto_ "$specs1" "$specs2" -o "$out/auto.c" -H "$out/auto.h"
+"$lgen" --schedule=none --prefix=none_ "$specs1" "$specs2" -o "$out/none.c" -H "$out/none.h"
+"$lgen" --schedule=auto --print-schedule "$specs1" "$specs2" -o /dev/null \
+  > "$out/auto-schedule.yaml"
+echo "bench: auto schedule decisions: $out/auto-schedule.yaml"
+
+echo "bench: compiling with $CC $CFLAGS -fopenmp"
+# The compiler's default dialect (gnu17 for gcc 12), not -std=c99: ISO modes
+# turn off FMA contraction (-ffp-contract=off), which halves the peak of the
+# generated contraction loops.
+$CC $CFLAGS -fopenmp -c "$out/auto.c" -o "$out/auto.o"
+$CC $CFLAGS -fopenmp -c "$out/none.c" -o "$out/none.o"
+$CC $CFLAGS -fopenmp -Wall -Wextra -I"$out" $blas_inc \
+  -c "$srcdir/bench/bench.c" -o "$out/bench.o"
+if ! $CC -fopenmp "$out/bench.o" "$out/auto.o" "$out/none.o" -o "$out/bench" \
+    -lopenblas -ldnnl -lm; then
+  echo "bench: link failed: needs libopenblas-dev and libdnnl-dev" >&2
+  exit 2
+fi
+
+echo "bench: running $out/bench ${BENCH_ARGS:-} $*"
+exec "$out/bench" ${BENCH_ARGS:-} "$@"
