@@ -61,7 +61,8 @@ typedef struct {
   PtrVec *helper_names;
   Arena *arena;
   bool needs_math;
-  bool needs_f16;
+  bool widens_f16;  /* uses LGEN_F16_TO_F32 */
+  bool narrows_f16; /* uses LGEN_F32_TO_F16 */
   bool needs_fma;
 } ExprCtx;
 

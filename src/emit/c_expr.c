@@ -91,8 +91,10 @@ static const char *wrap_helper(ExprCtx *ctx, const char *stem, char op, ElemType
  * sqrt stay correctly rounded in f16. */
 static void arg(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int i) {
   bool widen = ctx->op->nodes[n->args[i]].type == TY_F16 && n->op != SOP_SELECT;
-  if (widen)
+  if (widen) {
+    ctx->widens_f16 = true;
     sb_puts(out, "LGEN_F16_TO_F32(");
+  }
   c_expr(out, ctx, n->args[i]);
   if (widen)
     sb_putc(out, ')');
@@ -141,7 +143,7 @@ void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
   bool narrow = n->kind == PN_OP && n->type == TY_F16 && !ctx->node_names[index] && n->op != SOP_SELECT &&
                 n->op != SOP_MAXF && n->op != SOP_MINF;
   if (narrow) {
-    ctx->needs_f16 = true;
+    ctx->narrows_f16 = true;
     sb_puts(out, "LGEN_F32_TO_F16(");
   }
   c_expr_node(out, ctx, n, index);
@@ -250,6 +252,7 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_MAXF:
   case SOP_MINF: {
     const char *cmp = n->op == SOP_MAXF ? ">" : "<";
+    ctx->widens_f16 |= in == TY_F16;
     const char *body = in == TY_F16 ? arena_printf(ctx->arena, "LGEN_F16_TO_F32(a) %s LGEN_F16_TO_F32(b) ? a : b", cmp)
                                     : arena_printf(ctx->arena, "a %s b ? a : b", cmp);
     /* operands are passed unwidened: the helper compares and returns one */

@@ -17,6 +17,7 @@ typedef struct {
   PtrVec *helper_names;
   bool needs_math;
   bool needs_fma;
+  bool widens_f16, narrows_f16;
   bool uses_cblas;
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* the op being emitted */

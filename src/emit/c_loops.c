@@ -142,6 +142,8 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
   }
   e->needs_math |= ctx.needs_math;
   e->needs_fma |= ctx.needs_fma;
+  e->widens_f16 |= ctx.widens_f16;
+  e->narrows_f16 |= ctx.narrows_f16;
 }
 
 /* ---- building the nest ---- */

@@ -58,6 +58,9 @@ const char *names_claim(NameTable *t, const char *base) {
   for (size_t i = 0; i < sizeof std_macros / sizeof *std_macros; i++)
     if (strcmp(clean, std_macros[i]) == 0)
       clean = arena_printf(t->arena, "%s_", clean); /* I -> I_ */
+  /* prefixes reserved for lgen and the implementation: no suffix frees them */
+  if (strncmp(clean, "lgen_", 5) == 0 || strncmp(clean, "LGEN_", 5) == 0 || strncmp(clean, "__", 2) == 0)
+    clean = arena_printf(t->arena, "v%s", clean);
   const char *name = clean;
   for (int n = 2; is_taken(t, name); n++)
     name = arena_printf(t->arena, "%s_%d", clean, n);

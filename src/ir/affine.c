@@ -107,8 +107,9 @@ void affine_print(StrBuf *out, const AffineExpr *e, const AffineNames *n) {
     sb_puts(out, n->attr(n->ctx, e->index, e->elem));
     return;
   case AE_NEG:
+    /* "- -i" must not print as "--i", which C reads as a decrement */
     sb_putc(out, '-');
-    print_operand(out, e->lhs, n, 3);
+    print_operand(out, e->lhs, n, e->lhs->kind == AE_NEG || (e->lhs->kind == AE_CONST && e->lhs->value < 0) ? 4 : 3);
     return;
   case AE_ADD:
   case AE_SUB:

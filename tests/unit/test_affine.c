@@ -180,10 +180,10 @@ Test(affine, printed_form_parses_back_to_the_same_tree) {
   }
 }
 
-/* BUG(lgen): a double negation prints as "--i", which C reads as a
+/* Regression (was a bug): a double negation prints as "--i", which C reads as a
  * pre-decrement: `O(i) = A(- -i)` becomes `O[i] = A[--i];` and the loop never
- * ends. Enable when affine_print separates the two minus signs. */
-Test(affine, double_negation_is_not_a_decrement, .disabled = true) {
+ * ends. */
+Test(affine, double_negation_is_not_a_decrement) {
   char *c = unit_affine_str(NEG(NEG(D(0))), true);
   cr_assert_null(strstr(c, "--"), "C syntax \"%s\" contains a decrement", c);
   free(c);

@@ -204,11 +204,10 @@ Test(names, collisions_get_numeric_suffixes) {
       cr_assert_str_neq(names.taken.items[i], names.taken.items[j]);
 }
 
-/* BUG(lgen): is_taken() rejects every name starting with "lgen_", "LGEN_" or
+/* Regression (was a bug): is_taken() rejects every name starting with "lgen_", "LGEN_" or
  * "__", and a numeric suffix keeps that prefix, so names_claim loops forever:
- * `def f(__: f32(N)) -> (O: f32(N)) { O(i) = __(i); }` hangs lgen. Enable
- * when names_claim gives such names a different spelling. */
-Test(names, reserved_prefixes_get_a_usable_name, .disabled = true, .timeout = 5) {
+ * `def f(__: f32(N)) -> (O: f32(N)) { O(i) = __(i); }` hangs lgen. *
+Test(names, reserved_prefixes_get_a_usable_name, .timeout = 5) {
   static const char *const bad[] = {"lgen_x", "LGEN_Y", "__z", "_-w"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     const char *n = names_claim(&names, bad[i]);
@@ -385,11 +384,11 @@ Test(emit, failed_compilation_sets_only_diagnostics) {
   cr_assert_null(out.diagnostics, "lgen_output_free clears the struct");
 }
 
-/* BUG(lgen): with --checks, a tensor used only for its shape is named only
+/* Regression (was a bug): with --checks, a tensor used only for its shape is named only
  * inside a check's message string; emit_kernel's mentions_identifier() sees
  * the name in the string and omits `(void)K;`, so -Wunused-parameter fires
- * (`gcc -Wall -Wextra -Werror` rejects the file). Enable when fixed. */
-Test(emit, shape_only_tensor_is_voided_under_checks, .disabled = true) {
+ * (`gcc -Wall -Wextra -Werror` rejects the file). */
+Test(emit, shape_only_tensor_is_voided_under_checks) {
   lgen_options opt = plain_schedule();
   opt.checks = 1;
   char *c = compile_ok("def pool(I: f32(N, W), K: f32(KW)) -> (O: f32(N)) {\n"
@@ -400,11 +399,11 @@ Test(emit, shape_only_tensor_is_voided_under_checks, .disabled = true) {
   free(c);
 }
 
-/* BUG(lgen): without _Float16 (clang 14 on x86-64 C), every file with an f16
+/* Regression (was a bug): without _Float16 (clang 14 on x86-64 C), every file with an f16
  * tensor defines both static inline conversions lgen_f16_to_f32 and
  * lgen_f32_to_f16, used or not: `clang -Wall -Werror` rejects an f16 copy
- * ("unused function"). Enable when unused conversions are left out. */
-Test(emit, f16_conversions_only_when_used, .disabled = true) {
+ * ("unused function"). */
+Test(emit, f16_conversions_only_when_used) {
   char *c = compile_ok("def c(X: f16(N)) -> (Y: f16(N)) { Y(i) = X(i); }", NULL);
   const char *body = strstr(c, "void c(");
   cr_assert_not_null(body);
