@@ -206,7 +206,7 @@ Test(names, collisions_get_numeric_suffixes) {
 
 /* Regression (was a bug): is_taken() rejects every name starting with "lgen_", "LGEN_" or
  * "__", and a numeric suffix keeps that prefix, so names_claim loops forever:
- * `def f(__: f32(N)) -> (O: f32(N)) { O(i) = __(i); }` hangs lgen. *
+ * `def f(__: f32(N)) -> (O: f32(N)) { O(i) = __(i); }` hangs lgen. */
 Test(names, reserved_prefixes_get_a_usable_name, .timeout = 5) {
   static const char *const bad[] = {"lgen_x", "LGEN_Y", "__z", "_-w"};
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
