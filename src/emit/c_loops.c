@@ -73,7 +73,11 @@ typedef struct {
   const char *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS], *point_var[LG_MAX_DIMS];
   bool full_block;  /* emitting the constant-extent copy of a register block */
   const char **acc; /* per yield */
-  const char *acc_index; /* "[m_i][n_i]" or "" */
+  /* Partial register blocks run the blocked dims other than the vector dim
+   * outside the reduction loops, one row at a time, so that each row's
+   * accumulators (constant-indexed) still fit in registers. */
+  bool row_outside[LG_MAX_DIMS];
+  bool vector_full; /* in a partial block, the vector dim's block is full */
 } Nest;
 
 /* ---- one iteration ---- */
@@ -545,6 +549,13 @@ static const char *pack_read(Nest *n, const Pack *p) {
 
 /* ---- loops ---- */
 
+/* The extent of d's register-point loop: constant in a full block. */
+static const char *block_bound(Nest *n, int d) {
+  if (n->full_block || (n->vector_full && d == n->s->vector_dim))
+    return arena_printf(n->e->arena, "%lld", (long long)n->s->unroll[d]);
+  return n->reg_len[d];
+}
+
 static const char *pragma_for(Nest *n, int i) {
   bool vector = i == n->vector_loop;
   if (i == n->par_first) {
@@ -609,8 +620,7 @@ static void open_loop(Nest *n, int i, StrBuf *decls) {
   }
   case LOOP_REG_POINT: {
     const char *v = n->point_var[d];
-    const char *bound = n->full_block ? arena_printf(e->arena, "%lld", (long long)n->s->unroll[d]) : n->reg_len[d];
-    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, bound, v);
+    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, d), v);
     n->value[d] = arena_printf(e->arena, "(%s + %s)", n->reg_var[d], v);
     break;
   }
@@ -649,6 +659,24 @@ static int yield_of(const StructuredOp *op, int operand) {
   return -1;
 }
 
+/* "[m_i][n_i]" (index) or "[8][32]" (extents) of the accumulator array: the
+ * register-point loops inside the accumulator region. */
+static const char *acc_subscript(Nest *n, bool extents) {
+  StrBuf sb = {0};
+  for (int i = n->acc_start; i < n->nloops; i++) {
+    const Loop *l = &n->loops[i];
+    if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
+      continue;
+    if (extents)
+      sb_printf(&sb, "[%lld]", (long long)n->s->unroll[l->dim]);
+    else
+      sb_printf(&sb, "[%s]", n->point_var[l->dim]);
+  }
+  const char *s = arena_strdup(n->e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
 static void emit_body_here(Nest *n, bool in_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
@@ -661,7 +689,7 @@ static void emit_body_here(Nest *n, bool in_acc) {
     if (op->operands[o].shape_only)
       values[o] = "";
     else if (in_acc && y >= 0)
-      values[o] = arena_printf(e->arena, "%s%s", n->acc[y], n->acc_index);
+      values[o] = arena_printf(e->arena, "%s%s", n->acc[y], acc_subscript(n, false));
     else if (p)
       values[o] = pack_read(n, p);
     else
@@ -676,13 +704,11 @@ static void emit_body_here(Nest *n, bool in_acc) {
 static void block_loops(Nest *n, bool open) {
   for (int i = n->acc_start; i < n->nloops; i++) {
     const Loop *l = &n->loops[i];
-    if (l->kind != LOOP_REG_POINT)
+    if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
       continue;
     if (open) {
       const char *v = n->point_var[l->dim];
-      const char *bound = n->full_block ? arena_printf(n->e->arena, "%lld", (long long)n->s->unroll[l->dim])
-                                        : n->reg_len[l->dim];
-      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, bound, v);
+      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, l->dim), v);
       n->e->indent++;
       n->value[l->dim] = arena_printf(n->e->arena, "(%s + %s)", n->reg_var[l->dim], v);
     } else {
@@ -696,12 +722,9 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done);
 static void emit_accumulated(Nest *n, int i) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
-  StrBuf dims = {0};
-  for (int j = i; j < n->nloops; j++)
-    if (n->loops[j].kind == LOOP_REG_POINT)
-      sb_printf(&dims, "[%lld]", (long long)n->s->unroll[n->loops[j].dim]);
+  const char *dims = acc_subscript(n, true), *index = acc_subscript(n, false);
   e->dim_names = n->value;
-  if (!dims.len) {
+  if (!*dims) {
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
       line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
@@ -714,15 +737,14 @@ static void emit_accumulated(Nest *n, int i) {
   }
   for (int y = 0; y < op->nyields; y++) {
     const Operand *o = &op->operands[op->yields[y].operand];
-    line(e, "%s %s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], sb_cstr(&dims));
+    line(e, "%s %s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims);
   }
-  sb_free(&dims);
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
   block_loops(n, true);
   e->dim_names = n->value;
   for (int y = 0; y < op->nyields; y++)
-    line(e, "%s%s = %s;", n->acc[y], n->acc_index, access_str(e, &op->operands[op->yields[y].operand]));
+    line(e, "%s%s = %s;", n->acc[y], index, access_str(e, &op->operands[op->yields[y].operand]));
   block_loops(n, false);
   memcpy(n->value, saved, sizeof saved);
   emit_from(n, i, true, true);
@@ -730,8 +752,49 @@ static void emit_accumulated(Nest *n, int i) {
   block_loops(n, true);
   e->dim_names = n->value;
   for (int y = 0; y < op->nyields; y++)
-    line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], n->acc_index);
+    line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], index);
   block_loops(n, false);
+  memcpy(n->value, saved, sizeof saved);
+}
+
+/* A partial register block: with accumulators, its blocked dims other than
+ * the vector dim loop outside (see row_outside). */
+static void emit_partial_block(Nest *n, int i) {
+  int opened = 0;
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  if (n->acc_start >= 0 && n->acc_start <= i)
+    for (int j = i; j < n->nloops; j++) {
+      const Loop *l = &n->loops[j];
+      if (l->kind != LOOP_REG_POINT || l->dim == n->s->vector_dim)
+        continue;
+      const char *v = n->point_var[l->dim];
+      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, n->reg_len[l->dim], v);
+      n->e->indent++;
+      n->value[l->dim] = arena_printf(n->e->arena, "(%s + %s)", n->reg_var[l->dim], v);
+      n->row_outside[l->dim] = true;
+      opened++;
+    }
+  int v = n->s->vector_dim;
+  if (opened && v >= 0 && n->s->unroll[v] > 1) {
+    /* rows at the bottom edge usually still have a full vector block */
+    line(n->e, "if (%s == %lld) {", n->reg_len[v], (long long)n->s->unroll[v]);
+    n->e->indent++;
+    n->vector_full = true;
+    emit_from(n, i, true, false);
+    n->vector_full = false;
+    n->e->indent--;
+    line(n->e, "} else {");
+    n->e->indent++;
+    emit_from(n, i, true, false);
+    n->e->indent--;
+    line(n->e, "}");
+  } else {
+    emit_from(n, i, true, false);
+  }
+  for (int j = 0; j < opened; j++)
+    close_loop(n);
+  memset(n->row_outside, 0, sizeof n->row_outside);
   memcpy(n->value, saved, sizeof saved);
 }
 
@@ -759,13 +822,15 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     e->indent--;
     line(e, "} else {");
     e->indent++;
-    emit_from(n, i, true, false);
+    emit_partial_block(n, i);
     e->indent--;
     line(e, "}");
   } else if (i == n->acc_start && !acc_done) {
     emit_accumulated(n, i);
   } else if (i == n->nloops) {
     emit_body_here(n, n->acc_start >= 0);
+  } else if (n->loops[i].kind == LOOP_REG_POINT && n->row_outside[n->loops[i].dim]) {
+    emit_from(n, i + 1, region_done, acc_done); /* already open, outside */
   } else {
     int count = i == n->par_first ? n->par_count : 1;
     const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
@@ -822,16 +887,9 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   for (int y = 0; y < op->nyields; y++)
     n->acc[y] = claim(n, "%s_acc", e->kn.tensors[op->operands[op->yields[y].operand].tensor]);
   plan(n);
-  StrBuf index_str = {0};
   for (int i = 0; i < n->nloops; i++)
-    if (n->loops[i].kind == LOOP_REG_POINT) {
-      int d = n->loops[i].dim;
-      n->point_var[d] = claim(n, "%s_i", dim_name(n, d));
-      if (n->acc_start >= 0 && i >= n->acc_start)
-        sb_printf(&index_str, "[%s]", n->point_var[d]);
-    }
-  n->acc_index = arena_strdup(e->arena, sb_cstr(&index_str));
-  sb_free(&index_str);
+    if (n->loops[i].kind == LOOP_REG_POINT)
+      n->point_var[n->loops[i].dim] = claim(n, "%s_i", dim_name(n, n->loops[i].dim));
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
     n->hi[d] = affine_str(e, op->dims[d].extent);

@@ -118,23 +118,35 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
                   }
                 }
               } else {
-                float C_acc[8][32];
                 for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                  for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                    C_acc[m_i][n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
-                  }
-                }
-                for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                      C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                  if (n_len == 32) {
+                    float C_acc[32];
+                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                     }
-                  }
-                }
-                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                  for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                    C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
+                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+                      LGEN_OMP_SIMD(omp simd)
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[n_i]);
+                      }
+                    }
+                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[n_i];
+                    }
+                  } else {
+                    float C_acc[32];
+                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                      C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
+                    }
+                    for (int64_t k_3 = k_t0; k_3 < k_t0_end; ++k_3) {
+                      LGEN_OMP_SIMD(omp simd)
+                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_3 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_3 - k_t0) * 32 + n_i], C_acc[n_i]);
+                      }
+                    }
+                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                      C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[n_i];
+                    }
                   }
                 }
               }
