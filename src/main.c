@@ -437,8 +437,11 @@ int main(int argc, char **argv) {
   if (o.schedule_path) {
     size_t len = 0;
     schedule_text = read_input(o.schedule_path, &len);
-    if (!schedule_text)
+    if (!schedule_text) {
+      for (int i = 0; i < o.ninputs; i++)
+        free(texts[i]);
       return EXIT_IO;
+    }
     schedule_src = (lgen_source){strcmp(o.schedule_path, "-") == 0 ? "<stdin>" : o.schedule_path, schedule_text, len};
     o.lib.schedule_file = &schedule_src;
   }

@@ -336,6 +336,15 @@ static void plan_packs(Nest *n) {
     p->buf = claim(n, "%s_pack", tname);
     p->raw = claim(n, "%s_pack_mem", tname);
   }
+  for (int i = 0; i < n->npacks; i++) {
+    Pack *p = &n->packs[i];
+    /* nothing can stand between the headers of collapsed loops */
+    if (n->par_first >= 0 && p->point > n->par_first && p->point < n->par_first + n->par_count)
+      p->point = p->alloc_at = n->par_first + n->par_count;
+    /* a copy loop inside a simd loop would break the simd promise */
+    if (n->vector_loop >= 0 && p->point > n->vector_loop)
+      n->vector_loop = -1;
+  }
   /* Hoist the parallel region to the top of the nest when the parallel loop
    * is not outermost, or when per-thread buffers would otherwise be
    * allocated on every iteration of the parallel loop. */
@@ -398,14 +407,15 @@ static void emit_pack_alloc(Nest *n, Pack *p) {
         band0_point = true;
     if (band0_point)
       span = "1";
-    else if (n->s->nlevels > 0 && n->s->tile[0][d] > 0)
+    else if (n->s->nlevels > 0 && n->s->tile[0][d] > 0) {
+      use_helper(e->helpers_used, "lgen_min");
       span = arena_printf(e->arena, "lgen_min(%lld, %s)", (long long)n->s->tile[0][d], extent);
+    }
     int64_t u = n->s->unroll[d];
     if (u > 1)
       span = arena_printf(e->arena, "(%s + %lld) / %lld * %lld", span, (long long)(u - 1), (long long)u, (long long)u);
     sb_printf(&size, " * (size_t)(%s)", span);
   }
-  use_helper(e->helpers_used, "lgen_min");
   use_helper(e->helpers_used, "lgen_alloc");
   line(e, "void *%s;", p->raw);
   line(e, "%s *%s = (%s *)lgen_alloc(%s, &%s);", c_type_name(e->k->tensors[p->tensor].type), p->buf,
@@ -558,7 +568,12 @@ static const char *block_bound(Nest *n, int d) {
 
 static const char *pragma_for(Nest *n, int i) {
   bool vector = i == n->vector_loop;
+  bool in_group = n->par_first >= 0 && i > n->par_first && i < n->par_first + n->par_count;
+  if (in_group)
+    return NULL; /* collapsed into the group's pragma */
   if (i == n->par_first) {
+    for (int j = i; j < i + n->par_count; j++)
+      vector |= j == n->vector_loop;
     const char *collapse = n->par_count > 1 ? arena_printf(n->e->arena, " collapse(%d)", n->par_count) : "";
     const char *reduction = "";
     if (n->split) {
@@ -737,7 +752,10 @@ static void emit_accumulated(Nest *n, int i) {
   }
   for (int y = 0; y < op->nyields; y++) {
     const Operand *o = &op->operands[op->yields[y].operand];
-    line(e, "%s %s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims);
+    /* a partial block fills only part of the array: zero it, or compilers
+     * warn that the rest may be used uninitialised */
+    line(e, "%s %s%s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims,
+         n->full_block ? "" : " = {0}");
   }
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);

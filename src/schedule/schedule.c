@@ -37,7 +37,7 @@ const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t) 
     const Operand *operand = &op->operands[o];
     if (operand->tensor != t)
       continue;
-    if (operand->shape_only || k->tensors[t].is_output)
+    if (operand->shape_only || k->tensors[t].is_output || k->tensors[t].rank == 0)
       return NULL;
     for (int i = 0; i < k->tensors[t].rank; i++)
       if (operand->map[i]->kind != AE_DIM)
@@ -99,6 +99,32 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
     diag_error(diag, where, "the register block is too large (at most 3 dims and 1024 elements)");
   if (s->split_reduction && unrolled)
     diag_error(diag, where, "split_reduction cannot be combined with unroll");
+  /* A split loop carries the per-thread partials of the accumulator: every
+   * loop around it must be a loop of a parallel dim outside all tiles, and it
+   * must come after them. */
+  for (int d = 0; d < op->ndims; d++) {
+    if (!s->parallel[d] || op->dims[d].kind != ITER_REDUCTION)
+      continue;
+    for (int i = 0; i < op->ndims; i++) {
+      int p = s->order[i];
+      if (op->dims[p].kind != ITER_PARALLEL)
+        continue;
+      bool p_tiled = false;
+      for (int l = 0; l < s->nlevels; l++)
+        p_tiled |= s->tile[l][p] > 0;
+      if (p_tiled)
+        diag_error(diag, where, "a split reduction ('%s') needs the parallel dims untiled ('%s' is tiled)",
+                   op->dims[d].name, op->dims[p].name);
+    }
+    bool d_tiled = s->nlevels > 0 && s->tile[0][d] > 0;
+    for (int i = 0, seen = 0; d_tiled && i < op->ndims; i++) {
+      if (s->order[i] == d)
+        seen = 1;
+      else if (seen && op->dims[s->order[i]].kind == ITER_PARALLEL)
+        diag_error(diag, where, "a split reduction ('%s') must come after the parallel dims in the order",
+                   op->dims[d].name);
+    }
+  }
   if (s->library_call) {
     GemmShape g;
     bool blas = strcmp(s->library_call, "cblas_sgemm") == 0 || strcmp(s->library_call, "cblas_dgemm") == 0;

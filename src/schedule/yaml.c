@@ -143,7 +143,8 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       fail(r, k, "unknown schedule key '%s' (expected tile, order, unroll, parallel, vector, pack, "
                  "split_reduction, library_call or op)", key);
     }
-    e->loc = loc_of(r, k);
+    if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
+      e->loc = loc_of(r, k);
     vec_push(r->arena, &spec->entries, e);
   }
   return spec;
