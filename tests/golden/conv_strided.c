@@ -77,7 +77,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
           } else {
             for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
               if (f_len == 32) {
-                float O_acc[32];
+                float O_acc[32] = {0};
                 for (int64_t f_i = 0; f_i < 32; ++f_i) {
                   O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
                 }
@@ -95,7 +95,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                   O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)] = O_acc[f_i];
                 }
               } else {
-                float O_acc[32];
+                float O_acc[32] = {0};
                 for (int64_t f_i = 0; f_i < f_len; ++f_i) {
                   O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
                 }

@@ -120,7 +120,7 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
               } else {
                 for (int64_t m_i = 0; m_i < m_len; ++m_i) {
                   if (n_len == 32) {
-                    float C_acc[32];
+                    float C_acc[32] = {0};
                     for (int64_t n_i = 0; n_i < 32; ++n_i) {
                       C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                     }
@@ -134,7 +134,7 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
                       C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[n_i];
                     }
                   } else {
-                    float C_acc[32];
+                    float C_acc[32] = {0};
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                       C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                     }
