@@ -362,7 +362,6 @@ static void plan_packs(Nest *n) {
 /* Which part of the layout each operand dim contributes, outer to inner. */
 static void pack_layout(Nest *n, Pack *p) {
   const Operand *o = p->operand;
-  int rank = n->e->k->tensors[o->tensor].rank;
   p->nlayout = 0;
   for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < n->op->ndims; i++) {
@@ -384,7 +383,6 @@ static void pack_layout(Nest *n, Pack *p) {
       p->layout_part[p->nlayout] = pass == 0 ? 1 : pass == 1 ? 0 : 2;
       p->nlayout++;
     }
-  (void)rank;
 }
 
 static const char *sizeof_elem(Nest *n, int t) {
