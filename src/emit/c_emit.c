@@ -140,24 +140,28 @@ static void doc_comment(Emitter *e) {
 }
 
 /* Is `name` used as an identifier in the C code `text` (string literals,
- * such as --checks messages, do not count)? */
+ * such as --checks messages, do not count)? One pass over the text. */
 static bool mentions_identifier(const char *text, const char *name) {
   size_t n = strlen(name);
-  for (const char *p = text; (p = strstr(p, name)); p += n) {
-    bool in_string = false;
-    for (const char *q = text; q < p; q++) {
-      if (*q == '\\' && in_string)
-        q++;
-      else if (*q == '"')
-        in_string = !in_string;
+  for (const char *p = text; *p;) {
+    if (*p == '"') { /* skip a string literal */
+      for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1])
+          p++;
+      if (*p)
+        p++;
+    } else if (*p == '_' || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
+      const char *start = p;
+      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
+        p++;
+      if ((size_t)(p - start) == n && memcmp(start, name, n) == 0)
+        return true;
+    } else if (*p >= '0' && *p <= '9') { /* a number, suffixes included */
+      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
+        p++;
+    } else {
+      p++;
     }
-    if (in_string)
-      continue;
-    bool start = p == text || !(p[-1] == '_' || (p[-1] >= '0' && p[-1] <= '9') || ((p[-1] | 32) >= 'a' && (p[-1] | 32) <= 'z'));
-    char c = p[n];
-    bool end = !(c == '_' || (c >= '0' && c <= '9') || ((c | 32) >= 'a' && (c | 32) <= 'z'));
-    if (start && end)
-      return true;
   }
   return false;
 }

@@ -359,6 +359,32 @@ static void plan_packs(Nest *n) {
     }
 }
 
+/* Row-major linearisation in Horner form, ((c0 * e1 + c1) * e2 + c2): the
+ * index of packed buffers and of the tensors they copy. */
+static bool needs_parens(const char *x) {
+  size_t len = strlen(x);
+  if (strspn(x, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == len)
+    return false;
+  if (x[0] != '(' || x[len - 1] != ')')
+    return true;
+  int depth = 0; /* "(a + b)" is wrapped already; "(a) * (b)" is not */
+  for (size_t i = 0; i < len; i++) {
+    depth += x[i] == '(' ? 1 : x[i] == ')' ? -1 : 0;
+    if (depth == 0 && i < len - 1)
+      return true;
+  }
+  return false;
+}
+
+static const char *row_major(Arena *a, const char *const *coords, const char *const *extents, int n) {
+  const char *idx = n ? coords[0] : "0";
+  for (int i = 1; i < n; i++) {
+    bool simple = !needs_parens(idx);
+    idx = arena_printf(a, simple ? "%s * %s + %s" : "(%s) * %s + %s", idx, extents[i], coords[i]);
+  }
+  return idx;
+}
+
 /* Which part of the layout each operand dim contributes, outer to inner. */
 static void pack_layout(Nest *n, Pack *p) {
   const Operand *o = p->operand;
@@ -487,46 +513,29 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     sb_printf(&in_range, "%s%s < %s", in_range.len ? " && " : "", local[d], p->ext[d]);
   }
   /* the tensor's element at base + local, row-major */
-  StrBuf src = {0};
+  const char *coords[LG_MAX_RANK], *extents[LG_MAX_RANK];
   for (int i = 0; i < t->rank; i++) {
     int d = o->map[i]->index;
-    const char *coord = strcmp(p->base[d], "0") == 0 ? local[d] : arena_printf(e->arena, "(%s + %s)", p->base[d], local[d]);
-    if (i == 0) {
-      sb_puts(&src, coord);
-    } else {
-      const char *prev = arena_strdup(e->arena, sb_cstr(&src));
-      src.len = 0;
-      sb_printf(&src, "%s%s%s * %s + %s", i > 1 ? "(" : "", prev, i > 1 ? ")" : "", affine_str(e, t->shape[i]), coord);
-    }
+    coords[i] = strcmp(p->base[d], "0") == 0 ? local[d] : arena_printf(e->arena, "(%s + %s)", p->base[d], local[d]);
+    extents[i] = affine_str(e, t->shape[i]);
   }
-  StrBuf dst = {0};
-  for (int i = 0; i < p->nlayout; i++) {
-    if (i == 0) {
-      sb_puts(&dst, vars[0]);
-    } else {
-      const char *prev = arena_strdup(e->arena, sb_cstr(&dst));
-      dst.len = 0;
-      sb_printf(&dst, "%s%s%s * %s + %s", i > 1 ? "(" : "", prev, i > 1 ? ")" : "", p->layout_ext[i], vars[i]);
-    }
-  }
+  const char *src = row_major(e->arena, coords, extents, t->rank);
+  const char *dst = row_major(e->arena, vars, p->layout_ext, p->nlayout);
   if (in_range.len)
-    line(e, "%s[%s] = %s ? %s[%s] : (%s)0;", p->buf, sb_cstr(&dst), sb_cstr(&in_range), tname, sb_cstr(&src),
-         c_type_name(t->type));
+    line(e, "%s[%s] = %s ? %s[%s] : (%s)0;", p->buf, dst, sb_cstr(&in_range), tname, src, c_type_name(t->type));
   else
-    line(e, "%s[%s] = %s[%s];", p->buf, sb_cstr(&dst), tname, sb_cstr(&src));
+    line(e, "%s[%s] = %s[%s];", p->buf, dst, tname, src);
   for (int i = 0; i < p->nlayout; i++) {
     e->indent--;
     line(e, "}");
   }
   sb_free(&in_range);
-  sb_free(&src);
-  sb_free(&dst);
 }
 
 /* The packed element the body reads at the current dim values. */
 static const char *pack_read(Nest *n, const Pack *p) {
   Emitter *e = n->e;
-  StrBuf idx = {0};
+  const char *coords[LG_MAX_RANK * 2];
   for (int i = 0; i < p->nlayout; i++) {
     int d = p->layout_dim[i];
     const char *coord;
@@ -542,17 +551,9 @@ static const char *pack_read(Nest *n, const Pack *p) {
     default:
       coord = base0 ? n->value[d] : arena_printf(e->arena, "%s - %s", n->value[d], p->base[d]);
     }
-    if (i == 0) {
-      sb_puts(&idx, coord);
-    } else {
-      const char *prev = arena_strdup(e->arena, sb_cstr(&idx));
-      idx.len = 0;
-      sb_printf(&idx, "(%s) * %s + %s", prev, p->layout_ext[i], coord);
-    }
+    coords[i] = coord;
   }
-  const char *s = arena_printf(e->arena, "%s[%s]", p->buf, sb_cstr(&idx));
-  sb_free(&idx);
-  return s;
+  return arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, coords, p->layout_ext, p->nlayout));
 }
 
 /* ---- loops ---- */
