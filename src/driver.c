@@ -57,9 +57,11 @@ typedef struct {
   StrBuf c, h, ir, list, sched;
 } Compilation;
 
-/* One Schedule per op of every kernel: plain, automatic, or from a file
- * (ops a file does not mention get the automatic one). */
-static Schedule **choose_schedules(Compilation *cx, Arena *arena, const lgen_options *options, const Target *target) {
+/* One OpPlan per op of every kernel: plain (no reshape), automatic (every
+ * unit dim folded, every legal chain collapsed, then scheduled from the
+ * view's structure), or from a file (ops a file does not mention get the
+ * automatic one; those it mentions get only what it says). */
+static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_options *options, const Target *target) {
   const char *mode = options->schedule ? options->schedule : "auto";
   ScheduleFile *file = NULL;
   if (strcmp(mode, "file") == 0) {
@@ -70,17 +72,24 @@ static Schedule **choose_schedules(Compilation *cx, Arena *arena, const lgen_opt
     file = schedule_file_parse(src, arena, &cx->diag);
   }
   const Module *m = &cx->module;
-  Schedule **all = arena_alloc(arena, sizeof(Schedule *) * (size_t)(m->kernels.len + 1));
+  OpPlan **all = arena_alloc(arena, sizeof(OpPlan *) * (size_t)(m->kernels.len + 1));
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];
-    all[i] = arena_alloc(arena, sizeof(Schedule) * (size_t)(k->nops ? k->nops : 1));
+    all[i] = arena_alloc(arena, sizeof(OpPlan) * (size_t)(k->nops ? k->nops : 1));
     for (int j = 0; j < k->nops; j++) {
-      Schedule *s = &all[i][j];
-      if (strcmp(mode, "none") == 0)
-        schedule_none(&k->ops[j], s);
+      OpPlan *plan = &all[i][j];
+      const StructuredOp *op = &k->ops[j];
+      bool none = strcmp(mode, "none") == 0;
+      reshape_identity(&plan->reshape);
+      if (!none)
+        reshape_auto(k, op, &plan->reshape, arena);
+      plan->view = reshape_apply(k, op, &plan->reshape, arena);
+      ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
+      if (none)
+        schedule_none(plan->view.op, &plan->s);
       else
-        schedule_auto(k, &k->ops[j], target, s);
-      schedule_verify(k, &k->ops[j], s, k->ops[j].loc, &cx->diag);
+        schedule_auto(plan->view.k, plan->view.op, target, &plan->s);
+      schedule_verify(plan->view.k, plan->view.op, &plan->s, op->loc, &cx->diag);
     }
   }
   if (file)
@@ -98,8 +107,10 @@ static Schedule **choose_schedules(Compilation *cx, Arena *arena, const lgen_opt
       if (spec->op < 0 || spec->op >= k->nops)
         diag_error(&cx->diag, spec->loc, "'%s' has %d comprehension%s; there is no op %d", k->name, k->nops,
                    k->nops == 1 ? "" : "s", spec->op);
-      schedule_resolve(spec, k, &k->ops[spec->op], &all[ki][spec->op], &cx->diag);
-      schedule_verify(k, &k->ops[spec->op], &all[ki][spec->op], spec->loc, &cx->diag);
+      OpPlan *plan = &all[ki][spec->op];
+      schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
+      ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
+      schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
     }
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];
@@ -124,14 +135,14 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
   const Target *target = options->target ? target_lookup(options->target) : target_default();
   if (!target)
     diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());
-  Schedule **schedules = choose_schedules(cx, arena, options, target);
+  OpPlan **plans = choose_schedules(cx, arena, options, target);
   EmitOptions eo = {
       .prefix = options->prefix ? options->prefix : "",
       .checks = options->checks != 0,
       .header_name = options->header_name,
       .guard = derive_guard(arena, options),
       .input_name = nsources ? base_name(sources[0].name) : "<nothing>",
-      .schedules = schedules,
+      .plans = plans,
       .target = target,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);

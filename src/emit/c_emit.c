@@ -176,8 +176,12 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   if (e->opt->checks)
     emit_checks(e);
   for (int i = 0; i < k->nops; i++) {
-    e->sched = &e->opt->schedules[index][i];
-    emit_op(e, &k->ops[i], i);
+    /* the loops index the op's reshaped view of the tensors */
+    const OpPlan *plan = &e->opt->plans[index][i];
+    e->sched = &plan->s;
+    e->k = plan->view.k;
+    emit_op(e, plan->view.op, i);
+    e->k = k;
   }
   e->out = saved;
   e->indent = 0;
@@ -416,8 +420,8 @@ static bool uses_register_blocks(const Module *m, const EmitOptions *opt) {
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];
     for (int j = 0; j < k->nops; j++)
-      for (int d = 0; d < k->ops[j].ndims; d++)
-        if (opt->schedules[i][j].unroll[d] > 1)
+      for (int d = 0; d < opt->plans[i][j].view.op->ndims; d++)
+        if (opt->plans[i][j].s.unroll[d] > 1)
           return true;
   }
   return false;

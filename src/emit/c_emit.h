@@ -17,7 +17,7 @@ typedef struct {
   const char *header_name; /* #include "header_name" from the .c; NULL for none */
   const char *guard;       /* include guard macro of the header */
   const char *input_name;  /* for the "generated from" line */
-  Schedule **schedules;    /* [kernel][op]: what each loop nest follows */
+  OpPlan **plans;          /* [kernel][op]: what each loop nest follows */
   const Target *target;
 } EmitOptions;
 

@@ -201,5 +201,7 @@ void ir_print_signature(StrBuf *out, const Kernel *k);
 
 /* ---- verify.c: structural invariants; a failure is an lgen bug ---- */
 void ir_verify_kernel(Diag *diag, const Kernel *k);
+/* One op against a kernel's tensors (a reshaped view's, too). */
+void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op);
 
 #endif

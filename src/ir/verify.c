@@ -38,7 +38,7 @@ static void verify_affine(Diag *diag, const Kernel *k, const StructuredOp *op, c
   verify_affine(diag, k, op, e->rhs);
 }
 
-static void verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
+void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
   for (int d = 0; d < op->ndims; d++) {
     if (!op->dims[d].extent || affine_has_dims(op->dims[d].extent))
       diag_bug(diag, "%s: dim %s has no extent in sizes", k->name, op->dims[d].name);
@@ -86,5 +86,5 @@ void ir_verify_kernel(Diag *diag, const Kernel *k) {
       verify_affine(diag, k, NULL, k->tensors[t].shape[i]);
     }
   for (int i = 0; i < k->nops; i++)
-    verify_op(diag, k, &k->ops[i]);
+    ir_verify_op(diag, k, &k->ops[i]);
 }

@@ -152,11 +152,45 @@ static void name_list(StrBuf *out, const StructuredOp *op, const int *dims, int 
   sb_putc(out, ']');
 }
 
-void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const Schedule *s) {
+/* fold: [b] and collapse: [[m, n]], in the original op's dim names */
+static void print_reshape(StrBuf *out, const StructuredOp *op, const Reshape *r, const char *indent) {
+  int dims[LG_MAX_DIMS], n = 0;
+  for (int d = 0; d < op->ndims; d++)
+    if (r->fold[d])
+      dims[n++] = d;
+  if (n) {
+    sb_printf(out, "%sfold: ", indent);
+    name_list(out, op, dims, n);
+    sb_putc(out, '\n');
+  }
+  bool member[LG_MAX_DIMS] = {false}, any = false;
+  for (int d = 0; d < op->ndims; d++)
+    if (r->next[d] >= 0)
+      member[r->next[d]] = true;
+  for (int d = 0; d < op->ndims; d++) {
+    if (member[d] || r->next[d] < 0)
+      continue;
+    n = 0;
+    for (int x = d; x >= 0; x = r->next[x])
+      dims[n++] = x;
+    sb_printf(out, any ? ", " : "%scollapse: [", indent);
+    name_list(out, op, dims, n);
+    any = true;
+  }
+  if (any)
+    sb_puts(out, "]\n");
+}
+
+void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *original,
+                         const OpPlan *plan) {
   const char *indent = "    ";
   if (op_index == 0)
     sb_printf(out, "%s:\n", k->name);
   sb_printf(out, "  - op: %d\n", op_index);
+  print_reshape(out, original, &plan->reshape, indent);
+  const StructuredOp *op = plan->view.op;
+  const Schedule *s = &plan->s;
+  k = plan->view.k;
   if (s->library_call) {
     sb_printf(out, "%slibrary_call: %s\n", indent, s->library_call);
     return;

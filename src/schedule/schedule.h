@@ -32,6 +32,7 @@
 #define LGEN_SCHEDULE_H
 
 #include "ir/ir.h"
+#include "transform/reshape.h"
 
 enum { LG_MAX_LEVELS = 3, LG_MAX_TENSORS = 128 };
 
@@ -47,6 +48,15 @@ typedef struct {
   bool pack[LG_MAX_TENSORS];
   const char *library_call;
 } Schedule;
+
+/* Everything decided for one op: how its domain is reshaped before tiling
+ * (fold and collapse, in the op's own dims), the view that results, and the
+ * schedule, whose dims are the view's. */
+typedef struct {
+  Reshape reshape;
+  OpView view;
+  Schedule s;
+} OpPlan;
 
 /* A machine model: what --schedule=auto tunes for (--target=NAME). */
 typedef struct {
@@ -76,12 +86,12 @@ typedef struct {
 } ScheduleSpec;
 
 typedef struct {
-  const char *key; /* tile, order, unroll, parallel, vector, pack, library_call, split_reduction */
+  const char *key; /* fold, collapse, tile, order, unroll, parallel, vector, pack, library_call, split_reduction */
   Loc loc;
   int nitems;
   const char **names;    /* dim or tensor names */
   Loc *locs;
-  int64_t *values;       /* per name (tile: level sizes flattened with nvalues per name) */
+  int64_t *values;       /* per name (tile: level sizes flattened with nvalues per name; collapse: group number) */
   int *nvalues;
   const char *scalar;    /* vector, library_call, split_reduction */
 } ScheduleEntry;
@@ -96,11 +106,14 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
 ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag);
 /* The spec's decisions for this op on top of `none`; a located error for
  * unknown dims or tensors, bad sizes, or illegal choices. */
-void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, Schedule *s, Diag *diag);
+void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, OpPlan *plan, Arena *arena,
+                      Diag *diag);
 /* Legality; `where` locates the error (the spec entry, or the op). */
 void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s, Loc where, Diag *diag);
 /* The operand through which tensor t is packed; NULL if it cannot be. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
-void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const Schedule *s);
+/* The plan as a schedule file entry: fold and collapse in the op's dims, the
+ * rest in the view's. */
+void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const OpPlan *plan);
 
 #endif

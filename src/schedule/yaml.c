@@ -1,6 +1,8 @@
 /* yaml.c - schedule files (libyaml), and applying them to ops.
  *
  *   matmul:                      # an op (def) name
+ *     fold: [b]                  # drop dims of constant extent 1 (before the rest)
+ *     collapse: [[i, j]]         # merge contiguous dims; the merged dim is named i
  *     tile: {n: [512], k: [384], m: [128]}   # sizes per level, outermost first
  *     order: [n, k, m]           # dims, outermost first (others follow)
  *     unroll: {m: 8, n: 32}      # register block (unroll-and-jam)
@@ -82,6 +84,32 @@ static ScheduleEntry *name_list(YamlReader *r, const char *key, yaml_node_t *nod
   return e;
 }
 
+/* [[a, b], [c, d, e]]: names flattened, values[] holds each one's group */
+static ScheduleEntry *group_list(YamlReader *r, const char *key, yaml_node_t *node) {
+  if (node->type != YAML_SEQUENCE_NODE)
+    fail(r, node, "'%s' takes a list of dim lists, like [[m, n]]", key);
+  int ngroups = (int)(node->data.sequence.items.top - node->data.sequence.items.start), n = 0;
+  for (int g = 0; g < ngroups; g++) {
+    yaml_node_t *group = yaml_document_get_node(&r->doc, node->data.sequence.items.start[g]);
+    if (group->type != YAML_SEQUENCE_NODE || group->data.sequence.items.top - group->data.sequence.items.start < 2)
+      fail(r, group, "each group of '%s' is a list of two or more dims, like [m, n]", key);
+    n += (int)(group->data.sequence.items.top - group->data.sequence.items.start);
+  }
+  ScheduleEntry *e = new_entry(r, key, node, n);
+  n = 0;
+  for (int g = 0; g < ngroups; g++) {
+    yaml_node_t *group = yaml_document_get_node(&r->doc, node->data.sequence.items.start[g]);
+    for (yaml_node_item_t *it = group->data.sequence.items.start; it < group->data.sequence.items.top; it++) {
+      yaml_node_t *item = yaml_document_get_node(&r->doc, *it);
+      e->names[n] = scalar(r, item, "a dim name");
+      e->locs[n] = loc_of(r, item);
+      e->values[n * LG_MAX_LEVELS] = g;
+      n++;
+    }
+  }
+  return e;
+}
+
 /* {dim: size} or {dim: [size, size, ...]} */
 static ScheduleEntry *size_map(YamlReader *r, const char *key, yaml_node_t *node, bool levels) {
   if (node->type != YAML_MAPPING_NODE)
@@ -133,15 +161,18 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e = size_map(r, key, v, true);
     } else if (strcmp(key, "unroll") == 0) {
       e = size_map(r, key, v, false);
-    } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0) {
+    } else if (strcmp(key, "collapse") == 0) {
+      e = group_list(r, key, v);
+    } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
+               strcmp(key, "fold") == 0) {
       e = name_list(r, key, v);
     } else if (strcmp(key, "vector") == 0 || strcmp(key, "library_call") == 0 ||
                strcmp(key, "split_reduction") == 0) {
       e = new_entry(r, key, v, 0);
       e->scalar = scalar(r, v, "a single value");
     } else {
-      fail(r, k, "unknown schedule key '%s' (expected tile, order, unroll, parallel, vector, pack, "
-                 "split_reduction, library_call or op)", key);
+      fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
+                 "pack, split_reduction, library_call or op)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);
@@ -203,14 +234,81 @@ static int dim_index(const StructuredOp *op, const char *name, Loc loc, Diag *di
   diag_error(diag, loc, "%s", msg);
 }
 
-void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, Schedule *s, Diag *diag) {
+/* fold and collapse, named in the op's own dims: folds first, since a chain
+ * may step over a folded position */
+static void resolve_reshape(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, Reshape *r,
+                            Arena *arena, Diag *diag) {
+  reshape_identity(r);
+  for (int i = 0; i < spec->entries.len; i++) {
+    const ScheduleEntry *e = spec->entries.items[i];
+    for (int j = 0; strcmp(e->key, "fold") == 0 && j < e->nitems; j++) {
+      int d = dim_index(op, e->names[j], e->locs[j], diag);
+      const char *problem = reshape_fold_problem(op, d);
+      if (problem)
+        diag_error(diag, e->locs[j], "'%s' cannot be folded: %s", e->names[j], problem);
+      r->fold[d] = true;
+    }
+  }
+  bool merged[LG_MAX_DIMS] = {false};
+  for (int i = 0; i < spec->entries.len; i++) {
+    const ScheduleEntry *e = spec->entries.items[i];
+    for (int j = 0; strcmp(e->key, "collapse") == 0 && j < e->nitems; j++) {
+      int b = dim_index(op, e->names[j], e->locs[j], diag);
+      if (merged[b])
+        diag_error(diag, e->locs[j], "'%s' is already in a collapsed group", e->names[j]);
+      merged[b] = true;
+      if (j == 0 || e->values[j * LG_MAX_LEVELS] != e->values[(j - 1) * LG_MAX_LEVELS])
+        continue;
+      int a = dim_index(op, e->names[j - 1], e->locs[j - 1], diag);
+      const char *problem = reshape_collapse_problem(k, op, r, a, b, arena);
+      if (problem)
+        diag_error(diag, e->locs[j], "cannot collapse '%s' into '%s': %s", e->names[j], e->names[j - 1], problem);
+      r->next[a] = b;
+    }
+  }
+}
+
+/* A dim of the reshaped view, named by the schedule; a dim that the fold or
+ * collapse entries removed gets said so. */
+static int view_dim(const OpPlan *plan, const StructuredOp *original, const char *name, Loc loc, Diag *diag) {
+  const Reshape *r = &plan->reshape;
+  for (int d = 0; d < original->ndims; d++) {
+    if (strcmp(original->dims[d].name, name) != 0)
+      continue;
+    if (r->fold[d])
+      diag_error(diag, loc, "'%s' is folded away: the schedule can no longer name it", name);
+    for (int a = 0; a < original->ndims; a++)
+      if (r->next[a] == d) {
+        int head = a;
+        for (bool moved = true; moved;) { /* walk back to the chain's first dim */
+          moved = false;
+          for (int x = 0; x < original->ndims; x++)
+            if (r->next[x] == head) {
+              head = x;
+              moved = true;
+            }
+        }
+        diag_error(diag, loc, "'%s' is collapsed into '%s': name the merged dim '%s'", name,
+                   original->dims[head].name, original->dims[head].name);
+      }
+  }
+  return dim_index(plan->view.op, name, loc, diag);
+}
+
+void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *original, OpPlan *plan,
+                      Arena *arena, Diag *diag) {
+  resolve_reshape(spec, k, original, &plan->reshape, arena, diag);
+  plan->view = reshape_apply(k, original, &plan->reshape, arena);
+  k = plan->view.k;
+  const StructuredOp *op = plan->view.op;
+  Schedule *s = &plan->s;
   /* decisions start from the plain schedule; what the file says replaces it */
   schedule_none(op, s);
   for (int i = 0; i < spec->entries.len; i++) {
     const ScheduleEntry *e = spec->entries.items[i];
     if (strcmp(e->key, "tile") == 0) {
       for (int j = 0; j < e->nitems; j++) {
-        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        int d = view_dim(plan, original, e->names[j], e->locs[j], diag);
         for (int l = 0; l < e->nvalues[j]; l++)
           s->tile[l][d] = e->values[j * LG_MAX_LEVELS + l];
         if (e->nvalues[j] > s->nlevels)
@@ -218,7 +316,7 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
       }
     } else if (strcmp(e->key, "unroll") == 0) {
       for (int j = 0; j < e->nitems; j++) {
-        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        int d = view_dim(plan, original, e->names[j], e->locs[j], diag);
         if (op->dims[d].kind != ITER_PARALLEL)
           diag_error(diag, e->locs[j], "'%s' is a reduction: only parallel dims can be unrolled and jammed",
                      e->names[j]);
@@ -230,7 +328,7 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
       bool listed[LG_MAX_DIMS] = {false};
       int n = 0, order[LG_MAX_DIMS];
       for (int j = 0; j < e->nitems; j++) {
-        int d = dim_index(op, e->names[j], e->locs[j], diag);
+        int d = view_dim(plan, original, e->names[j], e->locs[j], diag);
         if (listed[d])
           diag_error(diag, e->locs[j], "'%s' appears twice in the order", e->names[j]);
         listed[d] = true;
@@ -249,7 +347,7 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
         bool reg = len > 4 && strcmp(name + len - 4, ".reg") == 0;
         char base[256];
         snprintf(base, sizeof base, "%.*s", (int)(reg ? len - 4 : len), name);
-        int d = dim_index(op, base, e->locs[j], diag);
+        int d = view_dim(plan, original, base, e->locs[j], diag);
         if (reg)
           s->parallel_reg[d] = true;
         else
@@ -270,7 +368,7 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
         s->pack[t] = true;
       }
     } else if (strcmp(e->key, "vector") == 0) {
-      s->vector_dim = strcmp(e->scalar, "none") == 0 ? -1 : dim_index(op, e->scalar, e->loc, diag);
+      s->vector_dim = strcmp(e->scalar, "none") == 0 ? -1 : view_dim(plan, original, e->scalar, e->loc, diag);
     } else if (strcmp(e->key, "split_reduction") == 0) {
       if (strcmp(e->scalar, "true") != 0 && strcmp(e->scalar, "false") != 0)
         diag_error(diag, e->loc, "split_reduction is true or false, not '%s'", e->scalar);

@@ -4,7 +4,8 @@
 
 What it does
 ------------
-For every def in specs/linalg.tc:
+For every def in specs/linalg.tc and tests/schedules/reshape.tc (ops whose
+domains --schedule=auto folds or collapses):
 
 1. Reads the def's structured-op IR (``lgen --emit=ir``): its tensors, size
    symbols, attributes, and per comprehension the dims with their iterator
@@ -20,7 +21,10 @@ For every def in specs/linalg.tc:
    payload is an f32/f64 sum/max/min combine, ``split_reduction: true`` with
    ``parallel: [a reduction dim]``.  The first few of each op's schedules
    force a feature (all tiles 1, pack everything, split, two unrolled dims,
-   huge tiles, two levels, two collapsed parallel dims).  Plus
+   huge tiles, two levels, two collapsed parallel dims).  Where auto folds
+   unit dims or collapses contiguous dims (read from its --print-schedule),
+   RESHAPE_VARIANTS more schedules take those fold/collapse entries and draw
+   the rest at random over the reshaped dims (no packing).  Plus
    --schedule=none (variant 0, the reference) and --schedule=auto for each
    --target.
 3. Runs lgen once per variant on the def alone (``--prefix=vN_``), and
@@ -620,7 +624,44 @@ def gemm_routine(k, comp):
     return "cblas_sgemm" if types == {"f32"} else "cblas_dgemm"
 
 
-def make_variants(k, seed, per_op):
+def view_comp(comp, fold, groups):
+    """The comprehension as a schedule sees it after fold/collapse: folded
+    dims gone, each group one dim named by its first.  Operands are left out,
+    so nothing is packed (which reads stay plain dims is lgen's business)."""
+    v = Comp(comp.index)
+    merged = {d for g in groups for d in g[1:]}
+    v.dims = [d for d in comp.dims if d[0] not in fold and d[0] not in merged]
+    v.combine = comp.combine
+    return v
+
+
+def read_reshapes(printed):
+    """{(kernel, op): (fold dims, collapse groups)} from --print-schedule."""
+    out, kernel, op = {}, None, 0
+    for line in printed.split("\n"):
+        m = re.match(r"^(\w+):$", line)
+        if m:
+            kernel, op = m.group(1), 0
+            continue
+        m = re.match(r"^\s+- op: (\d+)$", line)
+        if m:
+            op = int(m.group(1))
+            continue
+        m = re.match(r"^\s+(fold|collapse): (.*)$", line)
+        if m and kernel:
+            fold, groups = out.get((kernel, op), ([], []))
+            if m.group(1) == "fold":
+                fold = re.findall(r"\w+", m.group(2))
+            else:
+                groups = [re.findall(r"\w+", g) for g in re.findall(r"\[([^\[\]]*)\]", m.group(2))]
+            out[(kernel, op)] = (fold, groups)
+    return out
+
+
+RESHAPE_VARIANTS = ["ones", "unroll2", "split", None]
+
+
+def make_variants(k, seed, per_op, reshapes=None):
     vs = [Variant("none", "none")]
     for t in AUTO_TARGETS:
         v = Variant("auto" if t == AUTO_TARGETS[0] else "auto-" + t, "auto")
@@ -655,6 +696,22 @@ def make_variants(k, seed, per_op):
             lines.append("  parallel: []")
         vs.append(Variant("r%d" % i, "file", "\n".join(lines) + "\n",
                           forced or ""))
+    reshapes = reshapes or {}
+    if any((k.name, c.index) in reshapes for c in k.comps):
+        for i, forced in enumerate(RESHAPE_VARIANTS):
+            lines = ["# %s, auto's fold/collapse with random schedule s%d (seed %s%s)" % (
+                k.name, i, seed, ", " + forced if forced else ""), "%s:" % k.name]
+            for comp in k.comps:
+                fold, groups = reshapes.get((k.name, comp.index), ([], []))
+                entries = random_comp_schedule(k, view_comp(comp, fold, groups), rng, forced)
+                if fold:
+                    entries.insert(rng.randint(0, len(entries)), ("fold", flow_list(fold)))
+                if groups:
+                    entries.insert(rng.randint(0, len(entries)),
+                                   ("collapse", flow_list(flow_list(g) for g in groups)))
+                lines.append("  - op: %d" % comp.index)
+                lines += ["    %s: %s" % (key, val) for key, val in entries] or ["    parallel: []"]
+            vs.append(Variant("s%d" % i, "file", "\n".join(lines) + "\n", "reshape " + (forced or "")))
     return vs
 
 
@@ -671,7 +728,7 @@ def complete_sizes(k, dimval, attrs, slack):
     """Size symbols from the dim extents: a dim's extent symbol is its
     value; a symbol an index expression must stay below is the expression's
     maximum over the domain + 1 (+ slack)."""
-    sizes = {}
+    sizes = {s: int(s) for t in k.tensors for s in t.syms if s.isdigit()}   # constant extents
     for comp in k.comps:
         for name, _, sym in comp.dims:
             if sym in sizes and sizes[sym] != dimval[(comp.index, name)]:
@@ -729,14 +786,19 @@ def make_shapes(k, seed):
     shapes = []
     for label, pick, budget, slack in classes:
         dimval = {(ci, d): pick(kind) for ci, d, kind in alldims}
+        fixed = {(c.index, d): int(sym) for c in k.comps for d, _, sym in c.dims if sym.isdigit()}
         if label == "tiny" and dimval and max(dimval.values()) == 1:
             dimval[rng.choice(sorted(dimval))] = 2      # not the same as "ones"
         if label == "empty":
             if not dimval:
                 continue
-            dimval[rng.choice(sorted(dimval))] = 0
+            free = sorted(set(dimval) - set(fixed))
+            if not free:
+                continue
+            dimval[rng.choice(free)] = 0
         if budget:
             dimval = shrink(dimval, budget, keep_min=2 if label == "large" else 1)
+        dimval.update(fixed)
         # dims sharing an extent symbol must agree: the first one wins
         for comp in k.comps:
             for name, _, sym in comp.dims:
@@ -1440,6 +1502,15 @@ ERROR_CASES = [
     ("parallel-reg-unknown-dim", "matmul:\n  parallel: [q.reg]\n", 2, 14, "unknown dim", "reg"),
     ("split-not-boolean", "dot:\n  split_reduction: maybe\n", 2, 20, "true or false"),
     ("unroll-reduction", "matmul:\n  unroll: {n: 4, k: 2}\n", 2, 18, "'k' is a reduction"),
+    ("collapse-not-contiguous", "matmul:\n  collapse: [[m, n]]\n", 2, 18, "cannot collapse 'n' into 'm'"),
+    ("collapse-two-kinds", "matmul:\n  collapse: [[n, k]]\n", 2, 18, "one iterator kind"),
+    ("collapse-flat-list", "matmul:\n  collapse: [m, n]\n", 2, 14, "two or more dims"),
+    ("collapse-dim-twice", "add_4d:\n  collapse: [[n, h], [h, w]]\n", 2, 23, "already in a collapsed group"),
+    ("collapse-unknown-dim", "matmul:\n  collapse: [[m, q]]\n", 2, 18, "unknown dim 'q'"),
+    ("collapsed-dim-named", "add_4d:\n  collapse: [[n, h]]\n  tile: {h: [4]}\n", 3, 10,
+     "collapsed into 'n'"),
+    ("fold-not-unit", "matmul:\n  fold: [m]\n", 2, 10, "cannot be folded"),
+    ("folded-dim-named", "unit_gemm:\n  fold: [u]\n  parallel: [u]\n", 3, 14, "folded away"),
     ("unroll-too-large", "matmul:\n  unroll: {m: 65}\n", 2, 12, "at most 64"),
     ("unroll-not-dividing-tile", "matmul:\n  tile: {m: [12]}\n  unroll: {m: 8}\n", 1, 1,
      "multiples of its unroll factor"),
@@ -1638,7 +1709,8 @@ def main():
     here = os.path.dirname(os.path.abspath(__file__))
     srcdir = os.environ.get("top_srcdir") or os.environ.get("srcdir") or \
         os.path.join(here, "..", "..")
-    spec = os.path.abspath(os.path.join(srcdir, "specs", "linalg.tc"))
+    spec_files = [os.path.join(srcdir, "specs", "linalg.tc"),
+                  os.path.join(srcdir, "tests", "schedules", "reshape.tc")]
     lgen = os.path.abspath(os.environ.get("LGEN") or os.path.join("src", "lgen"))
     res = Results()
 
@@ -1651,8 +1723,13 @@ def main():
     note("work directory: %s" % work)
     note("lgen: %s; seed %d, %d random schedules per op" % (lgen, args.seed, args.per_op))
 
-    with open(spec) as f:
-        spec_text = f.read()
+    spec_text = ""
+    for path in spec_files:
+        with open(path) as f:
+            spec_text += f.read() + "\n"
+    spec = os.path.join(work, "all.tc")
+    with open(spec, "w") as f:
+        f.write(spec_text)
     chunks = split_defs(spec_text)
     if args.op:
         unknown = [o for o in args.op if o not in [n for n, _ in chunks]]
@@ -1681,6 +1758,11 @@ def main():
             kernels = {}
         else:
             kernels = {k.name: k for k in parse_ir(ir)}
+        rc, printed, err = run([lgen, spec, "--print-schedule", "-o", os.path.join(work, "auto.c")])
+        if rc != 0:
+            res.report(False, "setup print-schedule", "lgen --print-schedule %s\n%s" % (describe_rc(rc), head(err)))
+        reshapes = read_reshapes(printed) if rc == 0 else {}
+        note("auto reshapes %d ops: %s" % (len(reshapes), ", ".join(sorted("%s#%d" % key for key in reshapes))))
         for name, chunk in chunks:
             k = kernels.get(name)
             if k is None:
@@ -1700,7 +1782,7 @@ def main():
             if unsupported:
                 res.report(False, "op=%s setup" % name, "test does not support %s" % unsupported)
                 continue
-            variants = make_variants(k, args.seed, args.per_op)
+            variants = make_variants(k, args.seed, args.per_op, reshapes)
             d = os.path.join(work, name)
             os.makedirs(d)
             with open(os.path.join(d, "op.tc"), "w") as f:

@@ -1,0 +1,314 @@
+/* reshape.c - unit-extent dim folding and contiguous-dim collapsing; see
+ * reshape.h for the legality rules. Both stages build a fresh view (kernel
+ * copy with its own tensor array, op copy with its own dims and operands) in
+ * the arena; the original IR is never modified. Folding runs first, so a
+ * chain may span a folded unit position (A(m, 0, n) with shape (M, 1, N)). */
+#include "transform/reshape.h"
+
+#include <string.h>
+
+void reshape_identity(Reshape *r) {
+  memset(r->fold, 0, sizeof r->fold);
+  for (int d = 0; d < LG_MAX_DIMS; d++)
+    r->next[d] = -1;
+}
+
+bool reshape_is_identity(const Reshape *r, int ndims) {
+  for (int d = 0; d < ndims; d++)
+    if (r->fold[d] || r->next[d] >= 0)
+      return false;
+  return true;
+}
+
+static bool is_const(const AffineExpr *e, int64_t v) { return e->kind == AE_CONST && e->value == v; }
+
+const char *reshape_fold_problem(const StructuredOp *op, int d) {
+  if (!is_const(op->dims[d].extent, 1))
+    return "only a dim whose extent is the constant 1 can be folded";
+  return NULL;
+}
+
+/* e with dim d renamed to dim_map[d], or the constant 0 where dim_map[d] < 0.
+ * Leaves without dims are immutable and shared. */
+static AffineExpr *rename_dims(Arena *a, AffineExpr *e, const int *dim_map) {
+  if (!affine_has_dims(e))
+    return e;
+  if (e->kind == AE_DIM)
+    return dim_map[e->index] < 0 ? affine_const(a, 0) : affine_leaf(a, AE_DIM, dim_map[e->index], 0);
+  AffineExpr *c = arena_alloc(a, sizeof *c);
+  *c = *e;
+  c->lhs = e->lhs ? rename_dims(a, e->lhs, dim_map) : NULL;
+  c->rhs = e->rhs ? rename_dims(a, e->rhs, dim_map) : NULL;
+  return c;
+}
+
+static AffineExpr *product(Arena *a, AffineExpr *x, AffineExpr *y) {
+  if (x->kind == AE_CONST && y->kind == AE_CONST)
+    return affine_const(a, x->value * y->value);
+  if (is_const(x, 1))
+    return y;
+  if (is_const(y, 1))
+    return x;
+  return affine_binary(a, AE_MUL, x, y);
+}
+
+/* Copies of the kernel and op that a stage may rewrite: own tensor, dim and
+ * operand arrays (maps are replaced wholesale, never edited in place). */
+static void copy_shell(const Kernel *k, const StructuredOp *op, Arena *a, Kernel **vk, StructuredOp **vop) {
+  Kernel *nk = arena_alloc(a, sizeof *nk);
+  *nk = *k;
+  nk->tensors = arena_alloc(a, sizeof(TensorParam) * (size_t)(k->ntensors + 1));
+  memcpy(nk->tensors, k->tensors, sizeof(TensorParam) * (size_t)k->ntensors);
+  StructuredOp *nop = arena_alloc(a, sizeof *nop);
+  *nop = *op;
+  nop->dims = arena_alloc(a, sizeof(Dim) * (size_t)(op->ndims + 1));
+  nop->operands = arena_alloc(a, sizeof(Operand) * (size_t)(op->noperands + 1));
+  memcpy(nop->operands, op->operands, sizeof(Operand) * (size_t)op->noperands);
+  nop->npre = 0; /* run-time checks use the original op */
+  nop->pre = NULL;
+  *vk = nk;
+  *vop = nop;
+}
+
+/* Each dim's extent source: the first operand that reads it bare. */
+static void locate_extents(const Kernel *k, StructuredOp *op) {
+  for (int d = 0; d < op->ndims; d++) {
+    op->dims[d].extent_operand = op->dims[d].extent_pos = -1;
+    for (int o = 0; o < op->noperands && op->dims[d].extent_operand < 0; o++)
+      for (int p = 0; p < k->tensors[op->operands[o].tensor].rank; p++)
+        if (affine_is_dim(op->operands[o].map[p], d)) {
+          op->dims[d].extent_operand = o;
+          op->dims[d].extent_pos = p;
+          break;
+        }
+  }
+}
+
+/* ---- folding ---- */
+
+static OpView fold_unit_dims(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a, int *dim_map) {
+  Kernel *vk;
+  StructuredOp *vop;
+  copy_shell(k, op, a, &vk, &vop);
+  int n = 0;
+  for (int d = 0; d < op->ndims; d++) {
+    dim_map[d] = fold[d] ? -1 : n;
+    if (!fold[d])
+      vop->dims[n++] = op->dims[d];
+  }
+  vop->ndims = n;
+  AffineExpr ***renamed = arena_alloc(a, sizeof(AffineExpr **) * (size_t)(op->noperands + 1));
+  for (int o = 0; o < op->noperands; o++) {
+    int rank = k->tensors[op->operands[o].tensor].rank;
+    renamed[o] = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(rank + 1));
+    for (int p = 0; p < rank; p++)
+      renamed[o][p] = rename_dims(a, op->operands[o].map[p], dim_map);
+  }
+  /* a position of constant extent 1 that every read indexes with 0 goes */
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    bool keep[LG_MAX_RANK], used = false;
+    for (int p = 0; p < tp->rank; p++)
+      keep[p] = !is_const(tp->shape[p], 1);
+    for (int o = 0; o < op->noperands; o++)
+      if (op->operands[o].tensor == t) {
+        used = true;
+        for (int p = 0; p < tp->rank; p++)
+          keep[p] |= !is_const(renamed[o][p], 0);
+      }
+    if (!used)
+      continue;
+    int rank = 0;
+    AffineExpr **shape = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(tp->rank + 1));
+    for (int p = 0; p < tp->rank; p++)
+      if (keep[p])
+        shape[rank++] = tp->shape[p];
+    for (int o = 0; o < op->noperands; o++)
+      if (op->operands[o].tensor == t) {
+        int q = 0;
+        for (int p = 0; p < tp->rank; p++)
+          if (keep[p])
+            renamed[o][q++] = renamed[o][p];
+        vop->operands[o].map = renamed[o];
+        vop->operands[o].index_locs = NULL;
+      }
+    vk->tensors[t].rank = rank;
+    vk->tensors[t].shape = shape;
+  }
+  locate_extents(vk, vop);
+  return (OpView){vk, vop};
+}
+
+/* ---- collapsing ---- */
+
+/* NULL if b can follow a in a merged dim of op (already folded). */
+static const char *pair_problem(const Kernel *k, const StructuredOp *op, int a, int b, Arena *arena) {
+  const Dim *da = &op->dims[a], *db = &op->dims[b];
+  if (a == b)
+    return arena_printf(arena, "'%s' cannot be merged with itself", da->name);
+  if (da->kind != db->kind)
+    return arena_printf(arena, "'%s' is a %s dim and '%s' a %s dim: only dims of one iterator kind merge", da->name,
+                        da->kind == ITER_PARALLEL ? "parallel" : "reduction", db->name,
+                        db->kind == ITER_PARALLEL ? "parallel" : "reduction");
+  int *where = arena_alloc(arena, sizeof(int) * (size_t)(k->ntensors + 1));
+  for (int t = 0; t < k->ntensors; t++)
+    where[t] = -2; /* not read yet; -1: read without a or b */
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *operand = &op->operands[o];
+    const TensorParam *t = &k->tensors[operand->tensor];
+    int uses = 0, pa = -1;
+    for (int p = 0; p < t->rank; p++) {
+      uses += affine_uses_dim(operand->map[p], a) || affine_uses_dim(operand->map[p], b);
+      if (affine_is_dim(operand->map[p], a))
+        pa = p;
+    }
+    int here = -1;
+    if (uses) {
+      if (uses != 2 || pa < 0 || pa + 1 >= t->rank || !affine_is_dim(operand->map[pa + 1], b))
+        return arena_printf(arena, "'%s' is not indexed by '%s' and then '%s' as consecutive plain indices", t->name,
+                            da->name, db->name);
+      if (!affine_equal(t->shape[pa + 1], db->extent))
+        return arena_printf(arena, "the extent of '%s' where it is indexed by '%s' is not the extent of '%s'", t->name,
+                            db->name, db->name);
+      here = pa;
+    }
+    if (where[operand->tensor] != -2 && where[operand->tensor] != here)
+      return arena_printf(arena, "the reads of '%s' do not all index it by '%s' and '%s' in the same places", t->name,
+                          da->name, db->name);
+    where[operand->tensor] = here;
+  }
+  return NULL;
+}
+
+static int chain_length(const int *next, int head) {
+  int n = 1;
+  for (int d = next[head]; d >= 0; d = next[d])
+    n++;
+  return n;
+}
+
+static OpView collapse_dims(const Kernel *k, const StructuredOp *op, const int *next, Arena *a) {
+  Kernel *vk;
+  StructuredOp *vop;
+  copy_shell(k, op, a, &vk, &vop);
+  bool member[LG_MAX_DIMS] = {false}; /* merged into an earlier dim */
+  for (int d = 0; d < op->ndims; d++)
+    if (next[d] >= 0)
+      member[next[d]] = true;
+  int dim_map[LG_MAX_DIMS], n = 0;
+  for (int d = 0; d < op->ndims; d++) {
+    if (member[d])
+      continue;
+    Dim dim = op->dims[d];
+    dim_map[d] = n;
+    for (int x = next[d]; x >= 0; x = next[x]) {
+      dim_map[x] = n;
+      dim.extent = product(a, dim.extent, op->dims[x].extent);
+    }
+    vop->dims[n++] = dim;
+  }
+  vop->ndims = n;
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    /* run[p]: how many positions from p merge into one (legality makes every
+     * read of t agree, so any read with the chain's head tells) */
+    int run[LG_MAX_RANK];
+    bool used = false;
+    for (int p = 0; p < tp->rank; p++)
+      run[p] = 1;
+    for (int o = 0; o < op->noperands; o++)
+      if (op->operands[o].tensor == t) {
+        used = true;
+        for (int p = 0; p < tp->rank; p++) {
+          const AffineExpr *x = op->operands[o].map[p];
+          if (x->kind == AE_DIM && !member[x->index] && next[x->index] >= 0)
+            run[p] = chain_length(next, x->index);
+        }
+      }
+    if (!used)
+      continue;
+    AffineExpr **shape = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(tp->rank + 1));
+    int rank = 0;
+    for (int p = 0; p < tp->rank; p += run[p]) {
+      shape[rank] = tp->shape[p];
+      for (int q = 1; q < run[p]; q++)
+        shape[rank] = product(a, shape[rank], tp->shape[p + q]);
+      rank++;
+    }
+    for (int o = 0; o < op->noperands; o++) {
+      if (op->operands[o].tensor != t)
+        continue;
+      AffineExpr **map = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(rank + 1));
+      int q = 0;
+      for (int p = 0; p < tp->rank; p += run[p])
+        map[q++] = rename_dims(a, op->operands[o].map[p], dim_map);
+      vop->operands[o].map = map;
+      vop->operands[o].index_locs = NULL;
+    }
+    vk->tensors[t].rank = rank;
+    vk->tensors[t].shape = shape;
+  }
+  locate_extents(vk, vop);
+  return (OpView){vk, vop};
+}
+
+/* ---- the public steps ---- */
+
+void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *arena) {
+  reshape_identity(r);
+  for (int d = 0; d < op->ndims; d++)
+    r->fold[d] = reshape_fold_problem(op, d) == NULL;
+  int dim_map[LG_MAX_DIMS], original[LG_MAX_DIMS];
+  OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
+  for (int d = 0; d < op->ndims; d++)
+    if (dim_map[d] >= 0)
+      original[dim_map[d]] = d;
+  int next[LG_MAX_DIMS], prev[LG_MAX_DIMS];
+  for (int d = 0; d < LG_MAX_DIMS; d++)
+    next[d] = prev[d] = -1;
+  /* candidate pairs: consecutive plain indices of some read */
+  for (int o = 0; o < v.op->noperands; o++) {
+    const Operand *operand = &v.op->operands[o];
+    for (int p = 0; p + 1 < v.k->tensors[operand->tensor].rank; p++) {
+      const AffineExpr *x = operand->map[p], *y = operand->map[p + 1];
+      if (x->kind != AE_DIM || y->kind != AE_DIM || next[x->index] >= 0 || prev[y->index] >= 0)
+        continue;
+      bool cycle = false; /* cannot happen for legal pairs; cheap to rule out */
+      for (int d = y->index; d >= 0 && !cycle; d = next[d])
+        cycle = d == x->index;
+      if (cycle || pair_problem(v.k, v.op, x->index, y->index, arena))
+        continue;
+      next[x->index] = y->index;
+      prev[y->index] = x->index;
+    }
+  }
+  for (int d = 0; d < v.op->ndims; d++)
+    if (next[d] >= 0)
+      r->next[original[d]] = original[next[d]];
+}
+
+const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, const Reshape *r, int a, int b,
+                                     Arena *arena) {
+  if (r->fold[a] || r->fold[b])
+    return arena_printf(arena, "'%s' is folded away and cannot be merged", op->dims[r->fold[a] ? a : b].name);
+  int dim_map[LG_MAX_DIMS];
+  OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
+  return pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
+}
+
+OpView reshape_apply(const Kernel *k, const StructuredOp *op, const Reshape *r, Arena *arena) {
+  if (reshape_is_identity(r, op->ndims))
+    return (OpView){k, op};
+  int dim_map[LG_MAX_DIMS];
+  OpView folded = fold_unit_dims(k, op, r->fold, arena, dim_map);
+  int next[LG_MAX_DIMS];
+  for (int d = 0; d < LG_MAX_DIMS; d++)
+    next[d] = -1;
+  bool any = false;
+  for (int d = 0; d < op->ndims; d++)
+    if (r->next[d] >= 0) {
+      next[dim_map[d]] = dim_map[r->next[d]];
+      any = true;
+    }
+  return any ? collapse_dims(folded.k, folded.op, next, arena) : folded;
+}
