@@ -7,7 +7,10 @@
  * (the lgen results are checked against the reference result), then enough
  * timed repetitions for >= min_time seconds (at least MIN_REPS; a variant
  * slower than SLOW_RUN seconds per run gets CAP_REPS in all), and the median
- * is reported.  Outputs are reset from a pristine copy before every run (lgen
+ * is reported.  lgen auto and the references (for bandwidth cases: a STREAM
+ * triad) are timed in ROUNDS alternating blocks rather than one after the
+ * other, so that a slow phase of a shared, noisy machine slows them alike
+ * and their ratio stays meaningful; none is timed in its own block.  Outputs are reset from a pristine copy before every run (lgen
  * kernels accumulate into their outputs); the reset is not timed.  The none
  * variant of a big GEMM would take minutes per run: it is timed and checked
  * on the first rows of M only (see none_slice).
@@ -45,6 +48,7 @@
 #define CAP_REPS 3
 #define SLOW_RUN 1.0   /* seconds: a variant slower than this per run gets CAP_REPS */
 #define MAX_REPS 100000
+#define ROUNDS 5       /* alternating blocks of auto and reference runs */
 
 static double min_time = 0.2;
 
@@ -654,13 +658,13 @@ static bcase cases[] = {
      .tol = 0.0, .setup = pool_setup, .run = {pool_auto, pool_none, dnnl_conv_ref, NULL},
      .teardown = conv_teardown, .impl = conv_impl},
     {.name = "row_sum_4096x4096", .ref_name = "triad", .bandwidth = 1,
-     .note = "GB/s of the bytes that must move (X once, Y in and out); ref = STREAM triad GB/s "
-             "of this run; checked against a double-accumulated C loop",
+     .note = "GB/s of the bytes that must move (X once, Y in and out); ref = STREAM triad GB/s, "
+             "timed alongside; checked against a double-accumulated C loop",
      .tol = 1e-3, .setup = rowsum_setup, .run = {rowsum_auto, rowsum_none, rowsum_oracle, NULL},
      .teardown = bw_teardown},
     {.name = "axpb_relu_16M", .ref_name = "triad", .bandwidth = 1,
      .note = "GB/s counting x, b read and y written (STREAM convention); ref = STREAM triad "
-             "GB/s of this run; checked against a plain C loop",
+             "GB/s, timed alongside; checked against a plain C loop",
      .tol = 1e-6, .setup = axpb_setup, .run = {axpb_auto, axpb_none, axpb_oracle, NULL},
      .teardown = bw_teardown},
 };
@@ -782,6 +786,13 @@ static void triad_kernel(float s)
     a[i] = b[i] + s * c[i];
 }
 
+static void run_triad(bcase *c)
+{
+  (void)c;
+  triad_kernel(3.0f);
+}
+#define TRIAD_BYTES (3.0 * 4.0 * (double)TRIAD_N)
+
 static double measure_triad(int threads, int *reps_out)
 {
   set_threads(threads);
@@ -801,7 +812,43 @@ static double measure_triad(int threads, int *reps_out)
   double med = median_of(t, reps);
   free(t);
   *reps_out = reps;
-  return 3.0 * 4.0 * (double)TRIAD_N / med / 1e9;
+  return TRIAD_BYTES / med / 1e9;
+}
+
+/* Times fns[0..n-1] (first runs took tfirst[i]) in ROUNDS alternating
+ * blocks, each fn getting as many repetitions in all as time_variant would
+ * give it.  library[i]: fns[i] leaves worker threads spinning (OpenBLAS);
+ * with threads > 1 the next block waits for them to stop. */
+static void time_interleaved(bcase *c, void (*const *fns)(bcase *), const double *tfirst, const int *library,
+                             int n, int threads, timing *out)
+{
+  double *samples[NV + 1];
+  int reps[NV + 1], taken[NV + 1];
+  for (int i = 0; i < n; ++i) {
+    double r = ceil(min_time / fmax(tfirst[i], 1e-7));
+    reps[i] = r < MIN_REPS ? MIN_REPS : r > MAX_REPS ? MAX_REPS : (int)r;
+    samples[i] = xalloc((size_t)reps[i] * sizeof(double));
+    taken[i] = 0;
+  }
+  for (int round = 0; round < ROUNDS; ++round) {
+    for (int i = 0; i < n; ++i) {
+      int stop = (int)((long)reps[i] * (round + 1) / ROUNDS);
+      for (; taken[i] < stop; ++taken[i]) {
+        reset_out(c);
+        double t0 = now();
+        fns[i](c);
+        samples[i][taken[i]] = now() - t0;
+      }
+      if (library[i] && threads > 1)
+        sleep_ms(100);
+    }
+  }
+  for (int i = 0; i < n; ++i) {
+    out[i].median = median_of(samples[i], reps[i]);
+    out[i].reps = reps[i];
+    out[i].capped = 0;
+    free(samples[i]);
+  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -853,14 +900,15 @@ static void print_table(void)
            r->c->ref2_name ? r->c->ref2_name : "-", r->err, r->ok ? "ok" : "WRONG",
            r->c->bandwidth ? " [GB/s]" : "");
   }
-  printf("\nRates: GFLOP/s, or GB/s where marked [GB/s] (then ref = STREAM triad of this run:");
+  printf("\nRates: GFLOP/s, or GB/s where marked [GB/s] (then ref = STREAM triad timed alongside the "
+         "case; at the start of the run it gave");
   for (int t = 1; t <= 2; ++t)
     if (triad_gbs[t] > 0)
       printf(" %dT %.2f", t, triad_gbs[t]);
-  printf(" GB/s).\nTimes: median of >= %d timed reps and >= %.2f s per variant; * = slow "
-         "variant (one run > %.1f s) capped at %d runs, the checked warm-up run counting as "
-         "one.\n",
-         MIN_REPS, min_time, SLOW_RUN, CAP_REPS);
+  printf(" GB/s).\nTimes: median of >= %d timed reps and >= %.2f s per variant, auto and the "
+         "references in %d alternating blocks; * = slow variant (one run > %.1f s) capped at %d "
+         "runs, the checked warm-up run counting as one, timed one variant after the other.\n",
+         MIN_REPS, min_time, ROUNDS, SLOW_RUN, CAP_REPS);
   printf("~ = none timed (and checked) on a slice of the first rows of M (a run on all M "
          "would take > %.1f s; rows in the bench line): same K, N and loop nest, so the same "
          "GFLOP/s.\n",
@@ -957,9 +1005,7 @@ int main(int argc, char **argv)
     printf("bench case=stream_triad threads=%d gbs=%.3f reps=%d\n", t, triad_gbs[t], reps);
     fflush(stdout);
   }
-  free(ta);
-  free(tb);
-  free(tc);
+  /* ta, tb, tc stay: bandwidth cases time the triad again, interleaved */
 
   int failures = 0, ran = 0;
   for (int ci = 0; ci < NCASES; ++ci) {
@@ -985,6 +1031,10 @@ int main(int argc, char **argv)
       r->threads = t;
       r->ok = 1;
       set_threads(t);
+      /* Warm-up runs (the lgen results are checked against the reference).
+       * none is timed right away, in its own block; auto and the references
+       * after, in alternating blocks (time_interleaved). */
+      double tfirst[NV] = {0};
       for (int v = 0; v < NV; ++v) {
         if (!c->run[v] || (v == V_REF && c->bandwidth))
           continue;
@@ -998,11 +1048,10 @@ int main(int argc, char **argv)
           r->none_rows = rows;
           r->none_nrows = nrows;
         }
-        /* Warm-up run; the lgen variants' results are checked. */
         reset_out(c);
         double t0 = now();
         c->run[v](c);
-        double tf = now() - t0;
+        tfirst[v] = now() - t0;
         if (v == V_REF2) /* a harness sanity check: both references agree */
           r->ref2_err = max_rel_err(c, refout, check_n);
         if (v == V_AUTO || v == V_NONE) {
@@ -1017,18 +1066,56 @@ int main(int argc, char **argv)
                     c->name, t, vname[v], e, c->tol);
           }
         }
-        timing tm = time_variant(c, c->run[v], tf);
-        r->ms[v] = 1e3 * tm.median;
-        r->reps[v] = tm.reps;
-        r->capped[v] = tm.capped;
-        r->rate[v] = work / tm.median / 1e9;
+        if (v == V_NONE) {
+          timing tm = time_variant(c, c->run[v], tfirst[v]);
+          r->ms[v] = 1e3 * tm.median;
+          r->reps[v] = tm.reps;
+          r->capped[v] = tm.capped;
+          r->rate[v] = work / tm.median / 1e9;
+        }
         if (rows)
           c->none_rows(c, nrows);
         if (v >= V_REF)
           sleep_ms(100); /* let library worker threads stop spinning */
       }
-      if (c->bandwidth)
-        r->rate[V_REF] = triad_gbs[t];
+      void (*fns[NV + 1])(bcase *);
+      double tf[NV + 1];
+      int library[NV + 1], which[NV + 1], n = 0, slow = 0;
+      for (int v = 0; v < NV; ++v) {
+        if (v == V_NONE || !c->run[v] || (v == V_REF && c->bandwidth))
+          continue;
+        fns[n] = c->run[v];
+        tf[n] = tfirst[v];
+        library[n] = v >= V_REF;
+        which[n++] = v;
+        slow |= tfirst[v] > SLOW_RUN;
+      }
+      if (c->bandwidth) { /* the triad is the reference: timed alongside */
+        run_triad(c);
+        double t0 = now();
+        run_triad(c);
+        tf[n] = now() - t0;
+        fns[n] = run_triad;
+        library[n] = 0;
+        which[n++] = V_REF;
+      }
+      timing tms[NV + 1];
+      if (slow) {
+        for (int i = 0; i < n; ++i) {
+          tms[i] = time_variant(c, fns[i], tf[i]);
+          if (library[i])
+            sleep_ms(100);
+        }
+      } else {
+        time_interleaved(c, fns, tf, library, n, t, tms);
+      }
+      for (int i = 0; i < n; ++i) {
+        int v = which[i];
+        r->ms[v] = 1e3 * tms[i].median;
+        r->reps[v] = tms[i].reps;
+        r->capped[v] = tms[i].capped;
+        r->rate[v] = (c->bandwidth && v == V_REF ? TRIAD_BYTES : c->work) / tms[i].median / 1e9;
+      }
       if (!r->ok)
         ++failures;
 

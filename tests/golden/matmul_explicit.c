@@ -57,47 +57,47 @@ static inline void *lgen_alloc(size_t bytes, void **raw) {
 void matmul(const float *restrict A, const float *restrict B, float *restrict C, int64_t M, int64_t K, int64_t N)
 {
   void *A_pack_mem;
-  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(256, M) + 7) / 8 * 8) * (size_t)(lgen_min(384, K)), &A_pack_mem);
+  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(4096, M) + 7) / 8 * 8) * (size_t)(lgen_min(384, K)), &A_pack_mem);
   void *B_pack_mem;
-  float *B_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(512, N) + 31) / 32 * 32), &B_pack_mem);
+  float *B_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(320, N) + 31) / 32 * 32), &B_pack_mem);
   LGEN_OMP(omp parallel)
   {
-    for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 512) {
-      const int64_t n_t0_end = lgen_min(n_t0 + 512, N);
+    for (int64_t m_t0 = 0; m_t0 < M; m_t0 += 4096) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 4096, M);
       for (int64_t k_t0 = 0; k_t0 < K; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, K);
-        /* pack B into B_pack */
-        const int64_t B_k_extent = k_t0_end - k_t0;
-        const int64_t B_n_extent = n_t0_end - n_t0;
+        /* pack A into A_pack */
+        const int64_t A_m_extent = m_t0_end - m_t0;
+        const int64_t A_k_extent = k_t0_end - k_t0;
         LGEN_OMP(omp for)
-        for (int64_t n_o_p = 0; n_o_p < ((B_n_extent + 31) / 32); ++n_o_p) {
-          for (int64_t k_p = 0; k_p < B_k_extent; ++k_p) {
-            for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-              const int64_t n_l = n_o_p * 32 + n_i_p;
-              B_pack[(n_o_p * B_k_extent + k_p) * 32 + n_i_p] = n_l < B_n_extent ? B[(k_t0 + k_p) * N + (n_t0 + n_l)] : (float)0;
+        for (int64_t m_o_p = 0; m_o_p < ((A_m_extent + 7) / 8); ++m_o_p) {
+          for (int64_t k_p = 0; k_p < A_k_extent; ++k_p) {
+            for (int64_t m_i_p = 0; m_i_p < 8; ++m_i_p) {
+              const int64_t m_l = m_o_p * 8 + m_i_p;
+              A_pack[(m_o_p * A_k_extent + k_p) * 8 + m_i_p] = m_l < A_m_extent ? A[(m_t0 + m_l) * K + (k_t0 + k_p)] : (float)0;
             }
           }
         }
-        for (int64_t m_t0 = 0; m_t0 < M; m_t0 += 256) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 256, M);
-          /* pack A into A_pack */
-          const int64_t A_m_extent = m_t0_end - m_t0;
-          const int64_t A_k_extent = k_t0_end - k_t0;
+        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 320) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 320, N);
+          /* pack B into B_pack */
+          const int64_t B_k_extent = k_t0_end - k_t0;
+          const int64_t B_n_extent = n_t0_end - n_t0;
           LGEN_OMP(omp for)
-          for (int64_t m_o_p = 0; m_o_p < ((A_m_extent + 7) / 8); ++m_o_p) {
-            for (int64_t k_p_2 = 0; k_p_2 < A_k_extent; ++k_p_2) {
-              for (int64_t m_i_p = 0; m_i_p < 8; ++m_i_p) {
-                const int64_t m_l = m_o_p * 8 + m_i_p;
-                A_pack[(m_o_p * A_k_extent + k_p_2) * 8 + m_i_p] = m_l < A_m_extent ? A[(m_t0 + m_l) * K + (k_t0 + k_p_2)] : (float)0;
+          for (int64_t n_o_p = 0; n_o_p < ((B_n_extent + 31) / 32); ++n_o_p) {
+            for (int64_t k_p_2 = 0; k_p_2 < B_k_extent; ++k_p_2) {
+              for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
+                const int64_t n_l = n_o_p * 32 + n_i_p;
+                B_pack[(n_o_p * B_k_extent + k_p_2) * 32 + n_i_p] = n_l < B_n_extent ? B[(k_t0 + k_p_2) * N + (n_t0 + n_l)] : (float)0;
               }
             }
           }
           LGEN_OMP(omp for)
-          for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-            const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-            for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-              const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-              if (n_len == 32 && m_len == 8) { /* a full register block: constant extents */
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
+            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
+              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
+              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
                 float C_acc[8][32];
                 for (int64_t m_i = 0; m_i < 8; ++m_i) {
                   for (int64_t n_i = 0; n_i < 32; ++n_i) {
