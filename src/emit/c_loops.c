@@ -815,6 +815,63 @@ static void emit_partial_block(Nest *n, int i) {
   memcpy(n->value, saved, sizeof saved);
 }
 
+/* The vectorised innermost reduction loop i with s->partials partial results
+ * (Halide's rfactor of that loop): the main loop runs in steps of P into P
+ * independent partials, so the vector adds do not wait on each other, the
+ * partials are combined into the accumulator in order, and the remainder runs
+ * as a plain simd reduction. Only for loops that get a simd reduction clause
+ * (f32/f64 sums and products). */
+static bool partials_apply(Nest *n, int i) {
+  return n->s->partials > 1 && i == n->vector_loop && n->loops[i].kind == LOOP_POINT &&
+         n->op->dims[n->loops[i].dim].kind == ITER_REDUCTION && n->op->nyields == 1 && n->acc_start >= 0 &&
+         !*acc_subscript(n, true) && reduction_clause(n, true);
+}
+
+static void emit_partials(Nest *n, int i) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  int d = n->loops[i].dim, x;
+  long long parts = (long long)n->s->partials;
+  const char *type = c_type_name(e->k->tensors[op->operands[op->yields[0].operand].tensor].type);
+  bool product = match_reduction(op, 0, &x) == COMBINE_MUL;
+  const char *acc = n->acc[0], *saved_value = n->value[d];
+  const char *part = claim(n, "%s_part", acc);
+  const char *v = claim(n, "%s", dim_name(n, d));
+  const char *vo = claim(n, "%s_o", dim_name(n, d));
+  const char *j = claim(n, "%s_p", dim_name(n, d));
+  const char *split = claim(n, "%s_split", dim_name(n, d));
+  const char *lo = n->lo[d], *hi = n->hi[d];
+  line(e, "%s %s[%lld];", type, part, parts);
+  line(e, "for (int64_t %s = 0; %s < %lld; ++%s)", j, j, parts, j);
+  line(e, "  %s[%s] = (%s)%d;", part, j, type, product ? 1 : 0);
+  if (strcmp(lo, "0") == 0)
+    line(e, "const int64_t %s = %s / %lld * %lld;", split, hi, parts, parts);
+  else
+    line(e, "const int64_t %s = %s + (%s - %s) / %lld * %lld;", split, lo, hi, lo, parts, parts);
+  line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", vo, lo, vo, split, vo, parts);
+  e->indent++;
+  line(e, "LGEN_OMP_SIMD(omp simd)");
+  line(e, "for (int64_t %s = 0; %s < %lld; ++%s) {", j, j, parts, j);
+  e->indent++;
+  n->acc[0] = arena_printf(e->arena, "%s[%s]", part, j);
+  n->value[d] = arena_printf(e->arena, "(%s + %s)", vo, j);
+  emit_body_here(n, true);
+  n->acc[0] = acc;
+  close_loop(n);
+  close_loop(n);
+  line(e, "for (int64_t %s = 0; %s < %lld; ++%s)", j, j, parts, j);
+  line(e, "  %s = %s %s %s[%s];", acc, acc, product ? "*" : "+", part, j);
+  const char *pragma = pragma_for(n, i);
+  if (pragma)
+    line(e, "%s", pragma);
+  line(e, "for (int64_t %s = %s; %s < %s; ++%s) {", v, split, v, hi, v);
+  e->indent++;
+  n->value[d] = v;
+  emit_body_here(n, true);
+  close_loop(n);
+  n->value[d] = saved_value;
+}
+
 static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
   Emitter *e = n->e;
   for (int p = 0; p < n->npacks; p++)
@@ -848,6 +905,8 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     emit_body_here(n, n->acc_start >= 0);
   } else if (n->loops[i].kind == LOOP_REG_POINT && n->row_outside[n->loops[i].dim]) {
     emit_from(n, i + 1, region_done, acc_done); /* already open, outside */
+  } else if (partials_apply(n, i)) {
+    emit_partials(n, i);
   } else {
     int count = i == n->par_first ? n->par_count : 1;
     const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];

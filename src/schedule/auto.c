@@ -310,4 +310,11 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
   if (second >= 0 && op->dims[second].kind == ITER_PARALLEL && s->parallel[first] && !s->tile[0][first] &&
       !s->tile[0][second] && s->vector_dim != second)
     s->parallel[second] = true;
+  /* a vectorised reduction loop (row sums): four vectors of partial sums, so
+   * that consecutive vector adds do not wait on each other's latency */
+  ElemType type = op->nodes[op->yields[0].value].type;
+  Combiner c = op->nyields == 1 ? match_reduction(op, 0, &x) : COMBINE_NONE;
+  if (s->vector_dim >= 0 && op->dims[s->vector_dim].kind == ITER_REDUCTION && (c == COMBINE_ADD || c == COMBINE_MUL) &&
+      elem_type_is_float(type) && type != TY_F16)
+    s->partials = 4 * t->vector_bytes / (elem_type_bits(type) / 8);
 }

@@ -136,6 +136,19 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
   }
   if (s->vector_dim >= op->ndims)
     diag_error(diag, where, "unknown vector dim");
+  if (s->partials < 0 || s->partials > 1024)
+    diag_error(diag, where, "partials must be between 1 and 1024");
+  if (s->partials > 1) {
+    int x;
+    ElemType t = op->nodes[op->yields[0].value].type;
+    Combiner c = op->nyields == 1 ? match_reduction(op, 0, &x) : COMBINE_NONE;
+    if (s->vector_dim < 0 || op->dims[s->vector_dim].kind != ITER_REDUCTION)
+      diag_error(diag, where, "partials needs a reduction dim as the vector dim");
+    if ((c != COMBINE_ADD && c != COMBINE_MUL) || !elem_type_is_float(t) || t == TY_F16)
+      diag_error(diag, where, "partials needs a payload that is an f32/f64 sum or product");
+    if (unrolled || s->split_reduction)
+      diag_error(diag, where, "partials cannot be combined with unroll or split_reduction");
+  }
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
     if (s->pack[t] && !packable_operand(k, op, t))
       diag_error(diag, where,
@@ -250,6 +263,8 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
     sb_printf(out, "%svector: %s\n", indent, op->dims[s->vector_dim].name);
   else if (op->ndims > 0)
     sb_printf(out, "%svector: none\n", indent);
+  if (s->partials > 1)
+    sb_printf(out, "%spartials: %lld\n", indent, (long long)s->partials);
   bool any_pack = false;
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
     if (s->pack[t]) {

@@ -19,6 +19,8 @@
  *                  at the top of the nest (the outer loops run in every
  *                  thread, packing is shared out, buffers are per thread)
  *   vector_dim     the dim whose innermost loop gets `omp simd` (-1: none)
+ *   partials       when the vector dim is a reduction: its loop keeps this
+ *                  many partial results, combined after it (0, 1: one)
  *   pack[t]        tensor t is copied, per level-0 tile, into a contiguous
  *                  local buffer in an IREE-style data-tiled layout: the outer
  *                  tiles of its register-blocked dims, then its other dims,
@@ -45,6 +47,7 @@ typedef struct {
   bool parallel_reg[LG_MAX_DIMS]; /* the register-tile loop of d instead ("d.reg") */
   bool split_reduction;
   int vector_dim;
+  int64_t partials;
   bool pack[LG_MAX_TENSORS];
   const char *library_call;
 } Schedule;

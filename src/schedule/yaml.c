@@ -8,6 +8,7 @@
  *     unroll: {m: 8, n: 32}      # register block (unroll-and-jam)
  *     parallel: [n]              # OpenMP parallel loops (n.reg: n's register tiles)
  *     vector: n                  # omp simd dim, or none
+ *     partials: 64               # a vector reduction dim's partial results
  *     pack: [A, B]               # tensors packed into local buffers
  *     split_reduction: false     # allow parallel reduction dims
  *     library_call: cblas_sgemm  # the op as one library call
@@ -161,6 +162,10 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e = size_map(r, key, v, true);
     } else if (strcmp(key, "unroll") == 0) {
       e = size_map(r, key, v, false);
+    } else if (strcmp(key, "partials") == 0) {
+      e = new_entry(r, key, v, 1);
+      e->values[0] = integer(r, v);
+      e->scalar = scalar(r, v, "a number"); /* errors point at the value */
     } else if (strcmp(key, "collapse") == 0) {
       e = group_list(r, key, v);
     } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
@@ -172,7 +177,7 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "a single value");
     } else {
       fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
-                 "pack, split_reduction, library_call or op)", key);
+                 "partials, pack, split_reduction, library_call or op)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);
@@ -369,6 +374,10 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
       }
     } else if (strcmp(e->key, "vector") == 0) {
       s->vector_dim = strcmp(e->scalar, "none") == 0 ? -1 : view_dim(plan, original, e->scalar, e->loc, diag);
+    } else if (strcmp(e->key, "partials") == 0) {
+      if (e->values[0] > 1024)
+        diag_error(diag, e->loc, "partials must be between 1 and 1024");
+      s->partials = e->values[0];
     } else if (strcmp(e->key, "split_reduction") == 0) {
       if (strcmp(e->scalar, "true") != 0 && strcmp(e->scalar, "false") != 0)
         diag_error(diag, e->loc, "split_reduction is true or false, not '%s'", e->scalar);

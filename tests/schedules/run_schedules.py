@@ -575,12 +575,16 @@ def random_comp_schedule(k, comp, rng, forced):
         if rng.random() < 0.15:
             entries.append(("split_reduction", "false"))
 
-    # vector
+    # vector; a vectorised sum over a reduction dim may keep partial sums
     r = rng.random()
     if r < 0.15:
         entries.append(("vector", "none"))
     elif r < 0.85:
-        entries.append(("vector", rng.choice(dims)))
+        vdim = rng.choice(dims)
+        entries.append(("vector", vdim))
+        if comp.kind(vdim) == "reduction" and comp.combine == "sum" and not split and not unroll \
+                and rng.random() < 0.5:
+            entries.append(("partials", rng.choice([2, 3, 4, 16, 64])))
 
     # pack
     packable = k.packable(comp)
@@ -1510,6 +1514,11 @@ ERROR_CASES = [
     ("collapsed-dim-named", "add_4d:\n  collapse: [[n, h]]\n  tile: {h: [4]}\n", 3, 10,
      "collapsed into 'n'"),
     ("fold-not-unit", "matmul:\n  fold: [m]\n", 2, 10, "cannot be folded"),
+    ("partials-parallel-vector", "matmul:\n  vector: n\n  partials: 4\n", 1, 1, "reduction dim as the vector dim"),
+    ("partials-max", "pooling_nhwc_max:\n  vector: kw\n  partials: 4\n", 1, 1, "sum or product"),
+    ("partials-zero", "matvec:\n  partials: 0\n", 2, 13, "must be a positive size"),
+    ("partials-with-unroll", "matmul:\n  unroll: {m: 2}\n  vector: k\n  partials: 4\n", 1, 1,
+     "cannot be combined with unroll"),
     ("folded-dim-named", "unit_gemm:\n  fold: [u]\n  parallel: [u]\n", 3, 14, "folded away"),
     ("unroll-too-large", "matmul:\n  unroll: {m: 65}\n", 2, 12, "at most 64"),
     ("unroll-not-dividing-tile", "matmul:\n  tile: {m: [12]}\n  unroll: {m: 8}\n", 1, 1,
