@@ -78,6 +78,11 @@ typedef struct {
    * accumulators (constant-indexed) still fit in registers. */
   bool row_outside[LG_MAX_DIMS];
   bool vector_full; /* in a partial block, the vector dim's block is full */
+  /* A sub-block of a partial register block: dim d's block has the constant
+   * extent sub_rows[d] (a power of two below its unroll factor) and starts
+   * at point_off[d] within the register tile (see emit_partial_block). */
+  int64_t sub_rows[LG_MAX_DIMS];
+  const char *point_off[LG_MAX_DIMS];
 } Nest;
 
 /* ---- one iteration ---- */
@@ -546,7 +551,7 @@ static const char *pack_read(Nest *n, const Pack *p) {
                            (long long)n->s->unroll[d]);
       break;
     case 2:
-      coord = n->point_var[d];
+      coord = n->point_off[d] ? arena_printf(e->arena, "(%s + %s)", n->point_off[d], n->point_var[d]) : n->point_var[d];
       break;
     default:
       coord = base0 ? n->value[d] : arena_printf(e->arena, "%s - %s", n->value[d], p->base[d]);
@@ -560,9 +565,19 @@ static const char *pack_read(Nest *n, const Pack *p) {
 
 /* The extent of d's register-point loop: constant in a full block. */
 static const char *block_bound(Nest *n, int d) {
+  if (n->sub_rows[d])
+    return arena_printf(n->e->arena, "%lld", (long long)n->sub_rows[d]);
   if (n->full_block || (n->vector_full && d == n->s->vector_dim))
     return arena_printf(n->e->arena, "%lld", (long long)n->s->unroll[d]);
   return n->reg_len[d];
+}
+
+/* Dim d's value at register point v: its tile start, the sub-block offset,
+ * the point. */
+static const char *point_value(Nest *n, int d, const char *v) {
+  if (n->point_off[d])
+    return arena_printf(n->e->arena, "(%s + %s + %s)", n->reg_var[d], n->point_off[d], v);
+  return arena_printf(n->e->arena, "(%s + %s)", n->reg_var[d], v);
 }
 
 static const char *pragma_for(Nest *n, int i) {
@@ -635,7 +650,7 @@ static void open_loop(Nest *n, int i, StrBuf *decls) {
   case LOOP_REG_POINT: {
     const char *v = n->point_var[d];
     line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, d), v);
-    n->value[d] = arena_printf(e->arena, "(%s + %s)", n->reg_var[d], v);
+    n->value[d] = point_value(n, d, v);
     break;
   }
   }
@@ -682,7 +697,7 @@ static const char *acc_subscript(Nest *n, bool extents) {
     if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
       continue;
     if (extents)
-      sb_printf(&sb, "[%lld]", (long long)n->s->unroll[l->dim]);
+      sb_printf(&sb, "[%lld]", (long long)(n->sub_rows[l->dim] ? n->sub_rows[l->dim] : n->s->unroll[l->dim]));
     else
       sb_printf(&sb, "[%s]", n->point_var[l->dim]);
   }
@@ -724,7 +739,7 @@ static void block_loops(Nest *n, bool open) {
       const char *v = n->point_var[l->dim];
       line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, l->dim), v);
       n->e->indent++;
-      n->value[l->dim] = arena_printf(n->e->arena, "(%s + %s)", n->reg_var[l->dim], v);
+      n->value[l->dim] = point_value(n, l->dim, v);
     } else {
       close_loop(n);
     }
@@ -774,9 +789,64 @@ static void emit_accumulated(Nest *n, int i) {
   memcpy(n->value, saved, sizeof saved);
 }
 
+/* The one blocked dim other than the vector dim among the register points
+ * from loop i on, or -1 if there are none or several. */
+static int single_row_dim(const Nest *n, int i) {
+  int r = -1;
+  for (int j = i; j < n->nloops; j++) {
+    const Loop *l = &n->loops[j];
+    if (l->kind != LOOP_REG_POINT || l->dim == n->s->vector_dim)
+      continue;
+    if (r >= 0)
+      return -1;
+    r = l->dim;
+  }
+  return r;
+}
+
+/* The rows of a partial register block whose vector block is full, with
+ * accumulators: fewer than MR rows remain, so they run as sub-blocks of
+ * constant extent, a power of two each (7 = 4 + 2 + 1), each a full block
+ * whose accumulators stay in registers and whose independent rows hide the
+ * FMA latency. Rows one at a time (below) would leave only the vector
+ * block's few accumulators per chain. */
+static void emit_row_cascade(Nest *n, int i, int r) {
+  Emitter *e = n->e;
+  int64_t sub = 1;
+  while (sub * 2 < n->s->unroll[r])
+    sub *= 2;
+  for (; sub >= 1; sub /= 2) {
+    line(e, "if (%s & %lld) {", n->reg_len[r], (long long)sub);
+    e->indent++;
+    const char *off = claim(n, "%s_off", dim_name(n, r));
+    line(e, "const int64_t %s = %s & ~(int64_t)%lld;", off, n->reg_len[r], (long long)(2 * sub - 1));
+    n->sub_rows[r] = sub;
+    n->point_off[r] = off;
+    n->full_block = true;
+    emit_from(n, i, true, false);
+    n->full_block = false;
+    n->sub_rows[r] = 0;
+    n->point_off[r] = NULL;
+    e->indent--;
+    line(e, "}");
+  }
+}
+
 /* A partial register block: with accumulators, its blocked dims other than
- * the vector dim loop outside (see row_outside). */
+ * the vector dim loop outside (see row_outside), except that with one such
+ * dim and a full vector block the rows run as a cascade of sub-blocks. */
 static void emit_partial_block(Nest *n, int i) {
+  int v = n->s->vector_dim, r = single_row_dim(n, i);
+  bool with_acc = n->acc_start >= 0 && n->acc_start <= i;
+  bool cascade = with_acc && r >= 0 && v >= 0 && n->s->unroll[v] > 1 && n->s->unroll[r] > 1;
+  if (cascade) {
+    line(n->e, "if (%s == %lld) {", n->reg_len[v], (long long)n->s->unroll[v]);
+    n->e->indent++;
+    emit_row_cascade(n, i, r);
+    n->e->indent--;
+    line(n->e, "} else {");
+    n->e->indent++;
+  }
   int opened = 0;
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
@@ -792,8 +862,7 @@ static void emit_partial_block(Nest *n, int i) {
       n->row_outside[l->dim] = true;
       opened++;
     }
-  int v = n->s->vector_dim;
-  if (opened && v >= 0 && n->s->unroll[v] > 1) {
+  if (opened && v >= 0 && n->s->unroll[v] > 1 && !cascade) {
     /* rows at the bottom edge usually still have a full vector block */
     line(n->e, "if (%s == %lld) {", n->reg_len[v], (long long)n->s->unroll[v]);
     n->e->indent++;
@@ -813,6 +882,10 @@ static void emit_partial_block(Nest *n, int i) {
     close_loop(n);
   memset(n->row_outside, 0, sizeof n->row_outside);
   memcpy(n->value, saved, sizeof saved);
+  if (cascade) {
+    n->e->indent--;
+    line(n->e, "}");
+  }
 }
 
 /* The vectorised innermost reduction loop i with s->partials partial results

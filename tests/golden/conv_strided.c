@@ -75,36 +75,97 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
               }
             }
           } else {
-            for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
-              if (f_len == 32) {
-                float O_acc[32] = {0};
-                for (int64_t f_i = 0; f_i < 32; ++f_i) {
-                  O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
+            if (f_len == 32) {
+              if (ow_len & 4) {
+                const int64_t ow_off = ow_len & ~(int64_t)7;
+                float O_acc[4][32];
+                for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)];
+                  }
                 }
                 for (int64_t kh_2 = 0; kh_2 < KH; ++kh_2) {
                   for (int64_t kw_2 = 0; kw_2 < KW; ++kw_2) {
                     for (int64_t c_2 = 0; c_2 < C; ++c_2) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t f_i = 0; f_i < 32; ++f_i) {
-                        O_acc[f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_2 * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw_2 * dilations[1])) * C + c_2], K[((kh_2 * KW + kw_2) * C + c_2) * F + (f_r + f_i)], O_acc[f_i]);
+                      for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                          O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_2 * dilations[0])) * IW + ((ow_r + ow_off + ow_i) * strides[1] + kw_2 * dilations[1])) * C + c_2], K[((kh_2 * KW + kw_2) * C + c_2) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
+                        }
                       }
                     }
                   }
                 }
-                for (int64_t f_i = 0; f_i < 32; ++f_i) {
-                  O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)] = O_acc[f_i];
+                for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
+                  }
                 }
-              } else {
-                float O_acc[32] = {0};
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
+              }
+              if (ow_len & 2) {
+                const int64_t ow_off_2 = ow_len & ~(int64_t)3;
+                float O_acc[2][32];
+                for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off_2 + ow_i)) * F + (f_r + f_i)];
+                  }
                 }
                 for (int64_t kh_3 = 0; kh_3 < KH; ++kh_3) {
                   for (int64_t kw_3 = 0; kw_3 < KW; ++kw_3) {
                     for (int64_t c_3 = 0; c_3 < C; ++c_3) {
+                      for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                          O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_3 * dilations[0])) * IW + ((ow_r + ow_off_2 + ow_i) * strides[1] + kw_3 * dilations[1])) * C + c_3], K[((kh_3 * KW + kw_3) * C + c_3) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
+                        }
+                      }
+                    }
+                  }
+                }
+                for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O[((n * OH + oh) * OW + (ow_r + ow_off_2 + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
+                  }
+                }
+              }
+              if (ow_len & 1) {
+                const int64_t ow_off_3 = ow_len & ~(int64_t)1;
+                float O_acc[1][32];
+                for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off_3 + ow_i)) * F + (f_r + f_i)];
+                  }
+                }
+                for (int64_t kh_4 = 0; kh_4 < KH; ++kh_4) {
+                  for (int64_t kw_4 = 0; kw_4 < KW; ++kw_4) {
+                    for (int64_t c_4 = 0; c_4 < C; ++c_4) {
+                      for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                          O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_4 * dilations[0])) * IW + ((ow_r + ow_off_3 + ow_i) * strides[1] + kw_4 * dilations[1])) * C + c_4], K[((kh_4 * KW + kw_4) * C + c_4) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
+                        }
+                      }
+                    }
+                  }
+                }
+                for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
+                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    O[((n * OH + oh) * OW + (ow_r + ow_off_3 + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
+                  }
+                }
+              }
+            } else {
+              for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
+                float O_acc[32] = {0};
+                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                  O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
+                }
+                for (int64_t kh_5 = 0; kh_5 < KH; ++kh_5) {
+                  for (int64_t kw_5 = 0; kw_5 < KW; ++kw_5) {
+                    for (int64_t c_5 = 0; c_5 < C; ++c_5) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                        O_acc[f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_3 * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw_3 * dilations[1])) * C + c_3], K[((kh_3 * KW + kw_3) * C + c_3) * F + (f_r + f_i)], O_acc[f_i]);
+                        O_acc[f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh_5 * dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw_5 * dilations[1])) * C + c_5], K[((kh_5 * KW + kw_5) * C + c_5) * F + (f_r + f_i)], O_acc[f_i]);
                       }
                     }
                   }

@@ -118,30 +118,83 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
                   }
                 }
               } else {
-                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                  if (n_len == 32) {
-                    float C_acc[32] = {0};
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
+                if (n_len == 32) {
+                  if (m_len & 4) {
+                    const int64_t m_off = m_len & ~(int64_t)7;
+                    float C_acc[4][32];
+                    for (int64_t m_i = 0; m_i < 4; ++m_i) {
                       for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[n_i]);
+                        C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_i)];
                       }
                     }
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[n_i];
+                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        }
+                      }
                     }
-                  } else {
+                    for (int64_t m_i = 0; m_i < 4; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(m_r + m_off + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
+                      }
+                    }
+                  }
+                  if (m_len & 2) {
+                    const int64_t m_off_2 = m_len & ~(int64_t)3;
+                    float C_acc[2][32];
+                    for (int64_t m_i = 0; m_i < 2; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C_acc[m_i][n_i] = C[(m_r + m_off_2 + m_i) * N + (n_r + n_i)];
+                      }
+                    }
+                    for (int64_t k_3 = k_t0; k_3 < k_t0_end; ++k_3) {
+                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_3 - k_t0) * 8 + (m_off_2 + m_i)], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_3 - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        }
+                      }
+                    }
+                    for (int64_t m_i = 0; m_i < 2; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(m_r + m_off_2 + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
+                      }
+                    }
+                  }
+                  if (m_len & 1) {
+                    const int64_t m_off_3 = m_len & ~(int64_t)1;
+                    float C_acc[1][32];
+                    for (int64_t m_i = 0; m_i < 1; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C_acc[m_i][n_i] = C[(m_r + m_off_3 + m_i) * N + (n_r + n_i)];
+                      }
+                    }
+                    for (int64_t k_4 = k_t0; k_4 < k_t0_end; ++k_4) {
+                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_4 - k_t0) * 8 + (m_off_3 + m_i)], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_4 - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        }
+                      }
+                    }
+                    for (int64_t m_i = 0; m_i < 1; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(m_r + m_off_3 + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
+                      }
+                    }
+                  }
+                } else {
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
                     float C_acc[32] = {0};
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                       C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                     }
-                    for (int64_t k_3 = k_t0; k_3 < k_t0_end; ++k_3) {
+                    for (int64_t k_5 = k_t0; k_5 < k_t0_end; ++k_5) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_3 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_3 - k_t0) * 32 + n_i], C_acc[n_i]);
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k_5 - k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k_5 - k_t0) * 32 + n_i], C_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {

@@ -130,30 +130,83 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
                   }
                 }
               } else {
-                for (int64_t b_i = 0; b_i < b_len; ++b_i) {
-                  if (n_len == 32) {
-                    float C_acc[32] = {0};
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C_acc[n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
+                if (n_len == 32) {
+                  if (b_len & 4) {
+                    const int64_t b_off = b_len & ~(int64_t)7;
+                    float C_acc[4][32];
+                    for (int64_t b_i = 0; b_i < 4; ++b_i) {
                       for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + b_i], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[n_i]);
+                        C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
                       }
                     }
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C[(b_r + b_i) * N + (n_r + n_i)] = C_acc[n_i];
+                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+                      for (int64_t b_i = 0; b_i < 4; ++b_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_2 - k_t0) * 8 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_2 - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        }
+                      }
                     }
-                  } else {
+                    for (int64_t b_i = 0; b_i < 4; ++b_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
+                      }
+                    }
+                  }
+                  if (b_len & 2) {
+                    const int64_t b_off_2 = b_len & ~(int64_t)3;
+                    float C_acc[2][32];
+                    for (int64_t b_i = 0; b_i < 2; ++b_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C_acc[b_i][n_i] = C[(b_r + b_off_2 + b_i) * N + (n_r + n_i)];
+                      }
+                    }
+                    for (int64_t k_3 = k_t0; k_3 < k_t0_end; ++k_3) {
+                      for (int64_t b_i = 0; b_i < 2; ++b_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_3 - k_t0) * 8 + (b_off_2 + b_i)], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_3 - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        }
+                      }
+                    }
+                    for (int64_t b_i = 0; b_i < 2; ++b_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(b_r + b_off_2 + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
+                      }
+                    }
+                  }
+                  if (b_len & 1) {
+                    const int64_t b_off_3 = b_len & ~(int64_t)1;
+                    float C_acc[1][32];
+                    for (int64_t b_i = 0; b_i < 1; ++b_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C_acc[b_i][n_i] = C[(b_r + b_off_3 + b_i) * N + (n_r + n_i)];
+                      }
+                    }
+                    for (int64_t k_4 = k_t0; k_4 < k_t0_end; ++k_4) {
+                      for (int64_t b_i = 0; b_i < 1; ++b_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_4 - k_t0) * 8 + (b_off_3 + b_i)], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_4 - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        }
+                      }
+                    }
+                    for (int64_t b_i = 0; b_i < 1; ++b_i) {
+                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        C[(b_r + b_off_3 + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
+                      }
+                    }
+                  }
+                } else {
+                  for (int64_t b_i = 0; b_i < b_len; ++b_i) {
                     float C_acc[32] = {0};
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                       C_acc[n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
                     }
-                    for (int64_t k_3 = k_t0; k_3 < k_t0_end; ++k_3) {
+                    for (int64_t k_5 = k_t0; k_5 < k_t0_end; ++k_5) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_3 - k_t0) * 8 + b_i], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_3 - k_t0) * 32 + n_i], C_acc[n_i]);
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k_5 - k_t0) * 8 + b_i], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k_5 - k_t0) * 32 + n_i], C_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
