@@ -10,7 +10,8 @@
  * is reported.  lgen auto and the references (for bandwidth cases: a STREAM
  * triad) are timed in ROUNDS alternating blocks rather than one after the
  * other, so that a slow phase of a shared, noisy machine slows them alike
- * and their ratio stays meaningful; none is timed in its own block.  Outputs are reset from a pristine copy before every run (lgen
+ * and their ratio stays meaningful; none joins them unless it is slow or
+ * timed on a slice (then it is timed in its own block).  Outputs are reset from a pristine copy before every run (lgen
  * kernels accumulate into their outputs); the reset is not timed.  The none
  * variant of a big GEMM would take minutes per run: it is timed and checked
  * on the first rows of M only (see none_slice).
@@ -905,8 +906,8 @@ static void print_table(void)
   for (int t = 1; t <= 2; ++t)
     if (triad_gbs[t] > 0)
       printf(" %dT %.2f", t, triad_gbs[t]);
-  printf(" GB/s).\nTimes: median of >= %d timed reps and >= %.2f s per variant, auto and the "
-         "references in %d alternating blocks; * = slow variant (one run > %.1f s) capped at %d "
+  printf(" GB/s).\nTimes: median of >= %d timed reps and >= %.2f s per variant, auto, the "
+         "references and (when not sliced) none in %d alternating blocks; * = slow variant (one run > %.1f s) capped at %d "
          "runs, the checked warm-up run counting as one, timed one variant after the other.\n",
          MIN_REPS, min_time, ROUNDS, SLOW_RUN, CAP_REPS);
   printf("~ = none timed (and checked) on a slice of the first rows of M (a run on all M "
@@ -1035,6 +1036,7 @@ int main(int argc, char **argv)
        * none is timed right away, in its own block; auto and the references
        * after, in alternating blocks (time_interleaved). */
       double tfirst[NV] = {0};
+      int none_interleaved = 0;
       for (int v = 0; v < NV; ++v) {
         if (!c->run[v] || (v == V_REF && c->bandwidth))
           continue;
@@ -1066,13 +1068,16 @@ int main(int argc, char **argv)
                     c->name, t, vname[v], e, c->tol);
           }
         }
-        if (v == V_NONE) {
+        int none_apart = rows < nrows || tfirst[v] > SLOW_RUN; /* sliced or slow */
+        if (v == V_NONE && none_apart) {
           timing tm = time_variant(c, c->run[v], tfirst[v]);
           r->ms[v] = 1e3 * tm.median;
           r->reps[v] = tm.reps;
           r->capped[v] = tm.capped;
           r->rate[v] = work / tm.median / 1e9;
         }
+        if (v == V_NONE)
+          none_interleaved = !none_apart;
         if (rows)
           c->none_rows(c, nrows);
         if (v >= V_REF)
@@ -1082,13 +1087,13 @@ int main(int argc, char **argv)
       double tf[NV + 1];
       int library[NV + 1], which[NV + 1], n = 0, slow = 0;
       for (int v = 0; v < NV; ++v) {
-        if (v == V_NONE || !c->run[v] || (v == V_REF && c->bandwidth))
+        if ((v == V_NONE && !none_interleaved) || !c->run[v] || (v == V_REF && c->bandwidth))
           continue;
         fns[n] = c->run[v];
         tf[n] = tfirst[v];
         library[n] = v >= V_REF;
         which[n++] = v;
-        slow |= tfirst[v] > SLOW_RUN;
+        slow |= tfirst[v] > SLOW_RUN && v != V_NONE;
       }
       if (c->bandwidth) { /* the triad is the reference: timed alongside */
         run_triad(c);
