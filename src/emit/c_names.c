@@ -62,8 +62,11 @@ const char *names_claim(NameTable *t, const char *base) {
   if (strncmp(clean, "lgen_", 5) == 0 || strncmp(clean, "LGEN_", 5) == 0 || strncmp(clean, "__", 2) == 0)
     clean = arena_printf(t->arena, "v%s", clean);
   const char *name = clean;
+  /* "_" + "_2" would be "__2", reserved again: after a trailing '_' the
+   * suffix is the bare number */
+  const char *suffix = clean[0] && clean[strlen(clean) - 1] == '_' ? "%s%d" : "%s_%d";
   for (int n = 2; is_taken(t, name); n++)
-    name = arena_printf(t->arena, "%s_%d", clean, n);
+    name = arena_printf(t->arena, suffix, clean, n);
   vec_push(t->arena, &t->taken, (void *)name);
   return name;
 }
