@@ -214,6 +214,22 @@ static int innermost_input_dim(const Kernel *k, const StructuredOp *op) {
  * products): when the inputs' innermost dim is parallel and is also the
  * output's innermost, keep a register block of the output (that dim, and the
  * next output dim out) in accumulators across the reduction loops. */
+/* Whether some input reads dim d in an index that also moves with a
+ * reduction dim: a sliding window (ow + kw). */
+static bool windowed(const Kernel *k, const StructuredOp *op, int d) {
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *operand = &op->operands[o];
+    if (operand->shape_only || k->tensors[operand->tensor].is_output)
+      continue;
+    for (int i = 0; i < k->tensors[operand->tensor].rank; i++)
+      for (int r = 0; r < op->ndims; r++)
+        if (op->dims[r].kind == ITER_REDUCTION && affine_uses_dim(operand->map[i], d) &&
+            affine_uses_dim(operand->map[i], r))
+          return true;
+  }
+  return false;
+}
+
 static bool window_reduction(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
   if (op->nyields != 1)
     return false;
@@ -227,16 +243,28 @@ static bool window_reduction(const Kernel *k, const StructuredOp *op, const Targ
     return false;
   int64_t mr, nr;
   register_block(t, elem, &mr, &nr);
-  int m = -1;
-  for (int i = o->rank - 2; i >= 0 && m < 0; i--)
-    if (out->map[i]->kind == AE_DIM && out->map[i]->index != n)
-      m = out->map[i]->index;
+  int m = -1, h = -1;
+  for (int i = o->rank - 2; i >= 0 && h < 0; i--)
+    if (out->map[i]->kind == AE_DIM && out->map[i]->index != n) {
+      if (m < 0)
+        m = out->map[i]->index;
+      else if (out->map[i]->index != m)
+        h = out->map[i]->index;
+    }
+  /* Two windowed output dims (oh, ow of pooling and depthwise convolution):
+   * block both, 2 columns by MR / 2 rows, so the vector dim's block covers
+   * a 2-D patch of outputs. Measured on the avx512 machine against the
+   * MR x NR block over ow alone: depthwise 3x3 0.55-0.60x -> 0.75x oneDNN
+   * at one thread, max pooling 1.3-1.5x -> 1.75x. */
+  bool patch = m >= 0 && h >= 0 && mr >= 4 && windowed(k, op, m) && windowed(k, op, h);
+  if (!patch)
+    h = -1;
   /* order: parallel dims, the reductions, then the register-blocked dims */
   int order[LG_MAX_DIMS], len = 0;
   for (int pass = 0; pass < 3; pass++)
     for (int i = 0; i < op->ndims; i++) {
       int d = s->order[i];
-      bool blocked = d == n || d == m;
+      bool blocked = d == n || d == m || d == h;
       bool reduction = op->dims[d].kind == ITER_REDUCTION;
       if ((pass == 0 && !blocked && !reduction) || (pass == 1 && reduction) || (pass == 2 && blocked))
         order[len++] = d;
@@ -245,9 +273,14 @@ static bool window_reduction(const Kernel *k, const StructuredOp *op, const Targ
   memset(s->parallel, 0, sizeof s->parallel);
   s->unroll[n] = nr;
   if (m >= 0)
-    s->unroll[m] = mr;
+    s->unroll[m] = patch ? 2 : mr;
+  if (patch)
+    s->unroll[h] = mr / 2;
   s->vector_dim = n;
-  if (op->dims[s->order[0]].kind == ITER_PARALLEL && s->unroll[s->order[0]] <= 1) {
+  if (patch) {
+    /* threads share out the patch rows (a batch of 1 must not starve them) */
+    s->parallel_reg[h] = true;
+  } else if (op->dims[s->order[0]].kind == ITER_PARALLEL && s->unroll[s->order[0]] <= 1) {
     s->parallel[s->order[0]] = true;
     if (op->ndims > 1 && op->dims[s->order[1]].kind == ITER_PARALLEL && s->unroll[s->order[1]] <= 1)
       s->parallel[s->order[1]] = true; /* collapse: a batch of 1 must not starve the threads */
