@@ -58,10 +58,10 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
 {
   void *A_pack_mem;
   float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(4096, M) + 7) / 8 * 8) * (size_t)(lgen_min(384, K)), &A_pack_mem);
-  void *B_pack_mem;
-  float *B_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(320, N) + 31) / 32 * 32), &B_pack_mem);
   LGEN_OMP(omp parallel)
   {
+    void *B_pack_mem;
+    float *B_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(128, N) + 31) / 32 * 32), &B_pack_mem);
     for (int64_t m_t0 = 0; m_t0 < M; m_t0 += 4096) {
       const int64_t m_t0_end = lgen_min(m_t0 + 4096, M);
       for (int64_t k_t0 = 0; k_t0 < K; k_t0 += 384) {
@@ -78,12 +78,12 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
             }
           }
         }
-        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 320) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 320, N);
+        LGEN_OMP(omp for)
+        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 128) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 128, N);
           /* pack B into B_pack */
           const int64_t B_k_extent = k_t0_end - k_t0;
           const int64_t B_n_extent = n_t0_end - n_t0;
-          LGEN_OMP(omp for)
           for (int64_t n_o_p = 0; n_o_p < ((B_n_extent + 31) / 32); ++n_o_p) {
             for (int64_t k_p_2 = 0; k_p_2 < B_k_extent; ++k_p_2) {
               for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
@@ -92,7 +92,6 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
               }
             }
           }
-          LGEN_OMP(omp for)
           for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
             const int64_t m_len = lgen_min(8, m_t0_end - m_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
@@ -208,7 +207,7 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
         }
       }
     }
+    free(B_pack_mem);
   }
   free(A_pack_mem);
-  free(B_pack_mem);
 }

@@ -70,10 +70,10 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
 {
   void *A_pack_mem;
   float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(4096, B * M) + 7) / 8 * 8) * (size_t)(lgen_min(384, K)), &A_pack_mem);
-  void *W_pack_mem;
-  float *W_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(320, N) + 31) / 32 * 32), &W_pack_mem);
   LGEN_OMP(omp parallel)
   {
+    void *W_pack_mem;
+    float *W_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) * (size_t)((lgen_min(128, N) + 31) / 32 * 32), &W_pack_mem);
     for (int64_t b_t0 = 0; b_t0 < B * M; b_t0 += 4096) {
       const int64_t b_t0_end = lgen_min(b_t0 + 4096, B * M);
       for (int64_t k_t0 = 0; k_t0 < K; k_t0 += 384) {
@@ -90,12 +90,12 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
             }
           }
         }
-        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 320) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 320, N);
+        LGEN_OMP(omp for)
+        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 128) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 128, N);
           /* pack W into W_pack */
           const int64_t W_k_extent = k_t0_end - k_t0;
           const int64_t W_n_extent = n_t0_end - n_t0;
-          LGEN_OMP(omp for)
           for (int64_t n_o_p = 0; n_o_p < ((W_n_extent + 31) / 32); ++n_o_p) {
             for (int64_t k_p_2 = 0; k_p_2 < W_k_extent; ++k_p_2) {
               for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
@@ -104,7 +104,6 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
               }
             }
           }
-          LGEN_OMP(omp for)
           for (int64_t b_r = b_t0; b_r < b_t0_end; b_r += 8) {
             const int64_t b_len = lgen_min(8, b_t0_end - b_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
@@ -220,9 +219,9 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
         }
       }
     }
+    free(W_pack_mem);
   }
   free(A_pack_mem);
-  free(W_pack_mem);
 }
 
 /* row_sum(X: f32(R, C)) -> (Y: f32(R))
