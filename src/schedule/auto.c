@@ -327,13 +327,8 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
   }
   if (op->nyields == 0 || op->ndims == 0)
     return;
-  int x;
   if (has_reduction && !has_parallel) {
-    ElemType type = op->nodes[op->yields[0].value].type;
-    /* sums and products only: OpenMP's max/min combine need not match the
-     * payload's own handling of NaN */
-    Combiner c = match_reduction(op, 0, &x);
-    if ((c == COMBINE_ADD || c == COMBINE_MUL) && elem_type_is_float(type) && type != TY_F16) {
+    if (float_sum_or_product(op)) {
       s->split_reduction = true;
       s->parallel[s->order[0]] = true;
     }
@@ -351,9 +346,6 @@ void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Sch
     s->parallel[second] = true;
   /* a vectorised reduction loop (row sums): four vectors of partial sums, so
    * that consecutive vector adds do not wait on each other's latency */
-  ElemType type = op->nodes[op->yields[0].value].type;
-  Combiner c = op->nyields == 1 ? match_reduction(op, 0, &x) : COMBINE_NONE;
-  if (s->vector_dim >= 0 && op->dims[s->vector_dim].kind == ITER_REDUCTION && (c == COMBINE_ADD || c == COMBINE_MUL) &&
-      elem_type_is_float(type) && type != TY_F16)
-    s->partials = 4 * t->vector_bytes / (elem_type_bits(type) / 8);
+  if (s->vector_dim >= 0 && op->dims[s->vector_dim].kind == ITER_REDUCTION && float_sum_or_product(op))
+    s->partials = 4 * t->vector_bytes / (elem_type_bits(op->nodes[op->yields[0].value].type) / 8);
 }

@@ -22,6 +22,15 @@ void schedule_none(const StructuredOp *op, Schedule *s) {
   }
 }
 
+bool float_sum_or_product(const StructuredOp *op) {
+  int x;
+  if (op->nyields != 1)
+    return false;
+  ElemType t = op->nodes[op->yields[0].value].type;
+  Combiner c = match_reduction(op, 0, &x);
+  return (c == COMBINE_ADD || c == COMBINE_MUL) && elem_type_is_float(t) && t != TY_F16;
+}
+
 static int operands_of(const StructuredOp *op, int tensor) {
   int n = 0;
   for (int o = 0; o < op->noperands; o++)
@@ -139,12 +148,9 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
   if (s->partials < 0 || s->partials > 1024)
     diag_error(diag, where, "partials must be between 1 and 1024");
   if (s->partials > 1) {
-    int x;
-    ElemType t = op->nodes[op->yields[0].value].type;
-    Combiner c = op->nyields == 1 ? match_reduction(op, 0, &x) : COMBINE_NONE;
     if (s->vector_dim < 0 || op->dims[s->vector_dim].kind != ITER_REDUCTION)
       diag_error(diag, where, "partials needs a reduction dim as the vector dim");
-    if ((c != COMBINE_ADD && c != COMBINE_MUL) || !elem_type_is_float(t) || t == TY_F16)
+    if (!float_sum_or_product(op))
       diag_error(diag, where, "partials needs a payload that is an f32/f64 sum or product");
     if (unrolled || s->split_reduction)
       diag_error(diag, where, "partials cannot be combined with unroll or split_reduction");
@@ -176,12 +182,9 @@ static void print_reshape(StrBuf *out, const StructuredOp *op, const Reshape *r,
     name_list(out, op, dims, n);
     sb_putc(out, '\n');
   }
-  bool member[LG_MAX_DIMS] = {false}, any = false;
-  for (int d = 0; d < op->ndims; d++)
-    if (r->next[d] >= 0)
-      member[r->next[d]] = true;
+  bool any = false;
   for (int d = 0; d < op->ndims; d++) {
-    if (member[d] || r->next[d] < 0)
+    if (r->next[d] < 0 || reshape_head(r, op->ndims, d) != d)
       continue;
     n = 0;
     for (int x = d; x >= 0; x = r->next[x])

@@ -113,6 +113,11 @@ void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const Structure
                       Diag *diag);
 /* Legality; `where` locates the error (the spec entry, or the op). */
 void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s, Loc where, Diag *diag);
+/* Whether the op's (single) output combines by an f32/f64 sum or product:
+ * what split_reduction by auto and partials need (OpenMP's max/min combine
+ * need not match the payload's handling of NaN; integer partials could
+ * overflow where the payload wraps). */
+bool float_sum_or_product(const StructuredOp *op);
 /* The operand through which tensor t is packed; NULL if it cannot be. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
 /* The plan as a schedule file entry: fold and collapse in the op's dims, the

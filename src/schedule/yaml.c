@@ -282,20 +282,10 @@ static int view_dim(const OpPlan *plan, const StructuredOp *original, const char
       continue;
     if (r->fold[d])
       diag_error(diag, loc, "'%s' is folded away: the schedule can no longer name it", name);
-    for (int a = 0; a < original->ndims; a++)
-      if (r->next[a] == d) {
-        int head = a;
-        for (bool moved = true; moved;) { /* walk back to the chain's first dim */
-          moved = false;
-          for (int x = 0; x < original->ndims; x++)
-            if (r->next[x] == head) {
-              head = x;
-              moved = true;
-            }
-        }
-        diag_error(diag, loc, "'%s' is collapsed into '%s': name the merged dim '%s'", name,
-                   original->dims[head].name, original->dims[head].name);
-      }
+    int head = reshape_head(r, original->ndims, d);
+    if (head != d)
+      diag_error(diag, loc, "'%s' is collapsed into '%s': name the merged dim '%s'", name,
+                 original->dims[head].name, original->dims[head].name);
   }
   return dim_index(plan->view.op, name, loc, diag);
 }

@@ -28,6 +28,13 @@ const char *reshape_fold_problem(const StructuredOp *op, int d) {
   return NULL;
 }
 
+int reshape_head(const Reshape *r, int ndims, int d) {
+  for (int a = 0; a < ndims; a++)
+    if (r->next[a] == d)
+      return reshape_head(r, ndims, a);
+  return d;
+}
+
 /* e with dim d renamed to dim_map[d], or the constant 0 where dim_map[d] < 0.
  * Leaves without dims are immutable and shared. */
 static AffineExpr *rename_dims(Arena *a, AffineExpr *e, const int *dim_map) {

@@ -38,6 +38,9 @@ bool reshape_is_identity(const Reshape *r, int ndims);
 void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *arena);
 /* NULL if dim d can be folded, else the reason it cannot. */
 const char *reshape_fold_problem(const StructuredOp *op, int d);
+/* The first dim of d's collapse group: d itself when d heads one or is in
+ * none. */
+int reshape_head(const Reshape *r, int ndims, int d);
 /* NULL if dim b can be merged right after dim a (dims of the original op,
  * with r's folds applied first), else the reason, in the arena. */
 const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, const Reshape *r, int a, int b,
