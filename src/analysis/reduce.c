@@ -23,6 +23,8 @@ static bool same_value(const StructuredOp *op, int a, int b) {
     return false;
   if (x->kind == PN_READ)
     return x->operand == y->operand;
+  if (x->kind == PN_CONST)
+    return x->fvalue == y->fvalue && x->ivalue == y->ivalue;
   if (x->op != y->op || x->nargs != y->nargs)
     return false;
   for (int i = 0; i < x->nargs; i++)

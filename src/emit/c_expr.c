@@ -17,6 +17,13 @@
  *   fpext / fptrunc       C conversion to the next wider / narrower float
  *   maxf / minf           a > b ? a : b and a < b ? a : b
  *   exp log tanh sqrt     libm, in float for f16 and f32, double for f64
+ *   erf floor ceil absf   likewise; powf(a, b) is libm's pow
+ *   negf                  -a
+ *   cmpf_oeq / cmpi_eq    ==
+ *   maxsi / minsi         signed a > b ? a : b and a < b ? a : b
+ *   lgen_cast             C conversion to the node's type (graphs' Cast);
+ *                         float to integer out of range is undefined, as in ONNX
+ *   constants             exact literals of the node's type
  * Ops whose C spelling would repeat an operand, or needs casts, become small
  * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once. */
 #include "emit/c_emit.h"
@@ -137,6 +144,37 @@ static void cast(StrBuf *out, ExprCtx *ctx, const char *type, const PayloadNode 
 
 static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int index);
 
+/* A payload constant, exactly, in its node's type. */
+static void c_constant(StrBuf *out, ExprCtx *ctx, const PayloadNode *n) {
+  switch (n->type) {
+  case TY_F16:
+    ctx->narrows_f16 = true;
+    sb_puts(out, "LGEN_F32_TO_F16(");
+    c_float_literal(out, n->fvalue, TY_F32);
+    sb_putc(out, ')');
+    return;
+  case TY_F32:
+  case TY_F64:
+    c_float_literal(out, n->fvalue, n->type);
+    return;
+  case TY_I1:
+    sb_puts(out, n->ivalue ? "((lgen_bool)1)" : "((lgen_bool)0)");
+    return;
+  case TY_I64:
+    if (n->ivalue == INT64_MIN)
+      sb_puts(out, "INT64_MIN");
+    else
+      sb_printf(out, "INT64_C(%lld)", (long long)n->ivalue);
+    return;
+  default:
+    if (n->ivalue < 0)
+      sb_printf(out, "((%s)(%lld))", c_type_name(n->type), (long long)n->ivalue);
+    else
+      sb_printf(out, "((%s)%lld)", c_type_name(n->type), (long long)n->ivalue);
+    return;
+  }
+}
+
 void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
   const PayloadNode *n = &ctx->op->nodes[index];
   /* an f16 result of float arithmetic is rounded back from float */
@@ -158,6 +196,10 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   }
   if (n->kind == PN_READ) {
     sb_puts(out, ctx->operand_values[n->operand]);
+    return;
+  }
+  if (n->kind == PN_CONST) {
+    c_constant(out, ctx, n);
     return;
   }
   ElemType in = ctx->op->nodes[n->args[0]].type;
@@ -274,6 +316,50 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     return;
   case SOP_SQRT:
     math_call(out, ctx, "sqrt", n);
+    return;
+  case SOP_NEGF:
+    sb_puts(out, "(-");
+    arg(out, ctx, n, 0);
+    sb_putc(out, ')');
+    return;
+  case SOP_ABSF:
+    math_call(out, ctx, "fabs", n);
+    return;
+  case SOP_FLOORF:
+    math_call(out, ctx, "floor", n);
+    return;
+  case SOP_CEILF:
+    math_call(out, ctx, "ceil", n);
+    return;
+  case SOP_ERF:
+    math_call(out, ctx, "erf", n);
+    return;
+  case SOP_POWF:
+    ctx->needs_math = true;
+    call2(out, ctx, n->type == TY_F64 ? "pow" : "powf", n);
+    return;
+  case SOP_CMPF_OEQ:
+  case SOP_CMPI_EQ:
+    infix(out, ctx, "==", n);
+    return;
+  case SOP_MAXSI:
+  case SOP_MINSI: {
+    const char *body = n->op == SOP_MAXSI ? "a > b ? a : b" : "a < b ? a : b";
+    call2(out, ctx, binary_helper(ctx, n->op == SOP_MAXSI ? "maxsi" : "minsi", in, body), n);
+    return;
+  }
+  case SOP_CAST:
+    if (n->type == TY_F16) {
+      sb_puts(out, "(float)"); /* c_expr rounds the float to f16 */
+      arg(out, ctx, n, 0);
+      return;
+    }
+    if (n->type == TY_I1) { /* nonzero is true, as C's conversion to _Bool */
+      sb_puts(out, "(lgen_bool)");
+      arg(out, ctx, n, 0);
+      return;
+    }
+    cast(out, ctx, c_type_name(n->type), n);
     return;
   case SOP_COUNT:
     break;

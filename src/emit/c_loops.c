@@ -227,7 +227,7 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
     if (n->type == TY_F16)
       return false;
     if (n->kind == PN_OP && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_SQRT ||
-                             n->op == SOP_DIVIS || n->op == SOP_DIVIU))
+                             n->op == SOP_DIVIS || n->op == SOP_DIVIU || n->op == SOP_ERF || n->op == SOP_POWF))
       return false;
   }
   for (int o = 0; o < op->noperands; o++)

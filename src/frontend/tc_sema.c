@@ -359,8 +359,8 @@ static int lower_read(Sema *s, const AstTensorUse *u) {
   return add_node(s, (PayloadNode){.kind = PN_READ, .type = s->k->tensors[t].type, .operand = o, .loc = u->loc});
 }
 
-typedef enum { C_FLOAT, C_INT, C_NUM, C_SELECT } OperandClass;
-typedef enum { R_SAME, R_BOOL, R_I32, R_WIDER, R_NARROWER } ResultRule;
+typedef enum { C_FLOAT, C_INT, C_NUM, C_SELECT, C_ANY } OperandClass;
+typedef enum { R_SAME, R_BOOL, R_I32, R_WIDER, R_NARROWER, R_CHOSEN } ResultRule;
 
 static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *args, int nargs) {
 #define X(en, sp, n, c, r) C_##c,
@@ -374,6 +374,8 @@ static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *a
   };
 #undef X
   const char *name = scalar_op_info(op)->spelling;
+  if (rules[op] == R_CHOSEN)
+    diag_error(s->diag, e->loc, "%s has no result type in .tc specs (it exists for model graphs)", name);
   int first = 0;
   if (classes[op] == C_SELECT) {
     if (node_type(s, args[0]) != TY_I1)
@@ -407,6 +409,8 @@ static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *a
     if (t == TY_F16)
       diag_error(s->diag, e->loc, "%s: there is no float type narrower than f16", name);
     return t == TY_F64 ? TY_F32 : TY_F16;
+  case R_CHOSEN:
+    break;
   }
   return t;
 }

@@ -69,12 +69,23 @@ typedef struct {
 void affine_print(StrBuf *out, const AffineExpr *e, const AffineNames *names);
 
 /* ---- kernel parameters ---- */
+
+/* Where a tensor's elements live. Kernels from .tc specs have parameters
+ * only; a model graph's kernel also has constants (weights, embedded in the
+ * C file), intermediates in the caller's workspace (at offsets the buffer
+ * plan chooses), and aliases: a row-major reshape of another tensor is the
+ * same memory seen with another shape, so it costs no copy. */
+typedef enum { TS_PARAM, TS_CONST, TS_WORKSPACE, TS_ALIAS } TensorStorage;
+
 typedef struct {
   const char *name;
   ElemType type;
   int rank;
   AffineExpr **shape; /* rank extents, in size symbols only */
-  bool is_output;
+  bool is_output;     /* written by the kernel (parameters and workspace tensors) */
+  TensorStorage storage;
+  int alias_of;       /* TS_ALIAS: the tensor whose memory this is */
+  const void *data;   /* TS_CONST: little-endian element bytes, row-major */
   Loc loc;
 } TensorParam;
 
@@ -110,6 +121,9 @@ typedef struct {
   int tensor;           /* index into Kernel.tensors */
   AffineExpr **map;     /* one per tensor dimension */
   bool shape_only;      /* only gives loop bounds; never read */
+  bool guarded;         /* an index may leave the tensor: such reads give pad_value
+                           (model graphs' padded convs and pools); inputs only */
+  double pad_value;
   Loc loc;              /* the tensor use */
   Loc *index_locs;      /* each index expression; NULL for shape-only operands */
 } Operand;
@@ -129,11 +143,13 @@ typedef struct {
 const ScalarOpInfo *scalar_op_info(ScalarOp op);
 bool scalar_op_lookup(const char *spelling, ScalarOp *out);
 
-typedef enum { PN_READ, PN_OP } PayloadKind;
+typedef enum { PN_READ, PN_OP, PN_CONST } PayloadKind;
 
 typedef struct {
   PayloadKind kind;
   ElemType type;
+  double fvalue;        /* PN_CONST of a float type */
+  int64_t ivalue;       /* PN_CONST of an integer type (i1: 0 or 1) */
   int operand;          /* PN_READ */
   ScalarOp op;          /* PN_OP */
   int nargs;

@@ -85,6 +85,13 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
       sb_printf(out, "    %%%d = read $%d : %s\n", i, p->operand, elem_type_name(p->type));
       continue;
     }
+    if (p->kind == PN_CONST) {
+      if (elem_type_is_float(p->type))
+        sb_printf(out, "    %%%d = constant %.17g : %s\n", i, p->fvalue, elem_type_name(p->type));
+      else
+        sb_printf(out, "    %%%d = constant %lld : %s\n", i, (long long)p->ivalue, elem_type_name(p->type));
+      continue;
+    }
     sb_printf(out, "    %%%d = %s", i, scalar_op_info(p->op)->spelling);
     for (int a = 0; a < p->nargs; a++)
       sb_printf(out, "%s %%%d", a ? "," : "", p->args[a]);

@@ -60,6 +60,8 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
         diag_bug(diag, "%s: node %d has the wrong type", k->name, i);
       continue;
     }
+    if (n->kind == PN_CONST)
+      continue;
     if (n->nargs != scalar_op_info(n->op)->arity)
       diag_bug(diag, "%s: node %d has %d operands", k->name, i, n->nargs);
     for (int a = 0; a < n->nargs; a++)

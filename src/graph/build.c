@@ -1,0 +1,2 @@
+/* build.c - the graph builder (see graph.h). STUB: being written. */
+#include "graph/graph.h"

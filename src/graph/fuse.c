@@ -1,0 +1,2 @@
+/* fuse.c - producer-consumer fusion (see passes.h). STUB: being written. */
+#include "graph/passes.h"

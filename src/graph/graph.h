@@ -1,0 +1,239 @@
+/* graph.h - model graphs: a DAG of tensor ops with value semantics.
+ *
+ * Both JSON front-ends (frontend/graph_json.c for lgen-graph/1,
+ * frontend/onnx_json.c for ONNX models in protobuf's JSON mapping) build a
+ * Graph through the builder below, one node at a time in dependency order.
+ * The builder owns the semantics every front-end shares:
+ *
+ *   build.c   values, nodes, name lookup, attribute access, type and shape
+ *             inference (NumPy broadcasting, symbolic dims), diagnostics
+ *             located by JSON pointer (json_locate.c turns a pointer into
+ *             line:col)
+ *   fold.c    constant folding at generation time: a node whose inputs are
+ *             all constants becomes a constant (i64 constants may hold
+ *             symbolic values, so Shape -> Gather -> Concat -> Reshape chains
+ *             fold even with symbolic dims)
+ *   expand.c  composite ops written from primitives (softmax, log-softmax)
+ *
+ * lower.c then turns a Graph into one Kernel of structured ops (the IR the
+ * .tc path uses), and plan.c places its intermediates in one workspace.
+ *
+ * Shapes are AffineExprs in the graph's symbolic dims (AE_CONST, AE_SIZE
+ * with index = symbol number, and + - * floordiv ceildiv of those), so a
+ * graph's symbols become the kernel's size parameters unchanged. */
+#ifndef LGEN_GRAPH_H
+#define LGEN_GRAPH_H
+
+#include "ir/ir.h"
+
+#define X(e, name, nin_min, nin_max, nout, cls) GOP_##e,
+typedef enum {
+#include "graph/graph_ops.def"
+  GOP_COUNT
+} GraphOp;
+#undef X
+
+typedef enum {
+  GC_UNARY,
+  GC_BINARY,
+  GC_TERNARY,
+  GC_CONTRACT,
+  GC_CONV,
+  GC_POOL,
+  GC_REDUCE,
+  GC_LAYOUT,
+  GC_SOURCE,
+  GC_SHAPE,
+  GC_COMPOSITE,
+  GC_CALL,
+} GraphOpClass;
+
+typedef struct {
+  const char *name;
+  int min_inputs, max_inputs;
+  int outputs;
+  GraphOpClass cls;
+} GraphOpInfo;
+
+const GraphOpInfo *graph_op_info(GraphOp op);
+bool graph_op_lookup(const char *name, GraphOp *out);
+
+/* ---- attributes ---- */
+typedef enum { GA_INT, GA_FLOAT, GA_INTS, GA_FLOATS, GA_STRING, GA_INTS2 } GraphAttrKind;
+
+typedef struct {
+  const char *name;
+  GraphAttrKind kind;
+  int64_t i;       /* GA_INT */
+  double f;        /* GA_FLOAT */
+  const char *s;   /* GA_STRING */
+  int n;           /* GA_INTS, GA_FLOATS: element count; GA_INTS2: pairs */
+  int64_t *ints;   /* GA_INTS; GA_INTS2: 2n values, [lo0, hi0, lo1, hi1, ...] */
+  double *floats;  /* GA_FLOATS */
+  const char *path; /* JSON pointer of the attribute, for diagnostics; may be NULL */
+} GraphAttr;
+
+/* ---- values and nodes ---- */
+typedef enum { GV_INPUT, GV_CONST, GV_NODE } GraphValueKind;
+
+typedef struct {
+  const char *name;
+  ElemType type;
+  int rank;
+  AffineExpr **shape;  /* rank extents, in symbols only */
+  GraphValueKind kind;
+  int producer;        /* GV_NODE: index of the node */
+  /* GV_CONST: the elements. Shapes of constants are static; count is their
+   * product. data holds little-endian element bytes, row-major (i1 one byte
+   * each), or is NULL when sym is set: an i64 constant whose elements
+   * depend on symbolic dims, one expression per element. */
+  int64_t count;
+  const void *data;
+  AffineExpr **sym;
+  bool is_output;
+  const char *path;    /* JSON pointer where it is defined */
+} GraphValue;
+
+typedef struct {
+  const char *name;    /* "" when the file gives none */
+  GraphOp op;
+  int ninputs;
+  int *inputs;         /* value indices; -1: an omitted optional input */
+  int noutputs;
+  int *outputs;
+  int nattrs;
+  GraphAttr *attrs;
+  const char *path;    /* JSON pointer of the node (/graph/node/12) */
+  const char *origin;  /* the operator it came from (ONNX opType, or the op name) */
+  const Kernel *def;   /* GOP_CALL: the def of a .tc spec it runs */
+} GraphNode;
+
+typedef struct {
+  int *items;
+  int len, cap;
+} IntVec;
+
+void intvec_push(Arena *arena, IntVec *v, int x);
+
+typedef struct NameIndex NameIndex;
+
+typedef struct {
+  Arena *arena;
+  Diag *diag;
+  const Source *src;   /* the JSON text; diagnostics locate pointers in it */
+  const char *name;    /* the graph's name (the C entry points derive from it) */
+  PtrVec symbols;      /* const char*: symbolic dims, in order of first appearance */
+  PtrVec values;       /* GraphValue* */
+  PtrVec nodes;        /* GraphNode*, in dependency order */
+  IntVec inputs;       /* values that are run-time inputs, in declaration order */
+  IntVec outputs;      /* values that are outputs, in declaration order */
+  const Module *specs; /* defs a node may call by name (may be NULL) */
+  NameIndex *index;    /* value lookup by name */
+  int temp_counter;    /* for generated value names */
+} Graph;
+
+#define GRAPH_VALUE(g, v) ((GraphValue *)(g)->values.items[(v)])
+#define GRAPH_NODE(g, n) ((GraphNode *)(g)->nodes.items[(n)])
+
+/* ---- build.c ---- */
+Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *specs);
+
+/* Diagnostics at a JSON pointer: "FILE:LINE:COL: error: MESSAGE" with the
+ * caret under the value the pointer names (or the nearest enclosing value
+ * that exists), as every other lgen error. */
+Loc graph_loc(const Graph *g, const char *path);
+void graph_error(const Graph *g, const char *path, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
+void graph_warning(const Graph *g, const char *path, const char *fmt, ...) LG_PRINTF(3, 4);
+/* "node 'fc1' (MatMul): " or "node 3 (MatMul): ": the prefix of errors about a node. */
+const char *graph_node_desc(const Graph *g, const GraphNode *n);
+
+int graph_symbol(Graph *g, const char *name);     /* its index; added if new */
+int graph_find(const Graph *g, const char *name); /* a value index, or -1 */
+
+/* Each add_* checks that the name is new (else a located error) and returns
+ * the value's index. */
+int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr **shape, const char *path);
+/* data: count * element-size bytes, copied into the arena. */
+int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int64_t *shape, const void *data,
+                    const char *path);
+/* An i64 constant of rank 0 or 1 whose elements are expressions in the symbols. */
+int graph_add_sym_const(Graph *g, const char *name, int64_t count, AffineExpr **elems, bool scalar,
+                        const char *path);
+
+/* Adds a node of `op` reading `inputs` (-1 for an omitted optional input).
+ * Checks arity and attributes, infers the output types and shapes (a
+ * located error when they do not fit), and folds the node into constants
+ * when every input is one and fold.c can evaluate it. Composite ops expand
+ * into primitives here. Outputs get the names in out_names (NULL, or NULL
+ * entries: fresh names). Returns the index of the first output value; the
+ * others follow it consecutively. `origin` names the source operator for
+ * messages (NULL: the op's own name); `path` is the node's JSON pointer. */
+int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
+                   const GraphAttr *attrs, const char **out_names, const char *path, const char *origin);
+/* A call of a .tc def: its tensor inputs bound in order, size symbols from
+ * the input shapes. */
+int graph_add_call(Graph *g, const Kernel *def, const char *node_name, int ninputs, const int *inputs,
+                   const char **out_names, const char *path);
+void graph_add_output(Graph *g, int value, const char *path);
+
+/* Attribute access: NULL / the default when absent; a located error when
+ * present with the wrong kind. */
+const GraphAttr *graph_attr(const Graph *g, const GraphNode *n, const char *name);
+int64_t graph_attr_int(const Graph *g, const GraphNode *n, const char *name, int64_t dflt);
+double graph_attr_float(const Graph *g, const GraphNode *n, const char *name, double dflt);
+const char *graph_attr_string(const Graph *g, const GraphNode *n, const char *name, const char *dflt);
+
+/* Shapes */
+AffineExpr *graph_dim_const(Graph *g, int64_t v);
+bool graph_dim_value(const AffineExpr *d, int64_t *v);          /* true if constant */
+bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b); /* as polynomials */
+/* Total element count as an expression. */
+AffineExpr *graph_numel(Graph *g, const GraphValue *v);
+/* Element size in bytes (i1: 1; f16: 2). */
+int graph_elem_bytes(ElemType t);
+/* Element i of a constant as double / int64 (any element type). */
+double graph_const_f(const GraphValue *v, int64_t i);
+int64_t graph_const_i(const GraphValue *v, int64_t i);
+
+/* ---- fold.c ---- */
+/* Evaluates node n (all inputs constant) into constants; false if the op or
+ * its types are not foldable (the node then runs at run time). */
+bool graph_fold_node(Graph *g, GraphNode *n);
+
+/* ---- expand.c ---- */
+/* softmax(x) along axis = exp(x - max) / sum(exp(x - max)), from reduce_max,
+ * sub, exp, reduce_sum and div; log = true: (x - max) - log(sum). Returns the
+ * value index of the result, named `out_name` (NULL: fresh). */
+int graph_softmax(Graph *g, int x, int64_t axis, bool log, const char *out_name, const char *path,
+                  const char *origin);
+
+/* ---- json_locate.c ---- */
+/* Byte offset in the JSON text of the value a JSON pointer (RFC 6901,
+ * "/graph/node/3/input/0") names; the deepest existing prefix when the whole
+ * pointer does not resolve; 0 if text is not JSON. */
+size_t json_locate(const char *text, size_t len, const char *pointer);
+
+/* ---- the front-ends (frontend/graph_json.c, frontend/onnx_json.c) ---- */
+/* True if the text looks like a model graph (a JSON object); which kind is
+ * told apart by content: a "format" member says lgen-graph/1, a "graph"
+ * member with "node" says ONNX. */
+bool graph_json_sniff(const char *text, size_t len);
+/* Parses src (either JSON form) into a Graph. `dir` is the folder of the
+ * file, for constants given as files; file_deps collects the paths read
+ * (for -MD). */
+Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps, Arena *arena,
+                       Diag *diag);
+Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, const Module *specs,
+                       PtrVec *file_deps, Arena *arena, Diag *diag);
+Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs,
+                       PtrVec *file_deps, Arena *arena, Diag *diag);
+
+/* ---- lower.c ---- */
+/* The whole graph as one Kernel: tensors are the inputs (TS_PARAM), the
+ * outputs (TS_PARAM, is_output), constants (TS_CONST), intermediates
+ * (TS_WORKSPACE) and aliases (TS_ALIAS, for reshapes of contiguous data);
+ * sizes are the graph's symbols; ops run in order. The kernel's name is the
+ * graph's (C-safe, --name overrides it). */
+Kernel *graph_lower(const Graph *g, const char *name, Arena *arena, Diag *diag);
+
+#endif

@@ -1,0 +1,54 @@
+/* passes.h - the graph-level passes over a lowered graph Kernel, after
+ * graph_lower and before scheduling:
+ *
+ *   fuse.c  producer-consumer fusion decided from maps, iterator kinds and
+ *           payloads (never op names): an op whose result feeds one
+ *           consumer elementwise is inlined into that consumer's payload,
+ *           layout ops become indexing maps of their readers; the
+ *           intermediates that disappear leave the kernel
+ *   plan.c  buffer planning: every TS_WORKSPACE tensor gets a byte offset
+ *           in one workspace, 64-byte aligned, from liveness over the op
+ *           sequence (the best of two greedy strategies, compared with the
+ *           max-live lower bound)
+ *
+ * Each pass records what it decided, for --print-schedule. */
+#ifndef LGEN_GRAPH_PASSES_H
+#define LGEN_GRAPH_PASSES_H
+
+#include "ir/ir.h"
+
+/* ---- fuse.c ---- */
+typedef struct {
+  bool enabled; /* false: --fuse=none */
+} FuseOptions;
+
+typedef struct {
+  PtrVec decisions; /* const char*: one line each, for --print-schedule */
+} FuseReport;
+
+void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag);
+
+/* ---- plan.c ---- */
+typedef struct {
+  int tensor;          /* a TS_WORKSPACE tensor of the kernel */
+  AffineExpr *offset;  /* bytes from the workspace start, a multiple of 64 */
+  AffineExpr *bytes;   /* its size */
+  int first_op, last_op; /* live range: the ops that write first and read last */
+  int slot;            /* the shared region it lives in */
+} BufferPlacement;
+
+typedef struct {
+  int nbuffers;
+  BufferPlacement *buffers;
+  AffineExpr *total;    /* workspace bytes, in the kernel's size symbols */
+  int64_t total_static; /* -1 when it depends on symbols */
+  int64_t lower_bound;  /* max over ops of the bytes live at once (-1 with symbols) */
+  int64_t sum_bytes;    /* all intermediates without reuse (-1 with symbols) */
+  const char *strategy; /* which greedy strategy won */
+} BufferPlan;
+
+BufferPlan *plan_buffers(const Kernel *k, Arena *arena);
+/* The plan as YAML comments and keys for --print-schedule. */
+void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan);
+
+#endif
