@@ -212,6 +212,9 @@ int graph_softmax(Graph *g, int x, int64_t axis, bool log, const char *out_name,
  * "/graph/node/3/input/0") names; the deepest existing prefix when the whole
  * pointer does not resolve; 0 if text is not JSON. */
 size_t json_locate(const char *text, size_t len, const char *pointer);
+/* Standard base64 (RFC 4648, padding optional, no whitespace inside):
+ * false on a bad character or length. The bytes go to the arena. */
+bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t *out_len);
 
 /* ---- the front-ends (frontend/graph_json.c, frontend/onnx_json.c) ---- */
 /* True if the text looks like a model graph (a JSON object); which kind is
