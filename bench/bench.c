@@ -83,7 +83,8 @@ static void *xalloc(size_t bytes)
   return p;
 }
 
-static uint64_t rng_state = 0x9E3779B97F4A7C15ull;
+#define RNG_SEED 0x9E3779B97F4A7C15ull
+static uint64_t rng_state = RNG_SEED;
 
 static float frand(void) /* uniform in [-1, 1) */
 {
@@ -1014,18 +1015,21 @@ int main(int argc, char **argv)
     if (!selected(c->name, only))
       continue;
     ++ran;
-    set_threads(1);
-    c->setup(c);
-    size_t esz = c->f64 ? sizeof(double) : sizeof(float);
-    void *refout = xalloc(c->out_n * esz);
-
-    /* The reference result, once per case. */
-    reset_out(c);
-    c->run[V_REF](c);
-    memcpy(refout, c->out, c->out_n * esz);
-
     for (int ti = 0; ti < nthreads; ++ti) {
       int t = threads[ti];
+      /* Set up per thread count: oneDNN fixes a primitive's thread count when
+       * the primitive is created, so primitives made under 1 thread would run
+       * on 1 thread in the 2-thread rows too. The inputs are the same each
+       * time (the generator restarts from its seed). */
+      set_threads(t);
+      rng_state = RNG_SEED;
+      c->setup(c);
+      size_t esz = c->f64 ? sizeof(double) : sizeof(float);
+      void *refout = xalloc(c->out_n * esz);
+      reset_out(c);
+      c->run[V_REF](c);
+      memcpy(refout, c->out, c->out_n * esz);
+
       result *r = &results[nresults++];
       memset(r, 0, sizeof *r);
       r->c = c;
@@ -1151,11 +1155,11 @@ int main(int argc, char **argv)
       }
       printf("\n");
       fflush(stdout);
+      free(refout);
+      c->teardown(c);
+      free(c->out);
+      free(c->pristine);
     }
-    free(refout);
-    c->teardown(c);
-    free(c->out);
-    free(c->pristine);
   }
   if (!ran) {
     fprintf(stderr, "bench: --only=%s matches no case (see --list)\n", only ? only : "");

@@ -1,2 +1,294 @@
-/* fuse.c - producer-consumer fusion (see passes.h). STUB: being written. */
+/* fuse.c - producer-consumer fusion over a graph kernel's op sequence.
+ *
+ * The one transformation here is inlining: an op P that computes a workspace
+ * tensor T point by point (all dims parallel, T written once through a
+ * permutation of P's dims, nothing else writing T) can be recomputed inside
+ * every op that reads T. Each read T[M(c)] of a consumer becomes P's payload
+ * with P's dims replaced by the read's indices: P's dim d is the index M at
+ * the position where P writes d. P's own reads compose with that
+ * substitution, so a chain of elementwise ops, broadcasts and transposes
+ * collapses into the maps and payload of its last consumer, and T never
+ * exists. Everything is decided from maps, iterator kinds and payloads.
+ *
+ * When inlining recomputes work: a consumer whose reads of T do not mention
+ * all its dims reads each element of T many times (a matmul reading its
+ * operand N times). P is then inlined only when it is cheap (no
+ * transcendental functions, a few arithmetic nodes: layout copies, scales,
+ * shifts, relu), since a recomputed exp per multiply-add would cost more
+ * than the pass over memory it saves. A read through a guarded (padded)
+ * operand is never inlined: the padding belongs to T, not to P's inputs.
+ * P is removed only if every reader of T takes it; otherwise nothing
+ * changes, so an intermediate that something still needs is computed once
+ * (the ByteIR diamond and "output also consumed" cases). */
 #include "graph/passes.h"
+
+#include <string.h>
+
+enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 4 };
+
+typedef struct {
+  Kernel *k;
+  Arena *arena;
+  FuseReport *report;
+  bool *removed; /* per op */
+} Fuser;
+
+static bool op_writes(const StructuredOp *op, int t) {
+  for (int y = 0; y < op->nyields; y++)
+    if (op->operands[op->yields[y].operand].tensor == t)
+      return true;
+  return false;
+}
+
+static bool op_reads(const StructuredOp *op, int t) {
+  for (int n = 0; n < op->nnodes; n++)
+    if (op->nodes[n].kind == PN_READ && op->operands[op->nodes[n].operand].tensor == t)
+      return true;
+  return false;
+}
+
+/* The tensor an op reads memory of, seen through aliases. */
+static int root_of(const Kernel *k, int t) {
+  while (k->tensors[t].storage == TS_ALIAS)
+    t = k->tensors[t].alias_of;
+  return t;
+}
+
+static bool has_alias(const Kernel *k, int t) {
+  for (int i = 0; i < k->ntensors; i++)
+    if (i != t && k->tensors[i].storage == TS_ALIAS && root_of(k, i) == t)
+      return true;
+  return false;
+}
+
+/* If P can be inlined, the tensor it writes, with pos_of_dim[d] = the
+ * position of T that P's dim d indexes; else -1. */
+static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
+  const Kernel *k = f->k;
+  const StructuredOp *op = &k->ops[p];
+  if (op->nyields != 1 || op->ndims > LG_MAX_DIMS)
+    return -1;
+  const Operand *out = &op->operands[op->yields[0].operand];
+  int t = out->tensor;
+  const TensorParam *T = &k->tensors[t];
+  if (T->storage != TS_WORKSPACE || T->rank != op->ndims || has_alias(k, t) || op_reads(op, t))
+    return -1;
+  for (int d = 0; d < op->ndims; d++) {
+    if (op->dims[d].kind != ITER_PARALLEL)
+      return -1;
+    pos_of_dim[d] = -1;
+  }
+  for (int i = 0; i < T->rank; i++) {
+    const AffineExpr *m = out->map[i];
+    if (m->kind != AE_DIM || pos_of_dim[m->index] >= 0)
+      return -1;
+    pos_of_dim[m->index] = i;
+  }
+  for (int q = 0; q < k->nops; q++)
+    if (q != p && !f->removed[q] && op_writes(&k->ops[q], t))
+      return -1;
+  return t;
+}
+
+static bool is_cheap(const StructuredOp *op) {
+  int ops = 0;
+  for (int n = 0; n < op->nnodes; n++) {
+    const PayloadNode *x = &op->nodes[n];
+    if (x->kind != PN_OP)
+      continue;
+    switch (x->op) {
+    case SOP_EXP:
+    case SOP_LOG:
+    case SOP_TANH:
+    case SOP_SQRT:
+    case SOP_ERF:
+    case SOP_POWF:
+    case SOP_DIVF:
+    case SOP_DIVIS:
+    case SOP_DIVIU:
+      return false;
+    default:
+      ops++;
+    }
+  }
+  return ops <= CHEAP_OPS;
+}
+
+/* Whether consumer c can take P (writing t) at every read of t. */
+static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
+  const Kernel *k = f->k;
+  const StructuredOp *P = &k->ops[p], *C = &k->ops[c];
+  if (op_writes(C, t) || C->nnodes + P->nnodes > MAX_FUSED_NODES)
+    return false;
+  for (int o = 0; o < C->noperands; o++) {
+    const Operand *operand = &C->operands[o];
+    if (operand->tensor != t)
+      continue;
+    if (operand->guarded || operand->shape_only)
+      return false;
+    if (cheap)
+      continue;
+    for (int d = 0; d < C->ndims; d++) { /* every dim of C must move the read: no reuse */
+      bool used = false;
+      for (int i = 0; i < k->tensors[t].rank && !used; i++)
+        used = affine_uses_dim(operand->map[i], d);
+      if (!used)
+        return false;
+    }
+  }
+  /* P's inputs must hold the same values when C runs: nothing in between
+   * (C included) may write them */
+  for (int q = p + 1; q <= c; q++) {
+    if (f->removed[q])
+      continue;
+    for (int o = 0; o < P->noperands; o++) {
+      int in = P->operands[o].tensor;
+      for (int y = 0; y < k->ops[q].nyields; y++)
+        if (root_of(k, k->ops[q].operands[k->ops[q].yields[y].operand].tensor) == root_of(k, in))
+          return false;
+    }
+  }
+  return true;
+}
+
+static bool same_operand(const Kernel *k, const Operand *a, const Operand *b) {
+  if (a->tensor != b->tensor || a->guarded != b->guarded || a->shape_only != b->shape_only ||
+      (a->guarded && a->pad_value != b->pad_value))
+    return false;
+  for (int i = 0; i < k->tensors[a->tensor].rank; i++)
+    if (!affine_equal(a->map[i], b->map[i]))
+      return false;
+  return true;
+}
+
+/* Appends an operand to a list being built, reusing an identical one. */
+static int add_operand(const Kernel *k, Operand *list, int *n, Operand o) {
+  for (int i = 0; i < *n; i++)
+    if (same_operand(k, &list[i], &o))
+      return i;
+  list[*n] = o;
+  return (*n)++;
+}
+
+/* Rewrites consumer C so that every read of t computes P's payload instead. */
+static void inline_into(Fuser *f, int p, int c, int t, const int *pos_of_dim) {
+  const Kernel *k = f->k;
+  const StructuredOp *P = &k->ops[p];
+  StructuredOp *C = &f->k->ops[c];
+  Arena *a = f->arena;
+  int max_operands = C->noperands + P->noperands * C->nnodes + 1;
+  Operand *operands = arena_alloc(a, sizeof(Operand) * (size_t)max_operands);
+  int noperands = 0;
+  int *operand_map = arena_alloc(a, sizeof(int) * (size_t)C->noperands);
+  for (int o = 0; o < C->noperands; o++)
+    operand_map[o] = C->operands[o].tensor == t ? -1 : add_operand(k, operands, &noperands, C->operands[o]);
+
+  int max_nodes = C->nnodes * (P->nnodes + 1) + 1;
+  PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)max_nodes);
+  int nnodes = 0;
+  int *node_map = arena_alloc(a, sizeof(int) * (size_t)C->nnodes);
+  int *p_node_map = arena_alloc(a, sizeof(int) * (size_t)P->nnodes);
+  AffineExpr **dim_values = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(P->ndims + 1));
+  for (int n = 0; n < C->nnodes; n++) {
+    PayloadNode x = C->nodes[n];
+    if (x.kind == PN_READ && C->operands[x.operand].tensor == t) {
+      const Operand *read = &C->operands[x.operand];
+      for (int d = 0; d < P->ndims; d++)
+        dim_values[d] = read->map[pos_of_dim[d]];
+      for (int j = 0; j < P->nnodes; j++) {
+        PayloadNode y = P->nodes[j];
+        if (y.kind == PN_READ) {
+          Operand composed = P->operands[y.operand];
+          int rank = k->tensors[composed.tensor].rank;
+          composed.map = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(rank + 1));
+          for (int i = 0; i < rank; i++)
+            composed.map[i] = affine_subst_dims(a, P->operands[y.operand].map[i], dim_values);
+          composed.index_locs = NULL;
+          y.operand = add_operand(k, operands, &noperands, composed);
+        }
+        for (int i = 0; i < y.nargs; i++)
+          y.args[i] = p_node_map[y.args[i]];
+        p_node_map[j] = nnodes;
+        nodes[nnodes++] = y;
+      }
+      node_map[n] = p_node_map[P->yields[0].value];
+      continue;
+    }
+    if (x.kind == PN_READ)
+      x.operand = operand_map[x.operand];
+    for (int i = 0; i < x.nargs; i++)
+      x.args[i] = node_map[x.args[i]];
+    node_map[n] = nnodes;
+    nodes[nnodes++] = x;
+  }
+  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)C->nyields);
+  for (int y = 0; y < C->nyields; y++) {
+    yields[y].operand = operand_map[C->yields[y].operand];
+    yields[y].value = node_map[C->yields[y].value];
+  }
+  Dim *dims = arena_alloc(a, sizeof(Dim) * (size_t)(C->ndims + 1));
+  memcpy(dims, C->dims, sizeof(Dim) * (size_t)C->ndims);
+  for (int d = 0; d < C->ndims; d++)
+    if (dims[d].extent_operand >= 0)
+      dims[d].extent_operand = operand_map[dims[d].extent_operand];
+  C->dims = dims;
+  C->operands = operands;
+  C->noperands = noperands;
+  C->nodes = nodes;
+  C->nnodes = nnodes;
+  C->yields = yields;
+  /* preconditions speak of the old operands; graph ops have none */
+  C->npre = 0;
+  C->pre = NULL;
+}
+
+static const char *op_label(const Kernel *k, const StructuredOp *op) {
+  if (op->nyields == 0)
+    return "?";
+  return k->tensors[op->operands[op->yields[0].operand].tensor].name;
+}
+
+static void try_inline(Fuser *f, int p) {
+  Kernel *k = f->k;
+  int pos_of_dim[LG_MAX_DIMS];
+  int t = inlinable_output(f, p, pos_of_dim);
+  if (t < 0)
+    return;
+  bool cheap = is_cheap(&k->ops[p]);
+  int consumers = 0;
+  for (int c = p + 1; c < k->nops; c++) {
+    if (f->removed[c] || !op_reads(&k->ops[c], t))
+      continue;
+    if (!consumer_accepts(f, p, c, t, cheap))
+      return;
+    consumers++;
+  }
+  if (consumers == 0) /* a dead value: lowering keeps only what is used, so leave it */
+    return;
+  for (int c = p + 1; c < k->nops; c++)
+    if (!f->removed[c] && op_reads(&k->ops[c], t)) {
+      vec_push(f->arena, &f->report->decisions,
+               arena_printf(f->arena, "inline '%s' into the op writing '%s'", k->tensors[t].name,
+                            op_label(k, &k->ops[c])));
+      inline_into(f, p, c, t, pos_of_dim);
+    }
+  f->removed[p] = true;
+}
+
+void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
+  if (!opt->enabled || k->nops == 0)
+    return;
+  Fuser f = {.k = k, .arena = arena, .report = report};
+  f.removed = arena_alloc(arena, sizeof(bool) * (size_t)k->nops);
+  /* in op order: once P is inlined into C, C may be inlined further, so a
+   * chain folds into its last op in one pass, each step linear in size */
+  for (int p = 0; p < k->nops; p++)
+    try_inline(&f, p);
+  int n = 0;
+  for (int i = 0; i < k->nops; i++)
+    if (!f.removed[i])
+      k->ops[n++] = k->ops[i];
+  k->nops = n;
+  for (int i = 0; i < k->nops; i++)
+    ir_verify_op(diag, k, &k->ops[i]);
+}

@@ -24,6 +24,18 @@ AffineExpr *affine_binary(Arena *a, AffineKind kind, AffineExpr *lhs, AffineExpr
   return e;
 }
 
+AffineExpr *affine_subst_dims(Arena *a, const AffineExpr *e, AffineExpr *const *dim_values) {
+  if (e->kind == AE_DIM)
+    return dim_values[e->index];
+  if (!affine_has_dims(e))
+    return (AffineExpr *)e; /* expressions are never edited in place: sharing is safe */
+  AffineExpr *c = arena_alloc(a, sizeof *c);
+  *c = *e;
+  c->lhs = e->lhs ? affine_subst_dims(a, e->lhs, dim_values) : NULL;
+  c->rhs = e->rhs ? affine_subst_dims(a, e->rhs, dim_values) : NULL;
+  return c;
+}
+
 bool affine_uses_dim(const AffineExpr *e, int dim) {
   if (!e)
     return false;

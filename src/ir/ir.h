@@ -51,6 +51,8 @@ typedef struct AffineExpr {
 AffineExpr *affine_const(Arena *a, int64_t v);
 AffineExpr *affine_leaf(Arena *a, AffineKind kind, int index, int elem);
 AffineExpr *affine_binary(Arena *a, AffineKind kind, AffineExpr *lhs, AffineExpr *rhs);
+/* e with every dim i replaced by dim_values[i] (a copy; e is unchanged). */
+AffineExpr *affine_subst_dims(Arena *a, const AffineExpr *e, AffineExpr *const *dim_values);
 bool affine_has_dims(const AffineExpr *e);
 bool affine_uses_dim(const AffineExpr *e, int dim);
 bool affine_is_dim(const AffineExpr *e, int dim); /* exactly the bare dim */
