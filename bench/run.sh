@@ -11,6 +11,10 @@
 # --threads=1,2 --min-time=SECONDS --list. Environment: CC (default gcc),
 # BENCH_CFLAGS (default -O3 -march=native), BENCH_ARGS.
 # Needs Debian libopenblas-dev and libdnnl-dev.
+#
+# Model graphs (bench/models/run_models.py: the example models against ONNX
+# Runtime via Node) run after the kernels when no --only is given;
+# --only=models runs only them (e.g. make bench BENCH_ARGS=--only=models).
 set -eu
 
 srcdir=${1:?usage: run.sh SRCDIR BUILDDIR [bench options]}
@@ -25,6 +29,24 @@ CFLAGS=${BENCH_CFLAGS:--O3 -march=native}
 if [ ! -x "$lgen" ]; then
   echo "bench: $lgen not built (run make first)" >&2
   exit 2
+fi
+
+# --only=models: the model benchmark alone; no --only: kernels, then models.
+only_models=no
+any_only=no
+for a in ${BENCH_ARGS:-} "$@"; do
+  case $a in
+    --only=models) only_models=yes ;;
+    --only=*) any_only=yes ;;
+  esac
+done
+run_models() {
+  echo "bench: model graphs against ONNX Runtime"
+  /usr/bin/python3 "$srcdir/bench/models/run_models.py" "$srcdir" "$builddir"
+}
+if [ "$only_models" = yes ]; then
+  run_models
+  exit $?
 fi
 
 # OpenBLAS's own cblas.h (Debian installs it under an alternatives-managed
@@ -59,4 +81,9 @@ if ! $CC -fopenmp "$out/bench.o" "$out/auto.o" "$out/none.o" -o "$out/bench" \
 fi
 
 echo "bench: running $out/bench ${BENCH_ARGS:-} $*"
-exec "$out/bench" ${BENCH_ARGS:-} "$@"
+status=0
+"$out/bench" ${BENCH_ARGS:-} "$@" || status=$?
+if [ "$any_only" = no ]; then
+  run_models || status=1
+fi
+exit $status

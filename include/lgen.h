@@ -34,6 +34,12 @@ typedef struct {
   const char *schedule;    /* "none", "auto" (NULL means auto), or "file": schedule_file below */
   const lgen_source *schedule_file; /* a YAML schedule, with schedule = "file" */
   const char *target;      /* machine model for auto; NULL: the default (x86-64-avx512) */
+  /* model graphs (.json sources) */
+  const char *input_format; /* for sources named neither *.tc nor *.json (standard input):
+                               "tc", "json", or NULL to tell them apart by content */
+  const char *name;         /* the graphs' C entry point G (NULL: from the graph's name) */
+  const char *fuse;         /* "auto" (NULL means auto) or "none" */
+  int separate_weights;     /* non-zero: constants go to lgen_output.weights, not c_source */
 } lgen_options;
 
 typedef struct {
@@ -42,6 +48,8 @@ typedef struct {
   char *ir;          /* the structured-op IR, as --emit=ir prints it */
   char *op_list;     /* one line per op, as --list-ops prints it */
   char *schedule;    /* the decisions taken, as YAML that a schedule file accepts */
+  char *weights;     /* with separate_weights: the graphs' constants, a C file of their own */
+  char *depends;     /* files read besides the sources (constants' data files), one per line */
   char *diagnostics; /* errors and warnings, gcc style, with source lines and carets */
   int errors;
   int warnings;

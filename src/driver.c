@@ -1,6 +1,9 @@
 /* driver.c - the pipeline, one stage per line:
  *   parse (.tc -> syntax tree) -> lower (-> IR, with domain inference and
- *   bounds analysis) -> verify -> emit C, header, IR text. */
+ *   bounds analysis) -> verify -> emit C, header, IR text.
+ * Model graphs (.json) come after every spec (a graph may call their defs):
+ *   load (-> Graph) -> lower (-> one Kernel) -> fuse -> verify; after the
+ *   per-op schedules each graph kernel gets its buffer plan. */
 #include "lgen.h"
 
 #include <stdlib.h>
@@ -8,6 +11,8 @@
 
 #include "emit/c_emit.h"
 #include "frontend/tc.h"
+#include "graph/graph.h"
+#include "graph/passes.h"
 
 static char *take(StrBuf *sb) {
   char *s = xmalloc(sb->len + 1);
@@ -54,8 +59,35 @@ typedef struct {
   jmp_buf on_error;
   Diag diag;
   Module module;
-  StrBuf c, h, ir, list, sched;
+  PtrVec graphs;    /* GraphKernel*: the module's kernels that are model graphs */
+  PtrVec file_deps; /* const char*: files the graph loaders read */
+  StrBuf c, h, ir, list, sched, weights;
 } Compilation;
+
+/* A model graph's kernel and what the graph passes decided for it. */
+typedef struct {
+  Kernel *k;
+  FuseReport fusion;
+  BufferPlan *plan;
+} GraphKernel;
+
+static GraphKernel *graph_kernel(const Compilation *cx, const Kernel *k) {
+  for (int i = 0; i < cx->graphs.len; i++)
+    if (((GraphKernel *)cx->graphs.items[i])->k == k)
+      return cx->graphs.items[i];
+  return NULL;
+}
+
+/* G_run never allocates (contracts.md section 3), and packed operands live
+ * in heap buffers: a graph's ops do not pack. */
+static void drop_packing(Schedule *s) { memset(s->pack, 0, sizeof s->pack); }
+
+static bool schedule_packs(const Schedule *s) {
+  for (int t = 0; t < LG_MAX_TENSORS; t++)
+    if (s->pack[t])
+      return true;
+  return false;
+}
 
 /* One OpPlan per op of every kernel: plain (no reshape), automatic (every
  * unit dim folded, every legal chain collapsed, then scheduled from the
@@ -89,6 +121,8 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
         schedule_none(plan->view.op, &plan->s);
       else
         schedule_auto(plan->view.k, plan->view.op, target, &plan->s);
+      if (graph_kernel(cx, k))
+        drop_packing(&plan->s);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, op->loc, &cx->diag);
     }
   }
@@ -109,6 +143,9 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
                    k->nops == 1 ? "" : "s", spec->op);
       OpPlan *plan = &all[ki][spec->op];
       schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
+      if (graph_kernel(cx, k) && schedule_packs(&plan->s))
+        diag_error(&cx->diag, spec->loc, "'%s' is a model graph, whose ops cannot pack operands (its _run function "
+                   "never allocates)", k->name);
       ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
     }
@@ -120,22 +157,83 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
   return all;
 }
 
+static bool ends_with(const char *s, const char *suffix) {
+  size_t n = strlen(s), m = strlen(suffix);
+  return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* A source is a model graph by its name (*.json), else (standard input) by
+ * --input-format, else by its content. */
+static bool is_graph_source(const Source *src, const lgen_options *options) {
+  if (ends_with(src->name, ".json"))
+    return true;
+  if (ends_with(src->name, ".tc"))
+    return false;
+  if (options->input_format)
+    return strcmp(options->input_format, "json") == 0;
+  return graph_json_sniff(src->text, src->len);
+}
+
+/* The folder of a source, for the files its constants name. */
+static const char *source_dir(const Source *src, Arena *arena) {
+  const char *slash = strrchr(src->name, '/');
+  if (!slash || src->name[0] == '<')
+    return ".";
+  return slash == src->name ? "/" : arena_strndup(arena, src->name, (size_t)(slash - src->name));
+}
+
+static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
+  GraphKernel *gk = arena_alloc(arena, sizeof *gk);
+  FuseOptions fuse = {.enabled = !(options->fuse && strcmp(options->fuse, "none") == 0)};
+  Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
+  gk->k = graph_lower(g, options->name, arena, &cx->diag);
+  fuse_kernel(gk->k, &fuse, &gk->fusion, arena, &cx->diag);
+  ir_verify_kernel(&cx->diag, gk->k);
+  vec_push(arena, &cx->module.kernels, gk->k);
+  vec_push(arena, &cx->graphs, gk);
+}
+
+/* After the per-op schedules: each graph's fusion decisions and buffer
+ * plan, as comments (a schedule file read back ignores them). */
+static void print_graph_passes(Compilation *cx) {
+  for (int i = 0; i < cx->graphs.len; i++) {
+    const GraphKernel *gk = cx->graphs.items[i];
+    sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
+    for (int d = 0; d < gk->fusion.decisions.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);
+    plan_print_yaml(&cx->sched, gk->k, gk->plan);
+  }
+}
+
 static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
                          const lgen_options *options) {
+  Source **srcs = arena_alloc(arena, sizeof *srcs * (nsources + 1));
   for (size_t i = 0; i < nsources; i++) {
-    Source *src = arena_alloc(arena, sizeof *src);
+    Source *src = srcs[i] = arena_alloc(arena, sizeof *src);
     src->name = arena_strdup(arena, sources[i].name);
     src->text = arena_strndup(arena, sources[i].text, sources[i].len);
     src->len = sources[i].len;
+    if (is_graph_source(src, options))
+      continue;
     AstFile *file = tc_parse(src, arena, &cx->diag);
     tc_lower(file, &cx->module, arena, &cx->diag);
   }
   for (int i = 0; i < cx->module.kernels.len; i++)
     ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
+  for (size_t i = 0; i < nsources; i++)
+    if (is_graph_source(srcs[i], options))
+      compile_graph(cx, arena, srcs[i], options);
   const Target *target = options->target ? target_lookup(options->target) : target_default();
   if (!target)
     diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());
   OpPlan **plans = choose_schedules(cx, arena, options, target);
+  BufferPlan **buffer_plans = arena_alloc(arena, sizeof *buffer_plans * (size_t)(cx->module.kernels.len + 1));
+  for (int i = 0; i < cx->module.kernels.len; i++) {
+    GraphKernel *gk = graph_kernel(cx, cx->module.kernels.items[i]);
+    if (gk)
+      buffer_plans[i] = gk->plan = plan_buffers(gk->k, arena);
+  }
+  print_graph_passes(cx);
   EmitOptions eo = {
       .prefix = options->prefix ? options->prefix : "",
       .checks = options->checks != 0,
@@ -144,10 +242,14 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       .input_name = nsources ? base_name(sources[0].name) : "<nothing>",
       .plans = plans,
       .target = target,
+      .buffer_plans = buffer_plans,
+      .separate_weights = options->separate_weights != 0,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   emit_c_file(&cx->c, &cx->module, &eo, arena);
   emit_c_header(&cx->h, &cx->module, &eo, arena);
+  if (eo.separate_weights)
+    emit_c_weights(&cx->weights, &cx->module, &eo, arena);
   ir_print_module(&cx->ir, &cx->module);
   list_ops(&cx->list, &cx->module);
 }
@@ -165,7 +267,14 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
     out->ir = take(&cx->ir);
     out->op_list = take(&cx->list);
     out->schedule = take(&cx->sched);
+    out->weights = options->separate_weights ? take(&cx->weights) : NULL;
+    sb_free(&cx->weights);
+    StrBuf deps = {0};
+    for (int i = 0; i < cx->file_deps.len; i++)
+      sb_printf(&deps, "%s\n", (const char *)cx->file_deps.items[i]);
+    out->depends = take(&deps);
   } else {
+    sb_free(&cx->weights);
     sb_free(&cx->sched);
     sb_free(&cx->c);
     sb_free(&cx->h);
@@ -185,6 +294,8 @@ void lgen_output_free(lgen_output *out) {
   free(out->ir);
   free(out->op_list);
   free(out->schedule);
+  free(out->weights);
+  free(out->depends);
   free(out->diagnostics);
   memset(out, 0, sizeof *out);
 }

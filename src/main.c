@@ -31,12 +31,14 @@ typedef struct {
   bool list_ops;
   bool print_schedule;
   const char *schedule_path; /* --schedule=FILE */
+  const char *weights;       /* --weights=FILE.c */
   lgen_options lib;
 } Options;
 
 static const char usage_text[] =
     "Usage: lgen [OPTIONS] INPUT... [-o OUT.c] [-H OUT.h]\n"
-    "Generate C99 kernels from Einstein-notation op specs (.tc).\n"
+    "Generate C99 kernels from Einstein-notation op specs (.tc) and model graphs\n"
+    "(.json: lgen-graph/1 or ONNX in protobuf's JSON mapping).\n"
     "\n"
     "  -o FILE               write the C source to FILE ('-' or none: standard output)\n"
     "  -H, --header FILE     also write a header with the prototypes\n"
@@ -52,7 +54,11 @@ static const char usage_text[] =
     "                        aarch64-neon\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
-    "  --input-format=tc     format of '-' (standard input)\n"
+    "  --input-format=tc|json\n"
+    "                        format of '-' (standard input; default: told by content)\n"
+    "  --name=NAME           a model graph's C entry point (default: from its name)\n"
+    "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
+    "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
     "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
     "  -MF FILE              the dependency file's name (implies -MD)\n"
     "  -MT TARGET            the dependency rule's target (repeatable)\n"
@@ -102,6 +108,13 @@ static void add_input(Options *o, const char *path) {
   if (o->ninputs == MAX_INPUTS)
     usage_error("more than %s inputs", "256");
   o->inputs[o->ninputs++] = path;
+}
+
+static bool is_identifier(const char *s) {
+  for (const char *p = s; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p != s && *p >= '0' && *p <= '9')))
+      return false;
+  return *s != '\0';
 }
 
 static void parse_args(int argc, char **argv, Options *o) {
@@ -164,8 +177,21 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->print_schedule = true;
     } else if (long_option(a, "--input-format", &v)) {
       v = option_value(argc, argv, &i, v);
-      if (strcmp(v, "tc") != 0)
-        usage_error("unsupported --input-format '%s' (only tc is supported so far)", v);
+      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0)
+        usage_error("unknown --input-format '%s' (expected tc or json)", v);
+      o->lib.input_format = v;
+    } else if (long_option(a, "--name", &v)) {
+      o->lib.name = option_value(argc, argv, &i, v);
+      if (!is_identifier(o->lib.name))
+        usage_error("--name '%s' is not a C identifier", o->lib.name);
+    } else if (long_option(a, "--weights", &v)) {
+      o->weights = option_value(argc, argv, &i, v);
+      o->lib.separate_weights = 1;
+    } else if (long_option(a, "--fuse", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "auto") != 0 && strcmp(v, "none") != 0)
+        usage_error("unknown --fuse mode '%s' (expected auto or none)", v);
+      o->lib.fuse = v;
     } else {
       usage_error("unknown option '%s'", a);
     }
@@ -174,18 +200,19 @@ static void parse_args(int argc, char **argv, Options *o) {
     usage_error("%s", "no input files");
   for (int i = 0; i < o->ninputs; i++) {
     const char *dot = strrchr(o->inputs[i], '.');
-    if (strcmp(o->inputs[i], "-") != 0 && dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0 ||
-                                                 strcmp(dot, ".json") == 0))
-      usage_error("'%s': YAML and JSON inputs are not supported yet (only .tc)", o->inputs[i]);
+    if (strcmp(o->inputs[i], "-") != 0 && dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
+      usage_error("'%s': YAML inputs are not supported yet (only .tc and .json)", o->inputs[i]);
   }
   bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
-  const char *outputs[3] = {to_stdout ? NULL : o->output, o->header, o->depfile};
-  for (int i = 0; i < 3; i++)
+  if (o->weights && strcmp(o->weights, "-") == 0)
+    usage_error("--weights needs a file name, not '%s'", o->weights);
+  const char *outputs[4] = {to_stdout ? NULL : o->output, o->header, o->depfile, o->weights};
+  for (int i = 0; i < 4; i++)
     for (int j = 0; j < o->ninputs && outputs[i]; j++)
       if (strcmp(outputs[i], o->inputs[j]) == 0)
         usage_error("'%s' is both an input and an output", outputs[i]);
-  for (int i = 0; i < 3; i++)
-    for (int j = i + 1; j < 3; j++)
+  for (int i = 0; i < 4; i++)
+    for (int j = i + 1; j < 4; j++)
       if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0)
         usage_error("'%s' is named for two outputs", outputs[i]);
   if (o->lib.target && !lgen_target_known(o->lib.target))
@@ -359,7 +386,7 @@ static void put_make_path(StrBuf *sb, const char *path) {
   }
 }
 
-static char *depfile_text(const Options *o, const char *c_path) {
+static char *depfile_text(const Options *o, const char *c_path, const char *extra_deps) {
   StrBuf sb = {0};
   if (o->ntargets) {
     for (int i = 0; i < o->ntargets; i++) {
@@ -372,15 +399,34 @@ static char *depfile_text(const Options *o, const char *c_path) {
       sb_putc(&sb, ' ');
       put_make_path(&sb, o->header);
     }
+    if (o->weights) {
+      sb_putc(&sb, ' ');
+      put_make_path(&sb, o->weights);
+    }
   }
-  /* every file read: the inputs and a schedule file */
-  const char *deps[MAX_INPUTS + 1];
+  /* every file read: the inputs, a schedule file, and the files graphs'
+   * constants came from (extra_deps, one per line) */
+  int nextra = 0;
+  for (const char *p = extra_deps; *p; p++)
+    nextra += *p == '\n';
+  const char **deps = malloc(sizeof *deps * (size_t)(o->ninputs + 2 + nextra));
+  char *extra = strdup(extra_deps);
+  if (!deps || !extra) {
+    free(deps);
+    free(extra);
+    sb_free(&sb);
+    return NULL;
+  }
   int ndeps = 0;
   for (int i = 0; i < o->ninputs; i++)
     if (strcmp(o->inputs[i], "-") != 0)
       deps[ndeps++] = o->inputs[i];
   if (o->schedule_path && strcmp(o->schedule_path, "-") != 0)
     deps[ndeps++] = o->schedule_path;
+  for (char *p = extra, *nl; (nl = strchr(p, '\n')); p = nl + 1) {
+    *nl = '\0';
+    deps[ndeps++] = p;
+  }
   sb_putc(&sb, ':');
   for (int i = 0; i < ndeps; i++) {
     sb_putc(&sb, ' ');
@@ -395,6 +441,8 @@ static char *depfile_text(const Options *o, const char *c_path) {
   }
   char *text = strdup(sb_cstr(&sb));
   sb_free(&sb);
+  free(deps);
+  free(extra);
   return text;
 }
 
@@ -478,17 +526,19 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
-  PendingFile files[3] = {{0}};
+  PendingFile files[4] = {{0}};
   int nfiles = 0;
   bool ok = true;
   if (!to_stdout)
     ok = write_pending(&files[nfiles++], o.output, main_text);
   if (ok && o.header)
     ok = write_pending(&files[nfiles++], o.header, out.header);
+  if (ok && o.weights)
+    ok = write_pending(&files[nfiles++], o.weights, out.weights ? out.weights : "");
   char *dep_path = NULL, *dep_text = NULL;
   if (ok && o.make_deps) {
     dep_path = o.depfile ? strdup(o.depfile) : default_depfile(o.output);
-    dep_text = dep_path ? depfile_text(&o, to_stdout ? "-" : o.output) : NULL;
+    dep_text = dep_path ? depfile_text(&o, to_stdout ? "-" : o.output, out.depends ? out.depends : "") : NULL;
     ok = dep_text && write_pending(&files[nfiles++], dep_path, dep_text);
   }
   if (ok && to_stdout)

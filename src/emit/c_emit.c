@@ -3,6 +3,7 @@
  * Loop nests are c_loops.c's, run-time size checks c_checks.c's. */
 #include "emit/c_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -207,6 +208,419 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   sb_puts(e->out, "}\n");
   sb_free(&body);
 }
+
+/* ---- model graphs (contracts.md section 3) ----
+ * A graph kernel G is three functions: G_workspace_size (the buffer plan's
+ * total), G_run (each op's loop nest in a block that first points its
+ * intermediates, aliases and constants at their memory) and G (mallocs an
+ * aligned workspace around G_run). Constants are file-scope arrays. */
+
+static const BufferPlan *graph_plan(const EmitOptions *opt, int index) {
+  return opt->buffer_plans ? opt->buffer_plans[index] : NULL;
+}
+
+/* The tensor whose memory t is: itself unless an alias. */
+static int alias_root(const Kernel *k, int t) {
+  for (int hops = 0; k->tensors[t].storage == TS_ALIAS && hops <= k->ntensors; hops++)
+    t = k->tensors[t].alias_of;
+  return t;
+}
+
+/* The array of constant t. A tensor's C name never starts with lgen_
+ * (c_names.c renames such names), so no local shadows it; the prefix keeps
+ * two models' weights apart when they are extern. */
+static const char *const_symbol(const Emitter *e, int t) {
+  const char *prefix = e->opt->prefix;
+  return arena_printf(e->arena, "%slgen_%s_%s", prefix, e->kn.function + strlen(prefix), e->kn.tensors[t]);
+}
+
+/* Element count of a constant; its shape is static (-1 if it is not). */
+static int64_t const_count(const TensorParam *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i]->kind != AE_CONST)
+      return -1;
+    n *= t->shape[i]->value;
+  }
+  return n;
+}
+
+static uint64_t load_le(const unsigned char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* The value of IEEE binary16 bits, exactly (every one is a double). */
+static double f16_value(unsigned bits) {
+  unsigned exp = (bits >> 10) & 0x1fu, man = bits & 0x3ffu;
+  double v;
+  if (exp == 0x1f) {
+    v = man ? NAN : INFINITY;
+  } else {
+    v = exp ? (double)(man | 0x400u) : (double)man;
+    int e2 = exp ? (int)exp - 25 : -24; /* value = v * 2^e2 */
+    for (; e2 < 0; e2++)
+      v *= 0.5;
+    for (; e2 > 0; e2--)
+      v *= 2.0;
+  }
+  return (bits & 0x8000u) ? -v : v;
+}
+
+/* Non-finite values as <math.h>'s constant expressions (a division by zero
+ * is not one); finite ones exactly, in hex. */
+static void float_initializer(StrBuf *out, double v, ElemType t, bool *needs_math) {
+  if (isnan(v) || isinf(v)) {
+    sb_printf(out, "%s%s", signbit(v) ? "-" : "", isnan(v) ? "NAN" : "INFINITY");
+    *needs_math = true;
+    return;
+  }
+  c_float_literal(out, v, t);
+}
+
+/* One element of a constant. f16: the value cast to lgen_f16 where it is
+ * _Float16 (native_f16), else the IEEE bits that lgen_f16 holds. */
+static void element_initializer(StrBuf *out, ElemType t, const unsigned char *p, bool native_f16,
+                                bool *needs_math) {
+  int bits = elem_type_bits(t);
+  uint64_t u = load_le(p, bits < 8 ? 1 : bits / 8);
+  switch (t) {
+  case TY_F16:
+    if (native_f16) {
+      sb_puts(out, "(lgen_f16)");
+      float_initializer(out, f16_value((unsigned)u), TY_F32, needs_math);
+    } else {
+      sb_printf(out, "0x%04x", (unsigned)u);
+    }
+    return;
+  case TY_F32: {
+    uint32_t b = (uint32_t)u;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    float_initializer(out, f, TY_F32, needs_math);
+    return;
+  }
+  case TY_F64: {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    float_initializer(out, d, TY_F64, needs_math);
+    return;
+  }
+  case TY_I1:
+    sb_puts(out, u ? "1" : "0");
+    return;
+  default: {
+    /* sign-extend; the most negative value is written as an expression
+     * because its magnitude is not a literal of the type */
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    int64_t v = (u & sign) ? -(int64_t)((~u & (sign - 1)) + 1) : (int64_t)u;
+    if (u == sign && bits == 64)
+      sb_puts(out, "(-INT64_C(9223372036854775807) - 1)");
+    else if (u == sign)
+      sb_printf(out, "(%lld - 1)", (long long)(v + 1));
+    else if (t == TY_I64)
+      sb_printf(out, "INT64_C(%lld)", (long long)v);
+    else
+      sb_printf(out, "%lld", (long long)v);
+    return;
+  }
+  }
+}
+
+static void constant_body(StrBuf *out, const TensorParam *tp, int64_t n, bool native_f16, bool *needs_math) {
+  int bytes = (elem_type_bits(tp->type) + 7) / 8;
+  const unsigned char *data = tp->data;
+  sb_puts(out, " = {");
+  if (n == 0 || !data)
+    sb_puts(out, "0");
+  for (int64_t i = 0; data && i < n; i++) {
+    sb_puts(out, i % 8 == 0 ? "\n  " : " ");
+    element_initializer(out, tp->type, data + i * bytes, native_f16, needs_math);
+    sb_putc(out, ',');
+  }
+  sb_puts(out, "\n};\n");
+}
+
+/* The definition of constant t: static in the kernels' file, external in
+ * the --weights file. C99 has no empty arrays: a constant without elements
+ * gets one unused zero. */
+static void constant_definition(StrBuf *out, Emitter *e, int t, bool external) {
+  const TensorParam *tp = &e->k->tensors[t];
+  int64_t n = const_count(tp);
+  const char *decl = arena_printf(e->arena, "%sconst %s %s[%lld] LGEN_ALIGN64", external ? "" : "static ",
+                                  c_type_name(tp->type), const_symbol(e, t), (long long)(n > 0 ? n : 1));
+  if (n < 0) {
+    sb_printf(out, "#error \"lgen bug: constant %s has a symbolic shape\"\n", tp->name);
+    return;
+  }
+  e->uses_align64 = true;
+  if (tp->type == TY_F16) {
+    sb_printf(out, "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n%s", decl);
+    constant_body(out, tp, n, true, &e->needs_math);
+    sb_printf(out, "#else\n%s", decl);
+    constant_body(out, tp, n, false, &e->needs_math);
+    sb_puts(out, "#endif\n");
+  } else {
+    sb_puts(out, decl);
+    constant_body(out, tp, n, false, &e->needs_math);
+  }
+}
+
+static void graph_constants(Emitter *e, StrBuf *out, bool external_file) {
+  for (int t = 0; t < e->k->ntensors; t++) {
+    const TensorParam *tp = &e->k->tensors[t];
+    if (tp->storage != TS_CONST)
+      continue;
+    if (external_file || !e->opt->separate_weights)
+      constant_definition(out, e, t, external_file);
+    else
+      sb_printf(out, "extern const %s %s[%lld];\n", c_type_name(tp->type), const_symbol(e, t),
+                (long long)(const_count(tp) > 0 ? const_count(tp) : 1));
+  }
+}
+
+/* "x: f32(N, 784)" */
+static const char *size_by_name(void *ctx, int i) { return ((const Kernel *)ctx)->sizes[i].name; }
+
+static void print_tensor_decl(StrBuf *out, const Kernel *k, int t) {
+  const TensorParam *tp = &k->tensors[t];
+  AffineNames names = {c_dim, size_by_name, NULL, (void *)k, false};
+  sb_printf(out, "%s: %s(", tp->name, elem_type_name(tp->type));
+  for (int i = 0; i < tp->rank; i++) {
+    if (i)
+      sb_puts(out, ", ");
+    affine_print(out, tp->shape[i], &names);
+  }
+  sb_putc(out, ')');
+}
+
+static void graph_doc(Emitter *e, StrBuf *out, const BufferPlan *plan) {
+  const Kernel *k = e->k;
+  int nconst = 0, nwork = 0;
+  sb_printf(out, "/* model graph %s: (", k->name);
+  for (int pass = 0; pass < 2; pass++) {
+    bool first = true;
+    for (int t = 0; t < k->ntensors; t++)
+      if (k->tensors[t].storage == TS_PARAM && k->tensors[t].is_output == (pass == 1)) {
+        sb_puts(out, first ? "" : ", ");
+        print_tensor_decl(out, k, t);
+        first = false;
+      }
+    sb_puts(out, pass == 0 ? ") -> (" : ")\n");
+  }
+  for (int t = 0; t < k->ntensors; t++) {
+    nconst += k->tensors[t].storage == TS_CONST;
+    nwork += k->tensors[t].storage == TS_WORKSPACE;
+  }
+  sb_printf(out, " * %d op%s, %d constant%s, %d intermediate%s in the workspace", k->nops, k->nops == 1 ? "" : "s",
+            nconst, nconst == 1 ? "" : "s", nwork, nwork == 1 ? "" : "s");
+  if (plan->total_static >= 0)
+    sb_printf(out, " (%lld bytes)", (long long)plan->total_static);
+  sb_printf(out, ".\n * %s_run uses the caller's workspace (64-byte aligned, %s_workspace_size bytes);\n"
+                 " * %s allocates one and returns 0, or -1 if that fails.\n */\n",
+            e->kn.function, e->kn.function, e->kn.function);
+}
+
+/* The parameters: tensors (inputs, then outputs), then sizes. */
+static void graph_params(const Emitter *e, StrBuf *out, const char *restrict_kw, bool types) {
+  const Kernel *k = e->k;
+  bool first = true;
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    if (tp->storage != TS_PARAM)
+      continue;
+    if (types)
+      sb_printf(out, "%s%s%s *%s %s", first ? "" : ", ", tp->is_output ? "" : "const ", c_type_name(tp->type),
+                restrict_kw, e->kn.tensors[t]);
+    else
+      sb_printf(out, "%s%s", first ? "" : ", ", e->kn.tensors[t]);
+    first = false;
+  }
+  for (int i = 0; i < k->nsizes; i++) {
+    sb_printf(out, "%s%s%s", first ? "" : ", ", types ? "int64_t " : "", e->kn.sizes[i]);
+    first = false;
+  }
+}
+
+typedef struct {
+  const char *size_fn, *run_fn, *workspace;
+} GraphNames;
+
+static void graph_prototypes(const Emitter *e, StrBuf *out, const GraphNames *gn, const char *restrict_kw,
+                             const char *end) {
+  const Kernel *k = e->k;
+  sb_printf(out, "size_t %s(", gn->size_fn);
+  for (int i = 0; i < k->nsizes; i++)
+    sb_printf(out, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
+  sb_printf(out, "%s)%s", k->nsizes ? "" : "void", end);
+  sb_printf(out, "void %s(", gn->run_fn);
+  graph_params(e, out, restrict_kw, true);
+  sb_printf(out, ", void *%s %s)%s", restrict_kw, gn->workspace, end);
+  sb_printf(out, "int %s(", e->kn.function);
+  graph_params(e, out, restrict_kw, true);
+  sb_printf(out, ")%s", end);
+}
+
+static GraphNames graph_names(Emitter *e) {
+  GraphNames gn;
+  gn.size_fn = arena_printf(e->arena, "%s_workspace_size", e->kn.function);
+  gn.run_fn = arena_printf(e->arena, "%s_run", e->kn.function);
+  gn.workspace = names_claim(&e->kn.table, "workspace");
+  return gn;
+}
+
+/* Where tensor `root` (not an alias) lives, as a C pointer expression. */
+static const char *root_address(Emitter *e, const BufferPlan *plan, int root, const char *ws) {
+  const TensorParam *tp = &e->k->tensors[root];
+  if (tp->storage == TS_CONST)
+    return const_symbol(e, root);
+  if (tp->storage != TS_WORKSPACE)
+    return e->kn.tensors[root];
+  for (int i = 0; i < plan->nbuffers; i++)
+    if (plan->buffers[i].tensor == root) {
+      const AffineExpr *off = plan->buffers[i].offset;
+      if (off->kind == AE_CONST && off->value == 0)
+        return ws;
+      return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
+    }
+  return arena_printf(e->arena, "%s /* lgen bug: %s has no place in the plan */", ws, tp->name);
+}
+
+/* Pointers for the tensors that op's code (`code`) uses and that are not
+ * parameters. A pointer is restrict unless another tensor of the op shares
+ * its memory (an alias and its root). */
+static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op, const char *code,
+                               const char *ws) {
+  const Kernel *k = e->k;
+  bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
+  for (int o = 0; o < op->noperands; o++)
+    used[op->operands[o].tensor] = mentions_identifier(code, e->kn.tensors[op->operands[o].tensor]);
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    if (!used[t] || tp->storage == TS_PARAM)
+      continue;
+    int root = alias_root(k, t);
+    bool shared = false;
+    for (int u = 0; u < k->ntensors; u++)
+      shared |= u != t && used[u] && alias_root(k, u) == root;
+    const TensorParam *rp = &k->tensors[root];
+    bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output);
+    const char *cq = read_only ? "const " : "";
+    const char *type = c_type_name(tp->type);
+    const char *addr = root_address(e, plan, root, ws);
+    bool same_type = rp->storage != TS_WORKSPACE && rp->type == tp->type;
+    if (same_type)
+      line(e, "%s%s *%s%s = %s;", cq, type, shared ? "" : "restrict ", e->kn.tensors[t], addr);
+    else
+      line(e, "%s%s *%s%s = (%s%s *)%s;", cq, type, shared ? "" : "restrict ", e->kn.tensors[t], cq, type, addr);
+  }
+}
+
+static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan *plan, const char *ws) {
+  const Kernel *k = e->k;
+  e->out = body;
+  e->indent = 1;
+  if (e->opt->checks)
+    emit_checks(e);
+  for (int i = 0; i < k->nops; i++) {
+    const OpPlan *op_plan = &e->opt->plans[index][i];
+    StrBuf code = {0};
+    e->out = &code;
+    e->indent = 2;
+    e->sched = &op_plan->s;
+    e->k = op_plan->view.k;
+    emit_op(e, op_plan->view.op, i);
+    e->k = k;
+    e->out = body;
+    e->indent = 1;
+    line(e, "{");
+    e->indent = 2;
+    declare_op_tensors(e, plan, &k->ops[i], sb_cstr(&code), ws);
+    sb_puts(body, sb_cstr(&code));
+    e->indent = 1;
+    line(e, "}");
+    sb_free(&code);
+  }
+}
+
+static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan *plan) {
+  e->k = k;
+  e->has_graphs = true;
+  kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
+  GraphNames gn = graph_names(e);
+  graph_constants(e, e->constants, false);
+  StrBuf body = {0};
+  StrBuf *saved = e->out;
+  graph_run_body(e, &body, index, plan, gn.workspace);
+  e->out = saved;
+  e->indent = 0;
+
+  graph_doc(e, e->out, plan);
+  /* G_workspace_size */
+  const char *total = affine_str(e, plan->total);
+  sb_printf(e->out, "size_t %s(", gn.size_fn);
+  for (int i = 0; i < k->nsizes; i++)
+    sb_printf(e->out, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
+  sb_printf(e->out, "%s)\n{\n", k->nsizes ? "" : "void");
+  for (int i = 0; i < k->nsizes; i++)
+    if (!mentions_identifier(total, e->kn.sizes[i]))
+      line(e, "  (void)%s;", e->kn.sizes[i]);
+  if (plan->total_static >= 0)
+    line(e, "  return %s;", total);
+  else
+    line(e, "  return (size_t)(%s);", total);
+  sb_puts(e->out, "}\n\n");
+  /* G_run */
+  sb_printf(e->out, "void %s(", gn.run_fn);
+  graph_params(e, e->out, "restrict", true);
+  sb_printf(e->out, ", void *restrict %s)\n{\n", gn.workspace);
+  const char *text = sb_cstr(&body);
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].storage == TS_PARAM && !mentions_identifier(text, e->kn.tensors[t]))
+      line(e, "  (void)%s;", e->kn.tensors[t]);
+  for (int i = 0; i < k->nsizes; i++)
+    if (!mentions_identifier(text, e->kn.sizes[i]))
+      line(e, "  (void)%s;", e->kn.sizes[i]);
+  if (!mentions_identifier(text, gn.workspace))
+    line(e, "  (void)%s;", gn.workspace);
+  sb_puts(e->out, text);
+  sb_puts(e->out, "}\n\n");
+  sb_free(&body);
+  /* G: lgen_ names cannot be parameters' (c_names.c), so they are free */
+  sb_printf(e->out, "int %s(", e->kn.function);
+  graph_params(e, e->out, "restrict", true);
+  sb_puts(e->out, ")\n{\n");
+  StrBuf args = {0};
+  graph_params(e, &args, "", false);
+  StrBuf sizes = {0};
+  for (int i = 0; i < k->nsizes; i++)
+    sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
+  line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, sb_cstr(&sizes));
+  line(e, "  if (!lgen_raw)");
+  line(e, "    return -1;");
+  line(e, "  %s(%s, (void *)(((uintptr_t)lgen_raw + 63) & ~(uintptr_t)63));", gn.run_fn, sb_cstr(&args));
+  line(e, "  free(lgen_raw);");
+  line(e, "  return 0;");
+  sb_puts(e->out, "}\n");
+  sb_free(&args);
+  sb_free(&sizes);
+}
+
+static void graph_header(Emitter *e, StrBuf *out, const BufferPlan *plan) {
+  GraphNames gn = graph_names(e);
+  graph_doc(e, out, plan);
+  if (plan->total_static >= 0)
+    sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)plan->total_static);
+  graph_prototypes(e, out, &gn, "LGEN_RESTRICT", ";\n");
+  sb_putc(out, '\n');
+}
+
+static const char *const align64_prelude = "/* constants are 64-byte aligned where the compiler can say so */\n"
+                                           "#ifndef LGEN_ALIGN64\n#if defined(__GNUC__)\n"
+                                           "#define LGEN_ALIGN64 __attribute__((aligned(64)))\n#else\n"
+                                           "#define LGEN_ALIGN64\n#endif\n#endif\n\n";
 
 /* ---- files ---- */
 
@@ -428,13 +842,17 @@ static bool uses_register_blocks(const Module *m, const EmitOptions *opt) {
 }
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
-  StrBuf helpers = {0}, bodies = {0};
+  StrBuf helpers = {0}, bodies = {0}, constants = {0};
   PtrVec helper_names = {0};
-  Emitter e = {.out = &bodies, .opt = opt, .arena = arena, .helpers = &helpers, .helper_names = &helper_names};
+  Emitter e = {.out = &bodies, .opt = opt, .arena = arena, .helpers = &helpers, .helper_names = &helper_names,
+               .constants = &constants};
   for (int i = 0; i < m->kernels.len; i++) {
     if (i)
       sb_putc(&bodies, '\n');
-    emit_kernel(&e, m->kernels.items[i], i);
+    if (graph_plan(opt, i))
+      emit_graph(&e, m->kernels.items[i], i, graph_plan(opt, i));
+    else
+      emit_kernel(&e, m->kernels.items[i], i);
   }
   sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", opt->input_name);
   if (opt->target && opt->target->vector_bytes == 64 && uses_register_blocks(m, opt))
@@ -443,7 +861,11 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
                  "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n");
   if (opt->header_name)
     sb_printf(out, "#include \"%s\"\n", opt->header_name);
+  if (e.has_graphs)
+    sb_puts(out, "#include <stddef.h>\n");
   sb_puts(out, "#include <stdint.h>\n");
+  if (e.has_graphs)
+    sb_puts(out, "#include <stdlib.h>\n");
   if (e.needs_math || e.needs_fma)
     sb_puts(out, "#include <math.h>\n");
   if (e.uses_cblas)
@@ -475,9 +897,16 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
     sb_puts(out, sb_cstr(&helpers));
     sb_putc(out, '\n');
   }
+  if (e.uses_align64)
+    sb_puts(out, align64_prelude);
+  if (constants.len) {
+    sb_puts(out, sb_cstr(&constants));
+    sb_putc(out, '\n');
+  }
   sb_puts(out, sb_cstr(&bodies));
   sb_free(&helpers);
   sb_free(&bodies);
+  sb_free(&constants);
 }
 
 void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
@@ -491,9 +920,34 @@ void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *
   for (int i = 0; i < m->kernels.len; i++) {
     e.k = m->kernels.items[i];
     kernel_names_init(&e.kn, e.k, opt->prefix, arena);
+    if (graph_plan(opt, i)) {
+      graph_header(&e, out, graph_plan(opt, i));
+      continue;
+    }
     doc_comment(&e);
     signature(&e, out, "LGEN_RESTRICT");
     sb_puts(out, ";\n\n");
   }
   sb_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", opt->guard);
+}
+
+void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
+  StrBuf defs = {0};
+  Emitter e = {.opt = opt, .arena = arena};
+  for (int i = 0; i < m->kernels.len; i++) {
+    if (!graph_plan(opt, i))
+      continue;
+    e.k = m->kernels.items[i];
+    kernel_names_init(&e.kn, e.k, opt->prefix, arena);
+    graph_constants(&e, &defs, true);
+  }
+  sb_printf(out, "/* Generated by lgen from %s: the constants of its model graphs. Do not edit. */\n", opt->input_name);
+  sb_puts(out, "#include <stdint.h>\n");
+  if (e.needs_math)
+    sb_puts(out, "#include <math.h>\n");
+  sb_putc(out, '\n');
+  type_prelude(out, m, NULL);
+  sb_puts(out, align64_prelude);
+  sb_puts(out, sb_cstr(&defs));
+  sb_free(&defs);
 }

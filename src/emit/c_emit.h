@@ -9,6 +9,7 @@
 #define LGEN_C_EMIT_H
 
 #include "analysis/analysis.h"
+#include "graph/passes.h"
 #include "schedule/schedule.h"
 
 typedef struct {
@@ -19,10 +20,17 @@ typedef struct {
   const char *input_name;  /* for the "generated from" line */
   OpPlan **plans;          /* [kernel][op]: what each loop nest follows */
   const Target *target;
+  /* [kernel]: the buffer plan of a model graph's kernel, NULL for a def
+   * from a spec (the array itself may be NULL: no graphs). A graph kernel
+   * G becomes G_workspace_size, G_run and G (contracts.md section 3). */
+  BufferPlan **buffer_plans;
+  bool separate_weights; /* graph constants go to emit_c_weights's file, extern here */
 } EmitOptions;
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
 void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
+/* The graph kernels' constants as their own translation unit (--weights). */
+void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
 
 /* ---- c_names.c ---- */
 typedef struct {

@@ -20,6 +20,10 @@ typedef struct {
   bool widens_f16, narrows_f16;
   bool uses_cblas;
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
+  /* model graphs */
+  StrBuf *constants;     /* file-scope arrays (or extern declarations) of their constants */
+  bool has_graphs;       /* G mallocs the workspace: <stdlib.h> */
+  bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

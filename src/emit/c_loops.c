@@ -23,6 +23,7 @@
  * call outside parallel loops). */
 #include "emit/c_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef enum { LOOP_TILE, LOOP_REG_TILE, LOOP_POINT, LOOP_REG_POINT } LoopKind;
@@ -706,6 +707,68 @@ static const char *acc_subscript(Nest *n, bool extents) {
   return s;
 }
 
+/* The pad value of a guarded operand as a C constant of its tensor's type
+ * (integers clamped to the type's range). */
+static const char *pad_literal(Emitter *e, const Operand *o) {
+  ElemType t = e->k->tensors[o->tensor].type;
+  StrBuf sb = {0};
+  if (t == TY_F16) {
+    e->narrows_f16 = true;
+    sb_puts(&sb, "LGEN_F32_TO_F16(");
+    c_float_literal(&sb, o->pad_value, TY_F32);
+    sb_putc(&sb, ')');
+  } else if (elem_type_is_float(t)) {
+    c_float_literal(&sb, o->pad_value, t);
+  } else {
+    int bits = t == TY_I1 ? 1 : elem_type_bits(t);
+    double lo = t == TY_I1 ? 0 : -ldexp(1, bits - 1), hi = t == TY_I1 ? 1 : ldexp(1, bits - 1) - 1;
+    double v = o->pad_value != o->pad_value ? 0 : o->pad_value < lo ? lo : o->pad_value > hi ? hi : o->pad_value;
+    if (t == TY_I64 && v <= -ldexp(1, 63))
+      sb_puts(&sb, "INT64_MIN");
+    else if (t == TY_I64 && v >= ldexp(1, 63) - 1)
+      sb_puts(&sb, "INT64_MAX");
+    else
+      sb_printf(&sb, "((%s)%s%lld%s)", c_type_name(t), v < 0 ? "(" : "", (long long)v, v < 0 ? ")" : "");
+  }
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* Can index position `pos` of a guarded operand leave its tensor? Not when
+ * it is a bare dim of the tensor's extent, a constant inside it, or an
+ * index bounds.c proves inside for every size (a grouped conv's channel). */
+static bool index_may_leave(Emitter *e, const Operand *o, int pos) {
+  const AffineExpr *x = o->map[pos], *extent = e->k->tensors[o->tensor].shape[pos];
+  if (x->kind == AE_DIM)
+    return !affine_equal(e->op->dims[x->index].extent, extent);
+  if (x->kind == AE_CONST)
+    return !(extent->kind == AE_CONST && x->value >= 0 && x->value < extent->value);
+  const char *why;
+  return check_index_bounds(e->arena, e->k, e->op, (int)(o - e->op->operands), pos, &why) != BOUND_PROVEN;
+}
+
+/* (0 <= i0 && i0 < E0 && ... ? T[...] : pad): a guarded operand reads its
+ * pad value wherever an index leaves the tensor (padded windows). */
+static const char *guarded_access(Emitter *e, const Operand *o) {
+  const TensorParam *t = &e->k->tensors[o->tensor];
+  StrBuf cond = {0};
+  for (int i = 0; i < t->rank; i++) {
+    if (!index_may_leave(e, o, i))
+      continue;
+    const char *idx = affine_str(e, o->map[i]), *extent = affine_str(e, t->shape[i]);
+    if (needs_parens(idx))
+      idx = arena_printf(e->arena, "(%s)", idx);
+    if (needs_parens(extent))
+      extent = arena_printf(e->arena, "(%s)", extent);
+    sb_printf(&cond, "%s0 <= %s && %s < %s", cond.len ? " && " : "", idx, idx, extent);
+  }
+  const char *s = cond.len ? arena_printf(e->arena, "(%s ? %s : %s)", sb_cstr(&cond), access_str(e, o), pad_literal(e, o))
+                           : access_str(e, o);
+  sb_free(&cond);
+  return s;
+}
+
 static void emit_body_here(Nest *n, bool in_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
@@ -721,6 +784,8 @@ static void emit_body_here(Nest *n, bool in_acc) {
       values[o] = arena_printf(e->arena, "%s%s", n->acc[y], acc_subscript(n, false));
     else if (p)
       values[o] = pack_read(n, p);
+    else if (op->operands[o].guarded)
+      values[o] = guarded_access(e, &op->operands[o]);
     else
       values[o] = access_str(e, &op->operands[o]);
   }

@@ -1,2 +1,1947 @@
-/* onnx_json.c - ONNX models in protobuf's JSON mapping to a Graph (see graph/graph.h). STUB: being written. */
+/* onnx_json.c - ONNX models in protobuf's JSON mapping to a Graph (see
+ * graph/graph.h).
+ *
+ * The input is a ModelProto as google.protobuf.json_format.MessageToJson
+ * writes it: camelCase keys, int64 values as JSON strings, bytes (rawData,
+ * STRING attributes) in base64, attribute types by enum name, element types
+ * by number. Every ONNX operator is written as graph ops through the
+ * builder's API (graph_add_node and friends), one ONNX node at a time in file
+ * order; composite operators (Gemm, BatchNormalization, LayerNormalization,
+ * ...) become short chains of primitives whose last node carries the ONNX
+ * output's name, so later nodes find it by name.
+ *
+ * The operator semantics are those of the opset the model imports for the
+ * default domain: where ONNX moved an attribute to an input (Reduce* axes,
+ * Squeeze/Unsqueeze axes, Slice, Pad, Clip, Split) both forms are read, and
+ * inputs that steer shapes must be constants once the builder has folded
+ * what it can. */
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "graph/graph.h"
+
+enum { ONNX_MAX_LIST = 4096, ONNX_MIN_OPSET = 7 };
+
+typedef struct OnnxOp OnnxOp;
+
+/* One attribute of an ONNX node, as found in the JSON. */
+typedef struct {
+  const char *name;
+  const char *type; /* "INT", "FLOATS", ... */
+  json_t *json;
+  const char *path;
+} OAttr;
+
+/* One ONNX node with its inputs resolved to graph values. */
+typedef struct {
+  int index;           /* position in graph.node */
+  const char *path;    /* /graph/node/N */
+  const char *name;    /* "" when the node has none */
+  const char *op_type;
+  int ninputs;
+  int *inputs;         /* value indices; -1: omitted optional input */
+  int noutputs;
+  const char **outputs; /* NULL: omitted optional output */
+  int nattrs;
+  OAttr *attrs;
+  const OnnxOp *entry;
+} ONode;
+
+/* The state of one load. */
+typedef struct {
+  Graph *g;
+  Arena *arena;
+  const char *dir;
+  PtrVec *file_deps;
+  int64_t opset;       /* of the default domain */
+  int temps;           /* for generated value names */
+} Onnx;
+
+typedef void (*OnnxImport)(Onnx *cx, ONode *n);
+
+struct OnnxOp {
+  const char *op_type;
+  OnnxImport import;
+  GraphOp gop;         /* for the generic importers */
+  int min_in, max_in;
+  int max_out;         /* outputs beyond this must be omitted */
+};
+
+/* A TensorProto decoded into little-endian element bytes. */
+typedef struct {
+  ElemType type;
+  int rank;
+  int64_t *dims;
+  int64_t count;
+  const uint8_t *data;
+} OTensor;
+
+/* ------------------------------------------------------------------ */
+/* Small helpers: JSON access, paths, messages                         */
+
+static const char *path_join(Onnx *cx, const char *base, const char *key) {
+  return arena_printf(cx->arena, "%s/%s", base, key);
+}
+
+static const char *path_index(Onnx *cx, const char *base, const char *key, size_t i) {
+  return arena_printf(cx->arena, "%s/%s/%zu", base, key, i);
+}
+
+/* "node 'fc1' (Gemm): " or "node 3 (Gemm): ", the prefix of node errors. */
+static const char *node_desc(Onnx *cx, const ONode *n) {
+  if (n->name[0])
+    return arena_printf(cx->arena, "node '%s' (%s): ", n->name, n->op_type);
+  return arena_printf(cx->arena, "node %d (%s): ", n->index, n->op_type);
+}
+
+static const char *input_path(Onnx *cx, const ONode *n, int k) {
+  return path_index(cx, n->path, "input", (size_t)k);
+}
+
+/* A member that must be an array (absent: an empty array). */
+static json_t *json_list(Onnx *cx, json_t *obj, const char *key, const char *path) {
+  json_t *a = json_object_get(obj, key);
+  if (a && !json_is_array(a))
+    graph_error(cx->g, path_join(cx, path, key), "'%s' must be a JSON array", key);
+  return a;
+}
+
+static size_t list_len(json_t *a) { return a ? json_array_size(a) : 0; }
+
+static const char *json_str(Onnx *cx, json_t *obj, const char *key, const char *path, const char *dflt) {
+  json_t *v = json_object_get(obj, key);
+  if (!v)
+    return dflt;
+  if (!json_is_string(v))
+    graph_error(cx->g, path_join(cx, path, key), "'%s' must be a string", key);
+  return json_string_value(v);
+}
+
+/* An int64 as protobuf's JSON writes it: a string of digits (or, leniently,
+ * a JSON integer). */
+static int64_t json_int64(Onnx *cx, json_t *v, const char *path) {
+  if (json_is_integer(v))
+    return (int64_t)json_integer_value(v);
+  const char *s = json_string_value(v);
+  if (!s)
+    graph_error(cx->g, path, "expected an integer (a JSON string of digits)");
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (end == s || *end || errno == ERANGE)
+    graph_error(cx->g, path, "'%s' is not a 64-bit integer", s);
+  return (int64_t)x;
+}
+
+/* A float or double field: a number, or "NaN", "Infinity", "-Infinity". */
+static double json_double(Onnx *cx, json_t *v, const char *path) {
+  if (json_is_number(v))
+    return json_number_value(v);
+  const char *s = json_string_value(v);
+  if (!s)
+    graph_error(cx->g, path, "expected a number");
+  if (strcmp(s, "NaN") == 0)
+    return NAN;
+  if (strcmp(s, "Infinity") == 0)
+    return INFINITY;
+  if (strcmp(s, "-Infinity") == 0)
+    return -INFINITY;
+  char *end;
+  double d = strtod(s, &end);
+  if (end == s || *end)
+    graph_error(cx->g, path, "'%s' is not a number", s);
+  return d;
+}
+
+static const char *fresh_name(Onnx *cx) {
+  for (;;) {
+    const char *name = arena_printf(cx->arena, "onnx_t%d", ++cx->temps);
+    if (graph_find(cx->g, name) < 0)
+      return name;
+  }
+}
+
+static GraphValue *value(Onnx *cx, int v) { return GRAPH_VALUE(cx->g, v); }
+
+/* ------------------------------------------------------------------ */
+/* Element types and element bytes                                     */
+
+/* ONNX TensorProto.DataType codes lgen has a type for. */
+static bool onnx_type(int64_t code, ElemType *out) {
+  switch (code) {
+  case 1: *out = TY_F32; return true;
+  case 3: *out = TY_I8; return true;
+  case 5: *out = TY_I16; return true;
+  case 6: *out = TY_I32; return true;
+  case 7: *out = TY_I64; return true;
+  case 9: *out = TY_I1; return true;
+  case 10: *out = TY_F16; return true;
+  case 11: *out = TY_F64; return true;
+  default: return false;
+  }
+}
+
+static const char *onnx_type_name(int64_t code) {
+  static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32",
+                                      "int64", "string", "bool", "float16", "double", "uint32", "uint64",
+                                      "complex64", "complex128", "bfloat16"};
+  if (code >= 0 && code < (int64_t)(sizeof names / sizeof names[0]))
+    return names[code];
+  return "unknown";
+}
+
+static ElemType onnx_type_at(Onnx *cx, int64_t code, const char *path, const char *what) {
+  ElemType t;
+  if (!onnx_type(code, &t))
+    graph_error(cx->g, path,
+                "%s has ONNX element type %lld (%s), which lgen does not support (supported: float, "
+                "double, float16, int8, int16, int32, int64, bool; lgen has no unsigned types)",
+                what, (long long)code, onnx_type_name(code));
+  return t;
+}
+
+static int elem_bytes(ElemType t) {
+  switch (t) {
+  case TY_F16: case TY_I16: return 2;
+  case TY_F32: case TY_I32: return 4;
+  case TY_F64: case TY_I64: return 8;
+  default: return 1;
+  }
+}
+
+static void store_le(uint8_t *p, int bytes, uint64_t bits) {
+  for (int b = 0; b < bytes; b++)
+    p[b] = (uint8_t)(bits >> (8 * b));
+}
+
+/* IEEE binary16 bits of d, rounded to nearest even (through float). */
+static uint16_t half_bits(double d) {
+  float f = (float)d;
+  uint32_t x;
+  memcpy(&x, &f, sizeof x);
+  uint32_t sign = (x >> 16) & 0x8000u;
+  int32_t fexp = (int32_t)((x >> 23) & 0xff);
+  uint32_t mant = x & 0x7fffffu;
+  if (fexp == 0xff)
+    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
+  int32_t exp = fexp - 127 + 15;
+  if (exp >= 31)
+    return (uint16_t)(sign | 0x7c00u);
+  if (exp <= 0) {
+    if (exp < -10)
+      return (uint16_t)sign;
+    mant |= 0x800000u;
+    int shift = 14 - exp;
+    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
+    if (rem > halfway || (rem == halfway && (h & 1)))
+      h++;
+    return (uint16_t)(sign | h);
+  }
+  uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
+  if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
+    h++; /* a carry into the exponent is still the right rounding */
+  return (uint16_t)(sign | h);
+}
+
+/* Element i of a buffer of type t, from a double (floats) or the integer
+ * it holds (integers; i1 as 0/1). */
+static void store_double(uint8_t *buf, ElemType t, int64_t i, double v) {
+  uint8_t *p = buf + i * elem_bytes(t);
+  switch (t) {
+  case TY_F32: {
+    float f = (float)v;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    store_le(p, 4, bits);
+    break;
+  }
+  case TY_F64: {
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    store_le(p, 8, bits);
+    break;
+  }
+  case TY_F16: store_le(p, 2, half_bits(v)); break;
+  case TY_I1: p[0] = v != 0; break;
+  default: store_le(p, elem_bytes(t), (uint64_t)(int64_t)v); break;
+  }
+}
+
+static void store_int(uint8_t *buf, ElemType t, int64_t i, int64_t v) {
+  if (elem_type_is_float(t)) {
+    store_double(buf, t, i, (double)v);
+    return;
+  }
+  if (t == TY_I1)
+    v = v != 0;
+  store_le(buf + i * elem_bytes(t), elem_bytes(t), (uint64_t)v);
+}
+
+/* ------------------------------------------------------------------ */
+/* TensorProto                                                         */
+
+static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, OTensor *out) {
+  json_t *dims = json_list(cx, t, "dims", path);
+  size_t rank = list_len(dims);
+  if (rank > LG_MAX_RANK)
+    graph_error(cx->g, path_join(cx, path, "dims"), "rank %zu exceeds lgen's limit of %d", rank, LG_MAX_RANK);
+  out->rank = (int)rank;
+  out->dims = arena_alloc(cx->arena, (rank + 1) * sizeof *out->dims);
+  int64_t count = 1;
+  for (size_t i = 0; i < rank; i++) {
+    const char *p = path_index(cx, path, "dims", i);
+    int64_t d = json_int64(cx, json_array_get(dims, i), p);
+    if (d < 0)
+      graph_error(cx->g, p, "negative dimension %lld", (long long)d);
+    if (d > 0 && count > ((int64_t)1 << 40) / d)
+      graph_error(cx->g, p, "the tensor is too large");
+    out->dims[i] = d;
+    count *= d;
+  }
+  return count;
+}
+
+/* Raw bytes from a file next to the model (ONNX external data). */
+static const uint8_t *external_data(Onnx *cx, json_t *t, const char *path, size_t want) {
+  json_t *entries = json_list(cx, t, "externalData", path);
+  const char *location = NULL;
+  int64_t offset = 0, length = -1;
+  for (size_t i = 0; i < list_len(entries); i++) {
+    json_t *e = json_array_get(entries, i);
+    const char *p = path_index(cx, path, "externalData", i);
+    const char *key = json_str(cx, e, "key", p, "");
+    json_t *val = json_object_get(e, "value");
+    if (!json_is_string(val))
+      graph_error(cx->g, p, "external data entry '%s' has no string value", key);
+    if (strcmp(key, "location") == 0)
+      location = json_string_value(val);
+    else if (strcmp(key, "offset") == 0)
+      offset = json_int64(cx, val, path_join(cx, p, "value"));
+    else if (strcmp(key, "length") == 0)
+      length = json_int64(cx, val, path_join(cx, p, "value"));
+  }
+  if (!location)
+    graph_error(cx->g, path, "external data without a 'location'");
+  if (length >= 0 && (size_t)length != want)
+    graph_error(cx->g, path, "external data length %lld, but the tensor needs %zu bytes", (long long)length,
+                want);
+  const char *file = location[0] == '/' || !cx->dir || !cx->dir[0]
+                         ? location
+                         : arena_printf(cx->arena, "%s/%s", cx->dir, location);
+  if (cx->file_deps)
+    vec_push(cx->arena, cx->file_deps, (void *)arena_strdup(cx->arena, file));
+  FILE *f = fopen(file, "rb");
+  if (!f)
+    graph_error(cx->g, path, "cannot open external data file '%s': %s", file, strerror(errno));
+  uint8_t *buf = arena_alloc(cx->arena, want + 1);
+  bool ok = fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, want, f) == want;
+  fclose(f);
+  if (!ok)
+    graph_error(cx->g, path, "external data file '%s' is shorter than offset %lld + %zu bytes", file,
+                (long long)offset, want);
+  return buf;
+}
+
+/* The typed-array field that holds elements of type t when rawData is
+ * absent (float16, bool and the small integers travel in int32Data). */
+static const char *typed_field(ElemType t) {
+  switch (t) {
+  case TY_F32: return "floatData";
+  case TY_F64: return "doubleData";
+  case TY_I64: return "int64Data";
+  default: return "int32Data";
+  }
+}
+
+static const uint8_t *typed_data(Onnx *cx, json_t *t, const char *path, ElemType type, int64_t count) {
+  const char *field = typed_field(type);
+  json_t *a = json_list(cx, t, field, path);
+  const char *fpath = path_join(cx, path, field);
+  if ((int64_t)list_len(a) != count) {
+    if (!a && count > 0)
+      graph_error(cx->g, path, "the tensor has no data (no rawData and no %s)", field);
+    graph_error(cx->g, fpath, "%zu elements, but the shape holds %lld", list_len(a), (long long)count);
+  }
+  uint8_t *buf = arena_alloc(cx->arena, (size_t)count * (size_t)elem_bytes(type) + 1);
+  for (int64_t i = 0; i < count; i++) {
+    json_t *e = json_array_get(a, (size_t)i);
+    const char *p = path_index(cx, path, field, (size_t)i);
+    if (type == TY_F32 || type == TY_F64)
+      store_double(buf, type, i, json_double(cx, e, p));
+    else if (type == TY_F16) /* int32Data holds the binary16 bits */
+      store_le(buf + 2 * i, 2, (uint64_t)json_int64(cx, e, p));
+    else
+      store_int(buf, type, i, json_int64(cx, e, p));
+  }
+  return buf;
+}
+
+/* Decodes a TensorProto; `what` names it in messages. */
+static OTensor decode_tensor(Onnx *cx, json_t *t, const char *path, const char *what) {
+  OTensor out = {0};
+  if (!json_is_object(t))
+    graph_error(cx->g, path, "%s must be a JSON object (a TensorProto)", what);
+  json_t *dt = json_object_get(t, "dataType");
+  if (!dt)
+    graph_error(cx->g, path, "%s has no 'dataType'", what);
+  out.type = onnx_type_at(cx, json_int64(cx, dt, path_join(cx, path, "dataType")), path_join(cx, path, "dataType"),
+                          what);
+  out.count = tensor_dims(cx, t, path, &out);
+  if (json_object_get(t, "segment"))
+    graph_error(cx->g, path_join(cx, path, "segment"), "%s: segmented tensors are not supported", what);
+  size_t want = (size_t)out.count * (size_t)elem_bytes(out.type);
+  const char *location = json_str(cx, t, "dataLocation", path, "DEFAULT");
+  json_t *raw = json_object_get(t, "rawData");
+  if (strcmp(location, "EXTERNAL") == 0) {
+    out.data = external_data(cx, t, path, want);
+  } else if (raw) {
+    const char *rpath = path_join(cx, path, "rawData");
+    const char *s = json_string_value(raw);
+    uint8_t *bytes;
+    size_t len;
+    if (!s || !base64_decode(s, strlen(s), cx->arena, &bytes, &len))
+      graph_error(cx->g, rpath, "%s: rawData is not valid base64", what);
+    if (len != want)
+      graph_error(cx->g, rpath, "%s: rawData has %zu bytes, but %lld elements of %s need %zu", what, len,
+                  (long long)out.count, elem_type_name(out.type), want);
+    out.data = bytes;
+  } else {
+    out.data = typed_data(cx, t, path, out.type, out.count);
+  }
+  return out;
+}
+
+static int add_tensor_const(Onnx *cx, const char *name, const OTensor *t, const char *path) {
+  return graph_add_const(cx->g, name, t->type, t->rank, t->dims, t->data, path);
+}
+
+/* ------------------------------------------------------------------ */
+/* Attributes                                                          */
+
+static const OAttr *find_attr(const ONode *n, const char *name) {
+  for (int i = 0; i < n->nattrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0)
+      return &n->attrs[i];
+  return NULL;
+}
+
+/* The attribute, checked to be of ONNX type `type`; NULL when absent. */
+static const OAttr *typed_attr(Onnx *cx, const ONode *n, const char *name, const char *type) {
+  const OAttr *a = find_attr(n, name);
+  if (a && strcmp(a->type, type) != 0)
+    graph_error(cx->g, a->path, "%sattribute '%s' must be of type %s, not %s", node_desc(cx, n), name, type,
+                a->type);
+  return a;
+}
+
+/* The attribute's value member (f, i, s, t, floats, ints, ...). */
+static json_t *attr_member(Onnx *cx, const ONode *n, const OAttr *a, const char *key, bool list) {
+  json_t *v = json_object_get(a->json, key);
+  if (!v && list)
+    return NULL; /* an empty repeated field is left out of the JSON */
+  if (!v)
+    graph_error(cx->g, a->path, "%sattribute '%s' has no '%s' value", node_desc(cx, n), a->name, key);
+  if (list && !json_is_array(v))
+    graph_error(cx->g, path_join(cx, a->path, key), "'%s' must be a JSON array", key);
+  return v;
+}
+
+static bool has_attr(const ONode *n, const char *name) { return find_attr(n, name) != NULL; }
+
+static int64_t attr_int(Onnx *cx, const ONode *n, const char *name, int64_t dflt) {
+  const OAttr *a = typed_attr(cx, n, name, "INT");
+  if (!a)
+    return dflt;
+  return json_int64(cx, attr_member(cx, n, a, "i", false), path_join(cx, a->path, "i"));
+}
+
+static double attr_float(Onnx *cx, const ONode *n, const char *name, double dflt) {
+  const OAttr *a = typed_attr(cx, n, name, "FLOAT");
+  if (!a)
+    return dflt;
+  json_t *f = json_object_get(a->json, "f");
+  return f ? json_double(cx, f, path_join(cx, a->path, "f")) : 0.0; /* proto3 leaves out 0 */
+}
+
+/* A STRING attribute: protobuf bytes, so base64 in the JSON. */
+static const char *attr_string(Onnx *cx, const ONode *n, const char *name, const char *dflt) {
+  const OAttr *a = typed_attr(cx, n, name, "STRING");
+  if (!a)
+    return dflt;
+  json_t *s = json_object_get(a->json, "s");
+  if (!s)
+    return "";
+  const char *text = json_string_value(s);
+  uint8_t *bytes;
+  size_t len;
+  if (!text || !base64_decode(text, strlen(text), cx->arena, &bytes, &len))
+    graph_error(cx->g, path_join(cx, a->path, "s"), "%sattribute '%s' is not valid base64 (STRING values are bytes)",
+                node_desc(cx, n), name);
+  return arena_strndup(cx->arena, (const char *)bytes, len);
+}
+
+/* An INTS attribute; NULL (count 0) when absent. */
+static int64_t *attr_ints(Onnx *cx, const ONode *n, const char *name, int *count) {
+  *count = 0;
+  const OAttr *a = typed_attr(cx, n, name, "INTS");
+  if (!a)
+    return NULL;
+  json_t *l = attr_member(cx, n, a, "ints", true);
+  size_t len = list_len(l);
+  if (len > ONNX_MAX_LIST)
+    graph_error(cx->g, a->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
+  int64_t *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
+  for (size_t i = 0; i < len; i++)
+    v[i] = json_int64(cx, json_array_get(l, i), path_index(cx, a->path, "ints", i));
+  *count = (int)len;
+  return v;
+}
+
+static double *attr_floats(Onnx *cx, const ONode *n, const char *name, int *count) {
+  *count = 0;
+  const OAttr *a = typed_attr(cx, n, name, "FLOATS");
+  if (!a)
+    return NULL;
+  json_t *l = attr_member(cx, n, a, "floats", true);
+  size_t len = list_len(l);
+  if (len > ONNX_MAX_LIST)
+    graph_error(cx->g, a->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
+  double *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
+  for (size_t i = 0; i < len; i++)
+    v[i] = json_double(cx, json_array_get(l, i), path_index(cx, a->path, "floats", i));
+  *count = (int)len;
+  return v;
+}
+
+/* GraphAttr constructors. */
+static GraphAttr gattr_int(const char *name, int64_t v) {
+  GraphAttr a = {0};
+  a.name = name, a.kind = GA_INT, a.i = v;
+  return a;
+}
+
+static GraphAttr gattr_float(const char *name, double v) {
+  GraphAttr a = {0};
+  a.name = name, a.kind = GA_FLOAT, a.f = v;
+  return a;
+}
+
+static GraphAttr gattr_string(const char *name, const char *s) {
+  GraphAttr a = {0};
+  a.name = name, a.kind = GA_STRING, a.s = s;
+  return a;
+}
+
+static GraphAttr gattr_ints(Onnx *cx, const char *name, int count, const int64_t *v) {
+  GraphAttr a = {0};
+  a.name = name, a.kind = GA_INTS, a.n = count;
+  a.ints = arena_alloc(cx->arena, ((size_t)count + 1) * sizeof *a.ints);
+  if (count)
+    memcpy(a.ints, v, (size_t)count * sizeof *v);
+  return a;
+}
+
+/* Padding as GA_INTS2 from [lo0, hi0, lo1, hi1, ...]. */
+static GraphAttr gattr_pads(Onnx *cx, int pairs, const int64_t *lohi) {
+  GraphAttr a = gattr_ints(cx, "padding", 2 * pairs, lohi);
+  a.kind = GA_INTS2;
+  a.n = pairs;
+  return a;
+}
+
+/* ------------------------------------------------------------------ */
+/* Building graph nodes                                                */
+
+static int input(const ONode *n, int k) { return k < n->ninputs ? n->inputs[k] : -1; }
+
+/* The output name of the node (NULL: a fresh name). */
+static const char *out0(const ONode *n) { return n->noutputs > 0 ? n->outputs[0] : NULL; }
+
+static int emit(Onnx *cx, const ONode *n, GraphOp op, int nin, const int *ins, int nattrs, const GraphAttr *attrs,
+                const char *out) {
+  const char *names[1] = {out};
+  return graph_add_node(cx->g, op, n->name, nin, ins, nattrs, attrs, out ? names : NULL, n->path, n->op_type);
+}
+
+static int emit1(Onnx *cx, const ONode *n, GraphOp op, int x, const char *out) {
+  return emit(cx, n, op, 1, &x, 0, NULL, out);
+}
+
+static int emit2(Onnx *cx, const ONode *n, GraphOp op, int a, int b, const char *out) {
+  int ins[2] = {a, b};
+  return emit(cx, n, op, 2, ins, 0, NULL, out);
+}
+
+/* A rank-0 constant of type t. */
+static int scalar_const(Onnx *cx, const ONode *n, ElemType t, double v) {
+  uint8_t buf[8];
+  store_double(buf, t, 0, v);
+  return graph_add_const(cx->g, fresh_name(cx), t, 0, NULL, buf, n->path);
+}
+
+/* x converted to type t (x itself when it already has it). */
+static int as_type(Onnx *cx, const ONode *n, int x, ElemType t) {
+  if (value(cx, x)->type == t)
+    return x;
+  GraphAttr to = gattr_string("to", elem_type_name(t));
+  return emit(cx, n, GOP_CAST, 1, &x, 1, &to, NULL);
+}
+
+static AffineExpr *dim_mul(Onnx *cx, AffineExpr *a, AffineExpr *b) {
+  int64_t x, y;
+  if (graph_dim_value(a, &x) && graph_dim_value(b, &y))
+    return graph_dim_const(cx->g, x * y);
+  if (graph_dim_value(a, &x) && x == 1)
+    return b;
+  if (graph_dim_value(b, &y) && y == 1)
+    return a;
+  return affine_binary(cx->arena, AE_MUL, a, b);
+}
+
+/* The product of dims [from, to) of a value's shape. */
+static AffineExpr *dims_product(Onnx *cx, const GraphValue *v, int from, int to) {
+  AffineExpr *p = graph_dim_const(cx->g, 1);
+  for (int i = from; i < to; i++)
+    p = dim_mul(cx, p, v->shape[i]);
+  return p;
+}
+
+/* A 1-D i64 constant holding a shape, symbolic where the dims are. */
+static int shape_const(Onnx *cx, const ONode *n, int rank, AffineExpr **dims) {
+  int64_t *ints = arena_alloc(cx->arena, ((size_t)rank + 1) * sizeof *ints);
+  bool all_static = true;
+  for (int i = 0; i < rank; i++)
+    all_static &= graph_dim_value(dims[i], &ints[i]);
+  if (!all_static)
+    return graph_add_sym_const(cx->g, fresh_name(cx), rank, dims, false, n->path);
+  uint8_t *buf = arena_alloc(cx->arena, (size_t)rank * 8 + 1);
+  for (int i = 0; i < rank; i++)
+    store_int(buf, TY_I64, i, ints[i]);
+  int64_t len = rank;
+  return graph_add_const(cx->g, fresh_name(cx), TY_I64, 1, &len, buf, n->path);
+}
+
+/* x reshaped to `dims` (a row-major reshape moves no data). */
+static int reshape_to(Onnx *cx, const ONode *n, int x, int rank, AffineExpr **dims, const char *out) {
+  int ins[2] = {x, shape_const(cx, n, rank, dims)};
+  return emit(cx, n, GOP_RESHAPE, 2, ins, 0, NULL, out);
+}
+
+/* v (rank 1, one entry per channel) reshaped to [C, 1, ..., 1] so that it
+ * broadcasts over axis 1 of a tensor of rank `rank`. */
+static int per_channel(Onnx *cx, const ONode *n, int v, int rank) {
+  const GraphValue *gv = value(cx, v);
+  if (rank <= 2 || gv->rank != 1)
+    return v;
+  AffineExpr **dims = arena_alloc(cx->arena, (size_t)rank * sizeof *dims);
+  dims[0] = gv->shape[0];
+  for (int i = 1; i < rank - 1; i++)
+    dims[i] = graph_dim_const(cx->g, 1);
+  return reshape_to(cx, n, v, rank - 1, dims, NULL);
+}
+
+static int64_t normalize_axis(Onnx *cx, const ONode *n, int64_t axis, int rank, const char *path) {
+  if (axis < -rank || axis >= rank)
+    graph_error(cx->g, path, "%saxis %lld is out of range for rank %d", node_desc(cx, n), (long long)axis, rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+static const char *attr_path(Onnx *cx, const ONode *n, const char *name) {
+  const OAttr *a = find_attr(n, name);
+  (void)cx;
+  return a ? a->path : n->path;
+}
+
+/* ------------------------------------------------------------------ */
+/* Inputs that must be constants                                       */
+
+static void require_input(Onnx *cx, const ONode *n, int k, const char *what) {
+  if (input(n, k) < 0)
+    graph_error(cx->g, n->path, "%sthe input '%s' (input %d) is required", node_desc(cx, n), what, k);
+}
+
+static const GraphValue *const_input(Onnx *cx, const ONode *n, int k, const char *what) {
+  require_input(cx, n, k, what);
+  const GraphValue *v = value(cx, n->inputs[k]);
+  if (v->kind != GV_CONST)
+    graph_error(cx->g, input_path(cx, n, k),
+                "%sthe %s input ('%s') must be a constant when generating code, but it is computed at run time",
+                node_desc(cx, n), what, v->name);
+  return v;
+}
+
+/* Element i of a constant as an integer; symbolic elements must be known. */
+static int64_t const_elem_int(Onnx *cx, const ONode *n, int k, const GraphValue *v, int64_t i, const char *what) {
+  if (!v->sym)
+    return graph_const_i(v, i);
+  int64_t x;
+  if (!graph_dim_value(v->sym[i], &x))
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') depends on symbolic dims; it must be a number",
+                node_desc(cx, n), what, v->name);
+  return x;
+}
+
+/* A constant integer input as a list (any rank, row-major). */
+static int64_t *const_ints(Onnx *cx, const ONode *n, int k, const char *what, int *count) {
+  const GraphValue *v = const_input(cx, n, k, what);
+  if (elem_type_is_float(v->type) || v->type == TY_I1)
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') must be an integer tensor, not %s",
+                node_desc(cx, n), what, v->name, elem_type_name(v->type));
+  if (v->count > ONNX_MAX_LIST)
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' is too long", node_desc(cx, n), what);
+  int64_t *out = arena_alloc(cx->arena, ((size_t)v->count + 1) * sizeof *out);
+  for (int64_t i = 0; i < v->count; i++)
+    out[i] = const_elem_int(cx, n, k, v, i, what);
+  *count = (int)v->count;
+  return out;
+}
+
+static double const_scalar(Onnx *cx, const ONode *n, int k, const char *what) {
+  const GraphValue *v = const_input(cx, n, k, what);
+  if (v->count != 1)
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') must hold one element, not %lld",
+                node_desc(cx, n), what, v->name, (long long)v->count);
+  if (v->sym)
+    return (double)const_elem_int(cx, n, k, v, 0, what);
+  return graph_const_f(v, 0);
+}
+
+/* A list that is an attribute before opset `since` and an optional input
+ * (number k) from it on. Returns false when it is absent. */
+static bool ints_attr_or_input(Onnx *cx, const ONode *n, const char *name, int64_t since, int k, int64_t **out,
+                               int *count) {
+  *out = NULL, *count = 0;
+  if (cx->opset < since) {
+    *out = attr_ints(cx, n, name, count);
+    return *out != NULL;
+  }
+  if (input(n, k) < 0)
+    return false;
+  *out = const_ints(cx, n, k, name, count);
+  return true;
+}
+
+/* ------------------------------------------------------------------ */
+/* Importers: elementwise                                              */
+
+/* One graph op; the float attributes alpha, beta, gamma pass through (the
+ * graph ops' defaults are ONNX's). */
+static void import_unary(Onnx *cx, ONode *n) {
+  static const char *const names[] = {"alpha", "beta", "gamma"};
+  GraphAttr attrs[3];
+  int na = 0;
+  for (int i = 0; i < 3; i++)
+    if (has_attr(n, names[i]))
+      attrs[na++] = gattr_float(names[i], attr_float(cx, n, names[i], 0));
+  emit(cx, n, n->entry->gop, 1, n->inputs, na, attrs, out0(n));
+}
+
+static void import_binary(Onnx *cx, ONode *n) {
+  emit(cx, n, n->entry->gop, n->ninputs, n->inputs, 0, NULL, out0(n));
+}
+
+/* Pow's exponent may have another type than its base (opset 12+). */
+static void import_pow(Onnx *cx, ONode *n) {
+  int base = n->inputs[0];
+  int e = as_type(cx, n, n->inputs[1], value(cx, base)->type);
+  emit2(cx, n, GOP_POW, base, e, out0(n));
+}
+
+static void import_copy(Onnx *cx, ONode *n) { emit1(cx, n, GOP_COPY, n->inputs[0], out0(n)); }
+
+/* Dropout at inference is the identity; a requested mask is not supported
+ * (max_out), and training mode must be off. */
+static void import_dropout(Onnx *cx, ONode *n) {
+  if (input(n, 2) >= 0 && const_scalar(cx, n, 2, "training_mode") != 0)
+    graph_error(cx->g, input_path(cx, n, 2), "%straining mode is not supported", node_desc(cx, n));
+  import_copy(cx, n);
+}
+
+/* Max, Min, Sum, Mean: a chain of binary ops over the inputs. */
+static void import_variadic(Onnx *cx, ONode *n) {
+  bool mean = strcmp(n->op_type, "Mean") == 0;
+  GraphOp op = mean ? GOP_ADD : n->entry->gop;
+  for (int i = 0; i < n->ninputs; i++)
+    if (n->inputs[i] < 0)
+      graph_error(cx->g, input_path(cx, n, i), "%sinputs may not be omitted", node_desc(cx, n));
+  if (n->ninputs == 1) {
+    import_copy(cx, n);
+    return;
+  }
+  int acc = n->inputs[0];
+  for (int i = 1; i < n->ninputs; i++) {
+    bool last = i == n->ninputs - 1 && !mean;
+    acc = emit2(cx, n, op, acc, n->inputs[i], last ? out0(n) : NULL);
+  }
+  if (mean)
+    emit2(cx, n, GOP_DIV, acc, scalar_const(cx, n, value(cx, acc)->type, n->ninputs), out0(n));
+}
+
+static void import_cast(Onnx *cx, ONode *n) {
+  const OAttr *a = typed_attr(cx, n, "to", "INT");
+  if (!a)
+    graph_error(cx->g, n->path, "%sthe attribute 'to' is required", node_desc(cx, n));
+  ElemType t = onnx_type_at(cx, attr_int(cx, n, "to", 0), a->path, "the target type of Cast");
+  GraphAttr to = gattr_string("to", elem_type_name(t));
+  emit(cx, n, GOP_CAST, 1, n->inputs, 1, &to, out0(n));
+}
+
+/* CastLike: a cast to the second input's type. */
+static void import_cast_like(Onnx *cx, ONode *n) {
+  GraphAttr to = gattr_string("to", elem_type_name(value(cx, n->inputs[1])->type));
+  emit(cx, n, GOP_CAST, 1, n->inputs, 1, &to, out0(n));
+}
+
+/* Not, And, Or on i1 as selects: not x = x ? 0 : 1, a and b = a ? b : 0,
+ * a or b = a ? 1 : b. */
+static void import_logic(Onnx *cx, ONode *n) {
+  int a = n->inputs[0];
+  if (value(cx, a)->type != TY_I1)
+    graph_error(cx->g, input_path(cx, n, 0), "%sthe input '%s' must be bool, not %s", node_desc(cx, n),
+                value(cx, a)->name, elem_type_name(value(cx, a)->type));
+  int ins[3] = {a, -1, -1};
+  if (strcmp(n->op_type, "Not") == 0)
+    ins[1] = scalar_const(cx, n, TY_I1, 0), ins[2] = scalar_const(cx, n, TY_I1, 1);
+  else if (strcmp(n->op_type, "And") == 0)
+    ins[1] = n->inputs[1], ins[2] = scalar_const(cx, n, TY_I1, 0);
+  else
+    ins[1] = scalar_const(cx, n, TY_I1, 1), ins[2] = n->inputs[1];
+  emit(cx, n, GOP_WHERE, 3, ins, 0, NULL, out0(n));
+}
+
+/* Clip: bounds are attributes before opset 11, optional inputs after. */
+static void import_clip(Onnx *cx, ONode *n) {
+  GraphAttr attrs[2];
+  int na = 0;
+  if (cx->opset < 11) {
+    if (has_attr(n, "min"))
+      attrs[na++] = gattr_float("min", attr_float(cx, n, "min", 0));
+    if (has_attr(n, "max"))
+      attrs[na++] = gattr_float("max", attr_float(cx, n, "max", 0));
+    emit(cx, n, GOP_CLIP, 1, n->inputs, na, attrs, out0(n));
+    return;
+  }
+  /* constant bounds become clip's attributes; computed ones max and min */
+  static const char *const names[2] = {"min", "max"};
+  int x = n->inputs[0], computed[2] = {-1, -1};
+  for (int k = 1; k <= 2; k++) {
+    int b = input(n, k);
+    if (b >= 0 && value(cx, b)->kind == GV_CONST)
+      attrs[na++] = gattr_float(names[k - 1], const_scalar(cx, n, k, names[k - 1]));
+    else
+      computed[k - 1] = b;
+  }
+  bool more = computed[0] >= 0 || computed[1] >= 0;
+  if (na > 0 || !more)
+    x = emit(cx, n, GOP_CLIP, 1, &x, na, attrs, more ? NULL : out0(n));
+  if (computed[0] >= 0)
+    x = emit2(cx, n, GOP_MAX, x, computed[0], computed[1] >= 0 ? NULL : out0(n));
+  if (computed[1] >= 0)
+    emit2(cx, n, GOP_MIN, x, computed[1], out0(n));
+}
+
+/* Softmax and LogSoftmax. Before opset 13 the input is seen as 2-D,
+ * [prod(dims before axis), prod(the rest)], and normalised along its rows. */
+static void import_softmax(Onnx *cx, ONode *n) {
+  bool log = strcmp(n->op_type, "LogSoftmax") == 0;
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int rank = xv->rank;
+  int64_t axis = attr_int(cx, n, "axis", cx->opset < 13 ? 1 : -1);
+  if (rank == 0)
+    graph_error(cx->g, input_path(cx, n, 0), "%sthe input must have rank 1 or more", node_desc(cx, n));
+  axis = normalize_axis(cx, n, axis, rank, attr_path(cx, n, "axis"));
+  if (cx->opset >= 13 || axis == rank - 1) {
+    graph_softmax(cx->g, x, axis, log, out0(n), n->path, n->op_type);
+    return;
+  }
+  AffineExpr *dims2[2] = {dims_product(cx, xv, 0, (int)axis), dims_product(cx, xv, (int)axis, rank)};
+  AffineExpr **orig = xv->shape;
+  int x2 = reshape_to(cx, n, x, 2, dims2, NULL);
+  int y2 = graph_softmax(cx->g, x2, 1, log, NULL, n->path, n->op_type);
+  reshape_to(cx, n, y2, rank, orig, out0(n));
+}
+
+/* ------------------------------------------------------------------ */
+/* Importers: linear algebra and NN                                    */
+
+static void import_einsum(Onnx *cx, ONode *n) {
+  const char *eq = attr_string(cx, n, "equation", NULL);
+  if (!eq)
+    graph_error(cx->g, n->path, "%sthe attribute 'equation' is required", node_desc(cx, n));
+  GraphAttr a = gattr_string("equation", eq);
+  emit(cx, n, GOP_EINSUM, n->ninputs, n->inputs, 1, &a, out0(n));
+}
+
+static int transpose_2d(Onnx *cx, const ONode *n, int x) {
+  int64_t perm[2] = {1, 0};
+  GraphAttr a = gattr_ints(cx, "perm", 2, perm);
+  return emit(cx, n, GOP_TRANSPOSE, 1, &x, 1, &a, NULL);
+}
+
+/* Gemm: alpha * A' B' + beta * C, skipping the multiplications by 1. */
+static void import_gemm(Onnx *cx, ONode *n) {
+  int a = n->inputs[0], b = n->inputs[1], c = input(n, 2);
+  double alpha = attr_float(cx, n, "alpha", 1.0), beta = attr_float(cx, n, "beta", 1.0);
+  if (attr_int(cx, n, "transA", 0))
+    a = transpose_2d(cx, n, a);
+  if (attr_int(cx, n, "transB", 0))
+    b = transpose_2d(cx, n, b);
+  bool with_c = c >= 0 && beta != 0.0;
+  bool scaled = alpha != 1.0;
+  int y = emit2(cx, n, GOP_MATMUL, a, b, scaled || with_c ? NULL : out0(n));
+  ElemType t = value(cx, y)->type;
+  if (scaled)
+    y = emit2(cx, n, GOP_MUL, y, scalar_const(cx, n, t, alpha), with_c ? NULL : out0(n));
+  if (!with_c)
+    return;
+  if (beta != 1.0)
+    c = emit2(cx, n, GOP_MUL, c, scalar_const(cx, n, value(cx, c)->type, beta), NULL);
+  emit2(cx, n, GOP_ADD, y, c, out0(n));
+}
+
+/* Spatial attributes of Conv and the pools: strides and dilations (default
+ * 1 each) and the explicit padding that pads / auto_pad give. */
+typedef struct {
+  int r;               /* spatial dims */
+  int64_t *kernel;     /* r window extents */
+  int64_t *strides;
+  int64_t *dilations;
+  int64_t *padding;    /* 2r: [lo0, hi0, lo1, hi1, ...] */
+} Spatial;
+
+static int64_t *spatial_ints(Onnx *cx, const ONode *n, const char *name, int r) {
+  int count;
+  int64_t *v = attr_ints(cx, n, name, &count);
+  if (!v) {
+    v = arena_alloc(cx->arena, (size_t)r * sizeof *v);
+    for (int i = 0; i < r; i++)
+      v[i] = 1;
+    return v;
+  }
+  if (count != r)
+    graph_error(cx->g, attr_path(cx, n, name), "%s'%s' has %d values, but the input has %d spatial dims",
+                node_desc(cx, n), name, count, r);
+  for (int i = 0; i < r; i++)
+    if (v[i] < 1)
+      graph_error(cx->g, attr_path(cx, n, name), "%s'%s' values must be positive", node_desc(cx, n), name);
+  return v;
+}
+
+static int64_t static_dim(Onnx *cx, const ONode *n, int x, int d, const char *why) {
+  int64_t e;
+  if (!graph_dim_value(value(cx, x)->shape[d], &e))
+    graph_error(cx->g, input_path(cx, n, 0), "%sdim %d of '%s' is symbolic, but %s needs it static",
+                node_desc(cx, n), d, value(cx, x)->name, why);
+  return e;
+}
+
+static void spatial_padding(Onnx *cx, const ONode *n, int x, Spatial *s) {
+  const char *auto_pad = attr_string(cx, n, "auto_pad", "NOTSET");
+  s->padding = arena_alloc(cx->arena, (size_t)(2 * s->r + 1) * sizeof *s->padding);
+  if (strcmp(auto_pad, "NOTSET") == 0 || auto_pad[0] == 0) {
+    int count;
+    int64_t *pads = attr_ints(cx, n, "pads", &count);
+    if (pads && count != 2 * s->r)
+      graph_error(cx->g, attr_path(cx, n, "pads"), "%s'pads' has %d values, but %d spatial dims need %d",
+                  node_desc(cx, n), count, s->r, 2 * s->r);
+    for (int i = 0; pads && i < s->r; i++) {
+      if (pads[i] < 0 || pads[i + s->r] < 0)
+        graph_error(cx->g, attr_path(cx, n, "pads"), "%snegative pads are not supported", node_desc(cx, n));
+      s->padding[2 * i] = pads[i];
+      s->padding[2 * i + 1] = pads[i + s->r];
+    }
+    return;
+  }
+  if (strcmp(auto_pad, "VALID") == 0)
+    return;
+  bool upper = strcmp(auto_pad, "SAME_UPPER") == 0;
+  if (!upper && strcmp(auto_pad, "SAME_LOWER") != 0)
+    graph_error(cx->g, attr_path(cx, n, "auto_pad"), "%sunknown auto_pad '%s'", node_desc(cx, n), auto_pad);
+  /* SAME: the output extent is ceil(in / stride); the padding that makes it
+   * so is split evenly, the odd element at the end (UPPER) or start (LOWER). */
+  for (int i = 0; i < s->r; i++) {
+    int64_t in = static_dim(cx, n, x, 2 + i, "auto_pad");
+    int64_t out = (in + s->strides[i] - 1) / s->strides[i];
+    int64_t total = (out - 1) * s->strides[i] + (s->kernel[i] - 1) * s->dilations[i] + 1 - in;
+    if (total < 0)
+      total = 0;
+    int64_t small = total / 2, large = total - small;
+    s->padding[2 * i] = upper ? small : large;
+    s->padding[2 * i + 1] = upper ? large : small;
+  }
+}
+
+static int spatial_rank(Onnx *cx, const ONode *n, int x) {
+  int rank = value(cx, x)->rank;
+  if (rank < 3)
+    graph_error(cx->g, input_path(cx, n, 0), "%sthe input must have rank 3 or more (N, C, spatial...), not %d",
+                node_desc(cx, n), rank);
+  return rank - 2;
+}
+
+static void import_conv(Onnx *cx, ONode *n) {
+  int x = n->inputs[0], w = n->inputs[1];
+  Spatial s = {0};
+  s.r = spatial_rank(cx, n, x);
+  const GraphValue *wv = value(cx, w);
+  if (wv->rank != s.r + 2)
+    graph_error(cx->g, input_path(cx, n, 1), "%sthe filter has rank %d; the input's rank %d needs %d",
+                node_desc(cx, n), wv->rank, s.r + 2, s.r + 2);
+  int count;
+  int64_t *ks = attr_ints(cx, n, "kernel_shape", &count);
+  if (ks && count != s.r)
+    graph_error(cx->g, attr_path(cx, n, "kernel_shape"), "%s'kernel_shape' has %d values, but %d spatial dims",
+                node_desc(cx, n), count, s.r);
+  s.kernel = arena_alloc(cx->arena, (size_t)s.r * sizeof *s.kernel);
+  for (int i = 0; i < s.r; i++) {
+    int64_t k;
+    bool known = graph_dim_value(wv->shape[2 + i], &k);
+    if (ks && known && ks[i] != k)
+      graph_error(cx->g, attr_path(cx, n, "kernel_shape"), "%skernel_shape[%d] = %lld, but the filter's extent is %lld",
+                  node_desc(cx, n), i, (long long)ks[i], (long long)k);
+    s.kernel[i] = known ? k : ks ? ks[i] : -1;
+  }
+  s.strides = spatial_ints(cx, n, "strides", s.r);
+  s.dilations = spatial_ints(cx, n, "dilations", s.r);
+  const char *auto_pad = attr_string(cx, n, "auto_pad", "NOTSET");
+  if (strncmp(auto_pad, "SAME", 4) == 0)
+    for (int i = 0; i < s.r; i++)
+      if (s.kernel[i] < 0)
+        graph_error(cx->g, input_path(cx, n, 1), "%sauto_pad needs static filter extents", node_desc(cx, n));
+  spatial_padding(cx, n, x, &s);
+  GraphAttr attrs[4] = {gattr_ints(cx, "strides", s.r, s.strides), gattr_ints(cx, "dilations", s.r, s.dilations),
+                        gattr_pads(cx, s.r, s.padding), gattr_int("group", attr_int(cx, n, "group", 1))};
+  int nin = input(n, 2) >= 0 ? 3 : 2;
+  emit(cx, n, GOP_CONV, nin, n->inputs, 4, attrs, out0(n));
+}
+
+/* MaxPool and AveragePool over the NCHW-style layout with r spatial dims. */
+static void import_pool(Onnx *cx, ONode *n) {
+  bool max = strcmp(n->op_type, "MaxPool") == 0;
+  int x = n->inputs[0];
+  Spatial s = {0};
+  s.r = spatial_rank(cx, n, x);
+  int count;
+  s.kernel = attr_ints(cx, n, "kernel_shape", &count);
+  if (!s.kernel)
+    graph_error(cx->g, n->path, "%sthe attribute 'kernel_shape' is required", node_desc(cx, n));
+  if (count != s.r)
+    graph_error(cx->g, attr_path(cx, n, "kernel_shape"), "%s'kernel_shape' has %d values, but %d spatial dims",
+                node_desc(cx, n), count, s.r);
+  if (max && attr_int(cx, n, "storage_order", 0) != 0)
+    graph_error(cx->g, attr_path(cx, n, "storage_order"), "%sstorage_order 1 (column-major indices) is not supported",
+                node_desc(cx, n));
+  s.strides = spatial_ints(cx, n, "strides", s.r);
+  s.dilations = spatial_ints(cx, n, "dilations", s.r);
+  spatial_padding(cx, n, x, &s);
+  GraphAttr attrs[6] = {gattr_ints(cx, "window", s.r, s.kernel), gattr_ints(cx, "strides", s.r, s.strides),
+                        gattr_ints(cx, "dilations", s.r, s.dilations), gattr_pads(cx, s.r, s.padding),
+                        gattr_int("ceil_mode", attr_int(cx, n, "ceil_mode", 0)),
+                        gattr_int("count_include_pad", attr_int(cx, n, "count_include_pad", 0))};
+  emit(cx, n, max ? GOP_POOLING_NCHW_MAX : GOP_POOLING_NCHW_AVG, 1, &x, max ? 5 : 6, attrs, out0(n));
+}
+
+static int64_t *axes_range(Onnx *cx, int from, int to) {
+  int64_t *axes = arena_alloc(cx->arena, (size_t)(to - from + 1) * sizeof *axes);
+  for (int i = from; i < to; i++)
+    axes[i - from] = i;
+  return axes;
+}
+
+static int reduce(Onnx *cx, const ONode *n, GraphOp op, int x, int naxes, const int64_t *axes, bool keepdims,
+                  const char *out) {
+  GraphAttr attrs[2] = {gattr_int("keepdims", keepdims), gattr_ints(cx, "axes", naxes, axes)};
+  return emit(cx, n, op, 1, &x, naxes > 0 ? 2 : 1, attrs, out);
+}
+
+static void import_global_pool(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  int r = spatial_rank(cx, n, x);
+  GraphOp op = strcmp(n->op_type, "GlobalMaxPool") == 0 ? GOP_REDUCE_MAX : GOP_REDUCE_MEAN;
+  reduce(cx, n, op, x, r, axes_range(cx, 2, r + 2), true, out0(n));
+}
+
+/* (x - mean) / sqrt(var + eps) over `axes` (kept as extent-1 dims). */
+static int normalize_over(Onnx *cx, const ONode *n, int x, int naxes, const int64_t *axes, double eps) {
+  ElemType t = value(cx, x)->type;
+  int mean = reduce(cx, n, GOP_REDUCE_MEAN, x, naxes, axes, true, NULL);
+  int d = emit2(cx, n, GOP_SUB, x, mean, NULL);
+  int var = reduce(cx, n, GOP_REDUCE_MEAN, emit2(cx, n, GOP_MUL, d, d, NULL), naxes, axes, true, NULL);
+  int sd = emit1(cx, n, GOP_SQRT, emit2(cx, n, GOP_ADD, var, scalar_const(cx, n, t, eps), NULL), NULL);
+  return emit2(cx, n, GOP_DIV, d, sd, NULL);
+}
+
+/* y * scale + bias, the last op named after the node's output. */
+static void scale_and_shift(Onnx *cx, const ONode *n, int y, int scale, int bias) {
+  if (scale >= 0)
+    y = emit2(cx, n, GOP_MUL, y, scale, bias >= 0 ? NULL : out0(n));
+  if (bias >= 0)
+    y = emit2(cx, n, GOP_ADD, y, bias, out0(n));
+  if (scale < 0 && bias < 0)
+    emit1(cx, n, GOP_COPY, y, out0(n));
+}
+
+/* Inference: y = x * s + t, s = scale / sqrt(var + eps), t = B - mean * s,
+ * per channel (axis 1). s and t come from constants in the usual model, so
+ * the builder folds them. */
+static void import_batchnorm(Onnx *cx, ONode *n) {
+  if (attr_int(cx, n, "training_mode", 0) != 0)
+    graph_error(cx->g, attr_path(cx, n, "training_mode"), "%straining mode is not supported", node_desc(cx, n));
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  if (xv->rank < 2)
+    graph_error(cx->g, input_path(cx, n, 0), "%sthe input must have rank 2 or more (N, C, ...)", node_desc(cx, n));
+  ElemType t = xv->type;
+  int rank = xv->rank;
+  int scale = as_type(cx, n, n->inputs[1], t), bias = as_type(cx, n, n->inputs[2], t);
+  int mean = as_type(cx, n, n->inputs[3], t), var = as_type(cx, n, n->inputs[4], t);
+  double eps = attr_float(cx, n, "epsilon", 1e-5);
+  int sd = emit1(cx, n, GOP_SQRT, emit2(cx, n, GOP_ADD, var, scalar_const(cx, n, t, eps), NULL), NULL);
+  int s = emit2(cx, n, GOP_DIV, scale, sd, NULL);
+  int shift = emit2(cx, n, GOP_SUB, bias, emit2(cx, n, GOP_MUL, mean, s, NULL), NULL);
+  s = per_channel(cx, n, s, rank);
+  shift = per_channel(cx, n, shift, rank);
+  emit2(cx, n, GOP_ADD, emit2(cx, n, GOP_MUL, x, s, NULL), shift, out0(n));
+}
+
+static void import_layernorm(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  int rank = value(cx, x)->rank;
+  int64_t axis = normalize_axis(cx, n, attr_int(cx, n, "axis", -1), rank, attr_path(cx, n, "axis"));
+  double eps = attr_float(cx, n, "epsilon", 1e-5);
+  int y = normalize_over(cx, n, x, rank - (int)axis, axes_range(cx, (int)axis, rank), eps);
+  scale_and_shift(cx, n, y, n->inputs[1], input(n, 2));
+}
+
+static void import_instancenorm(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  int r = spatial_rank(cx, n, x);
+  double eps = attr_float(cx, n, "epsilon", 1e-5);
+  int y = normalize_over(cx, n, x, r, axes_range(cx, 2, r + 2), eps);
+  int rank = r + 2;
+  scale_and_shift(cx, n, y, per_channel(cx, n, n->inputs[1], rank), per_channel(cx, n, n->inputs[2], rank));
+}
+
+/* ------------------------------------------------------------------ */
+/* Importers: reductions                                               */
+
+/* ReduceX: axes is an attribute before opset 18 (ReduceSum: 13) and an
+ * optional input after; then an absent or empty list with
+ * noop_with_empty_axes = 1 is the identity. */
+static void import_reduce(Onnx *cx, ONode *n) {
+  bool sum = strcmp(n->op_type, "ReduceSum") == 0;
+  bool l2 = strcmp(n->op_type, "ReduceL2") == 0;
+  bool square = l2 || strcmp(n->op_type, "ReduceSumSquare") == 0;
+  int64_t since = sum ? 13 : 18;
+  int64_t *axes;
+  int naxes;
+  ints_attr_or_input(cx, n, "axes", since, 1, &axes, &naxes);
+  bool keepdims = attr_int(cx, n, "keepdims", 1) != 0;
+  int x = n->inputs[0];
+  if (naxes == 0 && cx->opset >= since && attr_int(cx, n, "noop_with_empty_axes", 0)) {
+    emit1(cx, n, GOP_COPY, x, out0(n));
+    return;
+  }
+  if (square)
+    x = emit2(cx, n, GOP_MUL, x, x, NULL);
+  int y = reduce(cx, n, n->entry->gop, x, naxes, axes, keepdims, l2 ? NULL : out0(n));
+  if (l2)
+    emit1(cx, n, GOP_SQRT, y, out0(n));
+}
+
+/* ------------------------------------------------------------------ */
+/* Importers: layout                                                   */
+
+static void import_transpose(Onnx *cx, ONode *n) {
+  int count;
+  int64_t *perm = attr_ints(cx, n, "perm", &count);
+  GraphAttr a = gattr_ints(cx, "perm", count, perm);
+  emit(cx, n, GOP_TRANSPOSE, 1, n->inputs, perm ? 1 : 0, &a, out0(n));
+}
+
+static void import_reshape(Onnx *cx, ONode *n) {
+  if (cx->opset < 5)
+    graph_error(cx->g, n->path, "%sReshape before opset 5 is not supported", node_desc(cx, n));
+  const_input(cx, n, 1, "shape");
+  GraphAttr a = gattr_int("allowzero", attr_int(cx, n, "allowzero", 0));
+  emit(cx, n, GOP_RESHAPE, 2, n->inputs, 1, &a, out0(n));
+}
+
+static void import_flatten(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int64_t axis = attr_int(cx, n, "axis", 1);
+  if (axis < -xv->rank || axis > xv->rank)
+    graph_error(cx->g, attr_path(cx, n, "axis"), "%saxis %lld is out of range for rank %d", node_desc(cx, n),
+                (long long)axis, xv->rank);
+  if (axis < 0)
+    axis += xv->rank;
+  AffineExpr *dims[2] = {dims_product(cx, xv, 0, (int)axis), dims_product(cx, xv, (int)axis, xv->rank)};
+  reshape_to(cx, n, x, 2, dims, out0(n));
+}
+
+static void import_squeeze(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int64_t *axes;
+  int naxes;
+  bool given = ints_attr_or_input(cx, n, "axes", 13, 1, &axes, &naxes);
+  bool *drop = arena_alloc(cx->arena, (size_t)xv->rank + 1);
+  const char *where = cx->opset < 13 ? attr_path(cx, n, "axes") : input_path(cx, n, 1);
+  for (int i = 0; i < naxes; i++) {
+    int64_t a = normalize_axis(cx, n, axes[i], xv->rank, where);
+    int64_t e;
+    if (!graph_dim_value(xv->shape[a], &e) || e != 1)
+      graph_error(cx->g, where, "%sdim %lld of '%s' is not 1 and cannot be squeezed", node_desc(cx, n),
+                  (long long)a, xv->name);
+    drop[a] = true;
+  }
+  if (!given || naxes == 0) /* every dim known to be 1 */
+    for (int i = 0; i < xv->rank; i++) {
+      int64_t e;
+      drop[i] = graph_dim_value(xv->shape[i], &e) && e == 1;
+    }
+  AffineExpr **dims = arena_alloc(cx->arena, (size_t)xv->rank * sizeof *dims + 1);
+  int rank = 0;
+  for (int i = 0; i < xv->rank; i++)
+    if (!drop[i])
+      dims[rank++] = xv->shape[i];
+  reshape_to(cx, n, x, rank, dims, out0(n));
+}
+
+static void import_unsqueeze(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int64_t *axes;
+  int naxes;
+  if (!ints_attr_or_input(cx, n, "axes", 13, 1, &axes, &naxes))
+    graph_error(cx->g, n->path, "%s'axes' is required", node_desc(cx, n));
+  const char *where = cx->opset < 13 ? attr_path(cx, n, "axes") : input_path(cx, n, 1);
+  int rank = xv->rank + naxes;
+  if (rank > LG_MAX_RANK)
+    graph_error(cx->g, where, "%sthe result's rank %d exceeds lgen's limit of %d", node_desc(cx, n), rank,
+                LG_MAX_RANK);
+  bool inserted[LG_MAX_RANK] = {false};
+  for (int i = 0; i < naxes; i++) {
+    int64_t a = normalize_axis(cx, n, axes[i], rank, where);
+    if (inserted[a])
+      graph_error(cx->g, where, "%saxis %lld is given twice", node_desc(cx, n), (long long)a);
+    inserted[a] = true;
+  }
+  AffineExpr **dims = arena_alloc(cx->arena, (size_t)rank * sizeof *dims + 1);
+  for (int i = 0, next = 0; i < rank; i++)
+    dims[i] = inserted[i] ? graph_dim_const(cx->g, 1) : xv->shape[next++];
+  reshape_to(cx, n, x, rank, dims, out0(n));
+}
+
+static void import_expand(Onnx *cx, ONode *n) {
+  const_input(cx, n, 1, "shape");
+  emit(cx, n, GOP_BROADCAST, 2, n->inputs, 0, NULL, out0(n));
+}
+
+static void import_concat(Onnx *cx, ONode *n) {
+  if (!has_attr(n, "axis"))
+    graph_error(cx->g, n->path, "%sthe attribute 'axis' is required", node_desc(cx, n));
+  GraphAttr a = gattr_int("axis", attr_int(cx, n, "axis", 0));
+  emit(cx, n, GOP_CONCAT, n->ninputs, n->inputs, 1, &a, out0(n));
+}
+
+static void import_tile(Onnx *cx, ONode *n) {
+  int count;
+  int64_t *repeats = const_ints(cx, n, 1, "repeats", &count);
+  if (count != value(cx, n->inputs[0])->rank)
+    graph_error(cx->g, input_path(cx, n, 1), "%s%d repeats for an input of rank %d", node_desc(cx, n), count,
+                value(cx, n->inputs[0])->rank);
+  for (int i = 0; i < count; i++)
+    if (repeats[i] < 0)
+      graph_error(cx->g, input_path(cx, n, 1), "%snegative repeats", node_desc(cx, n));
+  GraphAttr a = gattr_ints(cx, "repeats", count, repeats);
+  emit(cx, n, GOP_TILE, 1, n->inputs, 1, &a, out0(n));
+}
+
+static void import_gather(Onnx *cx, ONode *n) {
+  GraphAttr a = gattr_int("axis", attr_int(cx, n, "axis", 0));
+  emit(cx, n, GOP_GATHER, 2, n->inputs, 1, &a, out0(n));
+}
+
+/* A slice of x: dims not listed in sliced[] are taken whole. The graph op's
+ * `sizes` are numbers, so every dim's extent must be static. */
+static int emit_slice(Onnx *cx, const ONode *n, int x, const int64_t *starts, const int64_t *sizes,
+                      const int64_t *strides, const bool *sliced, const char *out) {
+  const GraphValue *xv = value(cx, x);
+  int r = xv->rank;
+  int64_t *st = arena_alloc(cx->arena, (size_t)(3 * r + 1) * sizeof *st), *sz = st + r, *sd = st + 2 * r;
+  for (int i = 0; i < r; i++) {
+    if (sliced[i]) {
+      st[i] = starts[i], sz[i] = sizes[i], sd[i] = strides[i];
+      continue;
+    }
+    st[i] = 0, sd[i] = 1;
+    sz[i] = static_dim(cx, n, x, i, n->op_type);
+  }
+  GraphAttr attrs[3] = {gattr_ints(cx, "starts", r, st), gattr_ints(cx, "sizes", r, sz),
+                        gattr_ints(cx, "strides", r, sd)};
+  return emit(cx, n, GOP_SLICE, 1, &x, 3, attrs, out);
+}
+
+/* ONNX Slice: starts/ends clamped per dim as the operator spec says,
+ * negative steps walk backwards. */
+static void import_slice(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int r = xv->rank;
+  int64_t *starts, *ends, *axes = NULL, *steps = NULL;
+  int ns, ne, na = 0, nst = 0;
+  const char *where;
+  if (cx->opset < 10) {
+    starts = attr_ints(cx, n, "starts", &ns);
+    ends = attr_ints(cx, n, "ends", &ne);
+    axes = attr_ints(cx, n, "axes", &na);
+    if (!starts || !ends)
+      graph_error(cx->g, n->path, "%s'starts' and 'ends' are required", node_desc(cx, n));
+    where = attr_path(cx, n, "starts");
+  } else {
+    starts = const_ints(cx, n, 1, "starts", &ns);
+    ends = const_ints(cx, n, 2, "ends", &ne);
+    if (input(n, 3) >= 0)
+      axes = const_ints(cx, n, 3, "axes", &na);
+    if (input(n, 4) >= 0)
+      steps = const_ints(cx, n, 4, "steps", &nst);
+    where = input_path(cx, n, 1);
+  }
+  if (ne != ns || (axes && na != ns) || (steps && nst != ns))
+    graph_error(cx->g, where, "%sstarts, ends, axes and steps must have the same length", node_desc(cx, n));
+  int64_t *st = arena_alloc(cx->arena, (size_t)(3 * r + 1) * sizeof *st), *sz = st + r, *sd = st + 2 * r;
+  bool *sliced = arena_alloc(cx->arena, (size_t)r + 1);
+  for (int i = 0; i < ns; i++) {
+    int64_t a = normalize_axis(cx, n, axes ? axes[i] : i, r, where);
+    if (sliced[a])
+      graph_error(cx->g, where, "%saxis %lld is sliced twice", node_desc(cx, n), (long long)a);
+    sliced[a] = true;
+    int64_t step = steps ? steps[i] : 1;
+    if (step == 0)
+      graph_error(cx->g, where, "%sa step of 0", node_desc(cx, n));
+    int64_t d = static_dim(cx, n, x, (int)a, "Slice");
+    int64_t s = starts[i], e = ends[i];
+    if (s < 0)
+      s += d;
+    if (e < 0)
+      e += d;
+    int64_t size;
+    if (step > 0) {
+      s = s < 0 ? 0 : s > d ? d : s;
+      e = e < 0 ? 0 : e > d ? d : e;
+      size = e > s ? (e - s + step - 1) / step : 0;
+    } else {
+      s = s < 0 ? 0 : s > d - 1 ? d - 1 : s;
+      e = e < -1 ? -1 : e > d - 1 ? d - 1 : e;
+      size = s > e ? (s - e + (-step) - 1) / (-step) : 0;
+    }
+    st[a] = size > 0 ? s : 0, sz[a] = size, sd[a] = step;
+  }
+  emit_slice(cx, n, x, st, sz, sd, sliced, out0(n));
+}
+
+/* Split along `axis` into pieces given by `split` (attribute before opset
+ * 13, input after), else into equal parts (the last one smaller, opset 18). */
+static void import_split(Onnx *cx, ONode *n) {
+  int x = n->inputs[0];
+  const GraphValue *xv = value(cx, x);
+  int r = xv->rank;
+  int64_t axis = normalize_axis(cx, n, attr_int(cx, n, "axis", 0), r, attr_path(cx, n, "axis"));
+  int64_t d = static_dim(cx, n, x, (int)axis, "Split");
+  int64_t *split;
+  int count;
+  int parts = n->noutputs;
+  const char *where = cx->opset < 13 ? attr_path(cx, n, "split") : input_path(cx, n, 1);
+  if (ints_attr_or_input(cx, n, "split", 13, 1, &split, &count)) {
+    if (count != parts)
+      graph_error(cx->g, where, "%s%d split sizes for %d outputs", node_desc(cx, n), count, parts);
+    int64_t total = 0;
+    for (int i = 0; i < count; i++) {
+      if (split[i] < 0)
+        graph_error(cx->g, where, "%snegative split size", node_desc(cx, n));
+      total += split[i];
+    }
+    if (total != d)
+      graph_error(cx->g, where, "%sthe split sizes add up to %lld, but the axis has extent %lld", node_desc(cx, n),
+                  (long long)total, (long long)d);
+  } else {
+    if (has_attr(n, "num_outputs") && attr_int(cx, n, "num_outputs", 0) != parts)
+      graph_error(cx->g, attr_path(cx, n, "num_outputs"), "%snum_outputs does not match the %d outputs",
+                  node_desc(cx, n), parts);
+    int64_t chunk = (d + parts - 1) / parts;
+    if (cx->opset < 18 && d % parts)
+      graph_error(cx->g, n->path, "%sextent %lld does not split evenly into %d parts", node_desc(cx, n),
+                  (long long)d, parts);
+    split = arena_alloc(cx->arena, (size_t)parts * sizeof *split);
+    for (int i = 0, left = (int)d; i < parts; i++) {
+      split[i] = chunk < left ? chunk : left;
+      left -= (int)split[i];
+    }
+  }
+  int64_t *st = arena_alloc(cx->arena, (size_t)(3 * r + 1) * sizeof *st), *sz = st + r, *sd = st + 2 * r;
+  bool *sliced = arena_alloc(cx->arena, (size_t)r + 1);
+  sliced[axis] = true;
+  sd[axis] = 1;
+  int64_t offset = 0;
+  for (int i = 0; i < parts; i++) {
+    st[axis] = split[i] ? offset : 0, sz[axis] = split[i];
+    if (n->outputs[i])
+      emit_slice(cx, n, x, st, sz, sd, sliced, n->outputs[i]);
+    offset += split[i];
+  }
+}
+
+/* Pad, constant mode: pads [x1_begin, x2_begin, ..., x1_end, ...] as an
+ * attribute before opset 11, as an input after (with the optional axes it
+ * applies to from opset 18). */
+static void import_pad(Onnx *cx, ONode *n) {
+  const char *mode = attr_string(cx, n, "mode", "constant");
+  if (strcmp(mode, "constant") != 0)
+    graph_error(cx->g, attr_path(cx, n, "mode"), "%spad mode '%s' is not supported (only 'constant')",
+                node_desc(cx, n), mode);
+  int x = n->inputs[0];
+  int r = value(cx, x)->rank;
+  int64_t *pads, *axes = NULL;
+  int np, na = r;
+  double fill = 0;
+  const char *where;
+  if (cx->opset < 11) {
+    pads = attr_ints(cx, n, "pads", &np);
+    fill = attr_float(cx, n, "value", 0);
+    where = attr_path(cx, n, "pads");
+    if (!pads)
+      graph_error(cx->g, n->path, "%sthe attribute 'pads' is required", node_desc(cx, n));
+  } else {
+    pads = const_ints(cx, n, 1, "pads", &np);
+    if (input(n, 2) >= 0)
+      fill = const_scalar(cx, n, 2, "constant_value");
+    if (input(n, 3) >= 0)
+      axes = const_ints(cx, n, 3, "axes", &na);
+    where = input_path(cx, n, 1);
+  }
+  if (np != 2 * na)
+    graph_error(cx->g, where, "%s%d pads for %d axes (need 2 per axis)", node_desc(cx, n), np, na);
+  int64_t *lohi = arena_alloc(cx->arena, (size_t)(2 * r + 1) * sizeof *lohi);
+  for (int i = 0; i < na; i++) {
+    int64_t a = axes ? normalize_axis(cx, n, axes[i], r, input_path(cx, n, 3)) : i;
+    if (pads[i] < 0 || pads[i + na] < 0)
+      graph_error(cx->g, where, "%snegative pads (cropping) are not supported", node_desc(cx, n));
+    lohi[2 * a] = pads[i];
+    lohi[2 * a + 1] = pads[i + na];
+  }
+  GraphAttr attrs[2] = {gattr_pads(cx, r, lohi), gattr_float("value", fill)};
+  emit(cx, n, GOP_PAD, 1, &x, 2, attrs, out0(n));
+}
+
+/* ------------------------------------------------------------------ */
+/* Importers: constants and shapes                                     */
+
+static OTensor attr_tensor(Onnx *cx, const ONode *n, const OAttr *a) {
+  return decode_tensor(cx, attr_member(cx, n, a, "t", false), path_join(cx, a->path, "t"),
+                       arena_printf(cx->arena, "attribute '%s'", a->name));
+}
+
+static OTensor scalar_tensor(Onnx *cx, ElemType t, int rank, int64_t count) {
+  OTensor out = {0};
+  out.type = t, out.rank = rank, out.count = count;
+  out.dims = arena_alloc(cx->arena, sizeof *out.dims);
+  out.dims[0] = count;
+  out.data = arena_alloc(cx->arena, (size_t)(count > 0 ? count : 1) * (size_t)elem_bytes(t));
+  return out;
+}
+
+static void import_constant(Onnx *cx, ONode *n) {
+  if (n->nattrs != 1)
+    graph_error(cx->g, n->path, "%sexactly one of value, value_float(s), value_int(s) must be given",
+                node_desc(cx, n));
+  const OAttr *a = &n->attrs[0];
+  OTensor t;
+  int count;
+  if (strcmp(a->name, "value") == 0) {
+    t = attr_tensor(cx, n, typed_attr(cx, n, "value", "TENSOR"));
+  } else if (strcmp(a->name, "value_float") == 0) {
+    t = scalar_tensor(cx, TY_F32, 0, 1);
+    store_double((uint8_t *)t.data, TY_F32, 0, attr_float(cx, n, "value_float", 0));
+  } else if (strcmp(a->name, "value_int") == 0) {
+    t = scalar_tensor(cx, TY_I64, 0, 1);
+    store_int((uint8_t *)t.data, TY_I64, 0, attr_int(cx, n, "value_int", 0));
+  } else if (strcmp(a->name, "value_floats") == 0) {
+    double *v = attr_floats(cx, n, "value_floats", &count);
+    t = scalar_tensor(cx, TY_F32, 1, count);
+    for (int i = 0; i < count; i++)
+      store_double((uint8_t *)t.data, TY_F32, i, v[i]);
+  } else if (strcmp(a->name, "value_ints") == 0) {
+    int64_t *v = attr_ints(cx, n, "value_ints", &count);
+    t = scalar_tensor(cx, TY_I64, 1, count);
+    for (int i = 0; i < count; i++)
+      store_int((uint8_t *)t.data, TY_I64, i, v[i]);
+  } else {
+    graph_error(cx->g, a->path, "%sconstants given as '%s' are not supported", node_desc(cx, n), a->name);
+  }
+  add_tensor_const(cx, out0(n) ? out0(n) : fresh_name(cx), &t, n->path);
+}
+
+static void import_shape(Onnx *cx, ONode *n) {
+  GraphAttr attrs[2];
+  int na = 0;
+  if (has_attr(n, "start"))
+    attrs[na++] = gattr_int("start", attr_int(cx, n, "start", 0));
+  if (has_attr(n, "end"))
+    attrs[na++] = gattr_int("end", attr_int(cx, n, "end", 0));
+  emit(cx, n, GOP_SHAPE, 1, n->inputs, na, attrs, out0(n));
+}
+
+/* A tensor of the shape the input gives, every element `value` (a one-element
+ * tensor; default float 0). A static shape is a fill; a symbolic one
+ * broadcasts the scalar. */
+static void import_constant_of_shape(Onnx *cx, ONode *n) {
+  ElemType t = TY_F32;
+  double v = 0;
+  const OAttr *a = typed_attr(cx, n, "value", "TENSOR");
+  if (a) {
+    OTensor vt = attr_tensor(cx, n, a);
+    if (vt.count != 1)
+      graph_error(cx->g, a->path, "%s'value' must hold one element", node_desc(cx, n));
+    GraphValue tmp = {0};
+    tmp.type = vt.type, tmp.count = 1, tmp.data = vt.data;
+    t = vt.type;
+    v = graph_const_f(&tmp, 0);
+  }
+  const GraphValue *shape = const_input(cx, n, 0, "shape");
+  if (shape->rank > 1 || elem_type_is_float(shape->type))
+    graph_error(cx->g, input_path(cx, n, 0), "%sthe shape must be a 1-D integer tensor", node_desc(cx, n));
+  if (shape->sym) {
+    int ins[2] = {scalar_const(cx, n, t, v), n->inputs[0]};
+    emit(cx, n, GOP_BROADCAST, 2, ins, 0, NULL, out0(n));
+    return;
+  }
+  int count;
+  int64_t *dims = const_ints(cx, n, 0, "shape", &count);
+  for (int i = 0; i < count; i++)
+    if (dims[i] < 0)
+      graph_error(cx->g, input_path(cx, n, 0), "%snegative dimension in the shape", node_desc(cx, n));
+  GraphAttr attrs[3] = {gattr_float("value", v), gattr_ints(cx, "shape", count, dims),
+                        gattr_string("type", elem_type_name(t))};
+  emit(cx, n, GOP_FILL, 0, NULL, 3, attrs, out0(n));
+}
+
+/* ------------------------------------------------------------------ */
+/* The operator table                                                  */
+
+#define MANY 64
+static const OnnxOp onnx_ops[] = {
+    /* elementwise */
+    {"Abs", import_unary, GOP_ABS, 1, 1, 1},
+    {"Neg", import_unary, GOP_NEG, 1, 1, 1},
+    {"Sqrt", import_unary, GOP_SQRT, 1, 1, 1},
+    {"Reciprocal", import_unary, GOP_RECIPROCAL, 1, 1, 1},
+    {"Exp", import_unary, GOP_EXP, 1, 1, 1},
+    {"Log", import_unary, GOP_LOG, 1, 1, 1},
+    {"Erf", import_unary, GOP_ERF, 1, 1, 1},
+    {"Tanh", import_unary, GOP_TANH, 1, 1, 1},
+    {"Sigmoid", import_unary, GOP_SIGMOID, 1, 1, 1},
+    {"Relu", import_unary, GOP_RELU, 1, 1, 1},
+    {"LeakyRelu", import_unary, GOP_LEAKY_RELU, 1, 1, 1},
+    {"Elu", import_unary, GOP_ELU, 1, 1, 1},
+    {"Selu", import_unary, GOP_SELU, 1, 1, 1},
+    {"Celu", import_unary, GOP_CELU, 1, 1, 1},
+    {"HardSigmoid", import_unary, GOP_HARD_SIGMOID, 1, 1, 1},
+    {"HardSwish", import_unary, GOP_HARD_SWISH, 1, 1, 1},
+    {"Softplus", import_unary, GOP_SOFTPLUS, 1, 1, 1},
+    {"Floor", import_unary, GOP_FLOOR, 1, 1, 1},
+    {"Ceil", import_unary, GOP_CEIL, 1, 1, 1},
+    {"Clip", import_clip, GOP_CLIP, 1, 3, 1},
+    {"Cast", import_cast, GOP_CAST, 1, 1, 1},
+    {"CastLike", import_cast_like, GOP_CAST, 2, 2, 1},
+    {"Identity", import_copy, GOP_COPY, 1, 1, 1},
+    {"Not", import_logic, GOP_WHERE, 1, 1, 1},
+    {"And", import_logic, GOP_WHERE, 2, 2, 1},
+    {"Or", import_logic, GOP_WHERE, 2, 2, 1},
+    {"Dropout", import_dropout, GOP_COPY, 1, 3, 1},
+    {"Add", import_binary, GOP_ADD, 2, 2, 1},
+    {"Sub", import_binary, GOP_SUB, 2, 2, 1},
+    {"Mul", import_binary, GOP_MUL, 2, 2, 1},
+    {"Div", import_binary, GOP_DIV, 2, 2, 1},
+    {"Pow", import_pow, GOP_POW, 2, 2, 1},
+    {"Equal", import_binary, GOP_EQUAL, 2, 2, 1},
+    {"Less", import_binary, GOP_LESS, 2, 2, 1},
+    {"Greater", import_binary, GOP_GREATER, 2, 2, 1},
+    {"Where", import_binary, GOP_WHERE, 3, 3, 1},
+    {"Max", import_variadic, GOP_MAX, 1, MANY, 1},
+    {"Min", import_variadic, GOP_MIN, 1, MANY, 1},
+    {"Sum", import_variadic, GOP_ADD, 1, MANY, 1},
+    {"Mean", import_variadic, GOP_ADD, 1, MANY, 1},
+    {"Softmax", import_softmax, GOP_SOFTMAX, 1, 1, 1},
+    {"LogSoftmax", import_softmax, GOP_LOG_SOFTMAX, 1, 1, 1},
+    /* linear algebra and NN */
+    {"MatMul", import_binary, GOP_MATMUL, 2, 2, 1},
+    {"Gemm", import_gemm, GOP_MATMUL, 2, 3, 1},
+    {"Einsum", import_einsum, GOP_EINSUM, 1, 8, 1},
+    {"Conv", import_conv, GOP_CONV, 2, 3, 1},
+    {"MaxPool", import_pool, GOP_POOLING_NCHW_MAX, 1, 1, 1},
+    {"AveragePool", import_pool, GOP_POOLING_NCHW_AVG, 1, 1, 1},
+    {"GlobalAveragePool", import_global_pool, GOP_REDUCE_MEAN, 1, 1, 1},
+    {"GlobalMaxPool", import_global_pool, GOP_REDUCE_MAX, 1, 1, 1},
+    {"BatchNormalization", import_batchnorm, GOP_ADD, 5, 5, 1},
+    {"LayerNormalization", import_layernorm, GOP_ADD, 2, 3, 1},
+    {"InstanceNormalization", import_instancenorm, GOP_ADD, 3, 3, 1},
+    /* reductions */
+    {"ReduceSum", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
+    {"ReduceMean", import_reduce, GOP_REDUCE_MEAN, 1, 2, 1},
+    {"ReduceMax", import_reduce, GOP_REDUCE_MAX, 1, 2, 1},
+    {"ReduceMin", import_reduce, GOP_REDUCE_MIN, 1, 2, 1},
+    {"ReduceProd", import_reduce, GOP_REDUCE_PROD, 1, 2, 1},
+    {"ReduceL2", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
+    {"ReduceSumSquare", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
+    /* layout */
+    {"Transpose", import_transpose, GOP_TRANSPOSE, 1, 1, 1},
+    {"Reshape", import_reshape, GOP_RESHAPE, 2, 2, 1},
+    {"Flatten", import_flatten, GOP_RESHAPE, 1, 1, 1},
+    {"Squeeze", import_squeeze, GOP_RESHAPE, 1, 2, 1},
+    {"Unsqueeze", import_unsqueeze, GOP_RESHAPE, 1, 2, 1},
+    {"Expand", import_expand, GOP_BROADCAST, 2, 2, 1},
+    {"Concat", import_concat, GOP_CONCAT, 1, MANY, 1},
+    {"Slice", import_slice, GOP_SLICE, 1, 5, 1},
+    {"Split", import_split, GOP_SLICE, 1, 2, MANY},
+    {"Pad", import_pad, GOP_PAD, 1, 4, 1},
+    {"Tile", import_tile, GOP_TILE, 2, 2, 1},
+    {"Gather", import_gather, GOP_GATHER, 2, 2, 1},
+    /* constants and shapes */
+    {"Constant", import_constant, GOP_FILL, 0, 0, 1},
+    {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},
+    {"ConstantOfShape", import_constant_of_shape, GOP_FILL, 1, 1, 1},
+};
+
+static const OnnxOp *lookup_op(const char *op_type) {
+  for (size_t i = 0; i < sizeof onnx_ops / sizeof onnx_ops[0]; i++)
+    if (strcmp(onnx_ops[i].op_type, op_type) == 0)
+      return &onnx_ops[i];
+  return NULL;
+}
+
+static bool default_domain(const char *domain) {
+  return !domain || domain[0] == 0 || strcmp(domain, "ai.onnx") == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model                                                           */
+
+static json_t *graph_member(Onnx *cx, json_t *root, const char *key) {
+  json_t *graph = json_object_get(root, "graph");
+  return json_list(cx, graph, key, "/graph");
+}
+
+static void read_opset(Onnx *cx, json_t *root) {
+  json_t *list = json_list(cx, root, "opsetImport", "");
+  cx->opset = -1;
+  for (size_t i = 0; i < list_len(list); i++) {
+    json_t *e = json_array_get(list, i);
+    const char *p = path_index(cx, "", "opsetImport", i);
+    if (!default_domain(json_str(cx, e, "domain", p, "")))
+      continue;
+    json_t *v = json_object_get(e, "version");
+    cx->opset = v ? json_int64(cx, v, path_join(cx, p, "version")) : 1;
+    if (cx->opset < ONNX_MIN_OPSET)
+      graph_error(cx->g, path_join(cx, p, "version"), "ONNX opset %lld is too old (lgen reads opsets %d and later)",
+                  (long long)cx->opset, ONNX_MIN_OPSET);
+  }
+  if (cx->opset < 0)
+    graph_error(cx->g, list ? "/opsetImport" : "", "the model imports no opset of the default ONNX domain");
+}
+
+static void read_initializers(Onnx *cx, json_t *root) {
+  json_t *list = graph_member(cx, root, "initializer");
+  for (size_t i = 0; i < list_len(list); i++) {
+    json_t *t = json_array_get(list, i);
+    const char *p = path_index(cx, "/graph", "initializer", i);
+    const char *name = json_str(cx, t, "name", p, "");
+    if (!name[0])
+      graph_error(cx->g, p, "an initializer without a name");
+    OTensor ot = decode_tensor(cx, t, p, arena_printf(cx->arena, "initializer '%s'", name));
+    add_tensor_const(cx, name, &ot, p);
+  }
+}
+
+/* A graph input's type: element type and shape (dimValue: a number;
+ * dimParam: a symbolic dim; neither: a symbol named after input and dim). */
+static void read_input(Onnx *cx, json_t *in, const char *p, const char *name) {
+  json_t *tt = json_object_get(json_object_get(in, "type"), "tensorType");
+  if (!tt)
+    graph_error(cx->g, path_join(cx, p, "type"), "input '%s' is not a tensor (no type.tensorType)", name);
+  const char *tp = path_join(cx, p, "type/tensorType");
+  json_t *et = json_object_get(tt, "elemType");
+  if (!et)
+    graph_error(cx->g, tp, "input '%s' has no elemType", name);
+  const char *ep = path_join(cx, tp, "elemType");
+  ElemType type = onnx_type_at(cx, json_int64(cx, et, ep), ep, arena_printf(cx->arena, "input '%s'", name));
+  json_t *shape = json_object_get(tt, "shape");
+  if (!shape)
+    graph_error(cx->g, tp, "input '%s' has no shape (lgen needs every input's rank)", name);
+  const char *sp = path_join(cx, tp, "shape");
+  json_t *dims = json_list(cx, shape, "dim", sp);
+  size_t rank = list_len(dims);
+  if (rank > LG_MAX_RANK)
+    graph_error(cx->g, sp, "input '%s' has rank %zu; lgen's limit is %d", name, rank, LG_MAX_RANK);
+  AffineExpr **shp = arena_alloc(cx->arena, (rank + 1) * sizeof *shp);
+  for (size_t d = 0; d < rank; d++) {
+    json_t *dim = json_array_get(dims, d);
+    const char *dp = path_index(cx, sp, "dim", d);
+    json_t *dv = json_object_get(dim, "dimValue");
+    const char *param = json_str(cx, dim, "dimParam", dp, NULL);
+    if (dv) {
+      int64_t v = json_int64(cx, dv, path_join(cx, dp, "dimValue"));
+      if (v < 0)
+        graph_error(cx->g, path_join(cx, dp, "dimValue"), "negative dimension %lld", (long long)v);
+      shp[d] = graph_dim_const(cx->g, v);
+    } else {
+      const char *sym = param && param[0] ? param : arena_printf(cx->arena, "%s_dim%zu", name, d);
+      shp[d] = affine_leaf(cx->arena, AE_SIZE, graph_symbol(cx->g, sym), 0);
+    }
+  }
+  graph_add_input(cx->g, name, type, (int)rank, shp, p);
+}
+
+static void read_inputs(Onnx *cx, json_t *root) {
+  json_t *list = graph_member(cx, root, "input");
+  for (size_t i = 0; i < list_len(list); i++) {
+    json_t *in = json_array_get(list, i);
+    const char *p = path_index(cx, "/graph", "input", i);
+    const char *name = json_str(cx, in, "name", p, "");
+    if (!name[0])
+      graph_error(cx->g, p, "an input without a name");
+    int v = graph_find(cx->g, name);
+    if (v >= 0 && value(cx, v)->kind == GV_CONST)
+      continue; /* an initializer listed as an input: a constant, not a parameter */
+    read_input(cx, in, p, name);
+  }
+}
+
+/* The declared type of an output, checked where it is static. */
+static void check_output(Onnx *cx, json_t *out, const char *p, const GraphValue *v) {
+  json_t *tt = json_object_get(json_object_get(out, "type"), "tensorType");
+  if (!tt)
+    return;
+  const char *tp = path_join(cx, p, "type/tensorType");
+  json_t *et = json_object_get(tt, "elemType");
+  ElemType t;
+  if (et && onnx_type(json_int64(cx, et, path_join(cx, tp, "elemType")), &t) && t != v->type)
+    graph_error(cx->g, path_join(cx, tp, "elemType"), "output '%s' is declared %s, but the graph computes %s",
+                v->name, elem_type_name(t), elem_type_name(v->type));
+  json_t *shape = json_object_get(tt, "shape");
+  if (!shape)
+    return;
+  json_t *dims = json_object_get(shape, "dim");
+  size_t rank = json_is_array(dims) ? json_array_size(dims) : 0;
+  const char *sp = path_join(cx, tp, "shape");
+  if ((int)rank != v->rank)
+    graph_error(cx->g, sp, "output '%s' is declared with rank %zu, but the graph computes rank %d", v->name, rank,
+                v->rank);
+  for (size_t d = 0; d < rank; d++) {
+    json_t *dv = json_object_get(json_array_get(dims, d), "dimValue");
+    int64_t want, got;
+    if (!dv)
+      continue;
+    const char *dp = path_join(cx, path_index(cx, sp, "dim", d), "dimValue");
+    want = json_int64(cx, dv, dp);
+    if (graph_dim_value(v->shape[d], &got) && got != want)
+      graph_error(cx->g, dp, "output '%s' is declared with extent %lld in dim %zu, but the graph computes %lld",
+                  v->name, (long long)want, d, (long long)got);
+  }
+}
+
+static void read_outputs(Onnx *cx, json_t *root) {
+  json_t *list = graph_member(cx, root, "output");
+  if (list_len(list) == 0)
+    graph_error(cx->g, "/graph", "the graph has no outputs");
+  for (size_t i = 0; i < list_len(list); i++) {
+    json_t *out = json_array_get(list, i);
+    const char *p = path_index(cx, "/graph", "output", i);
+    const char *name = json_str(cx, out, "name", p, "");
+    int v = graph_find(cx->g, name);
+    if (v < 0)
+      graph_error(cx->g, path_join(cx, p, "name"), "output '%s' is not computed by any node", name);
+    check_output(cx, out, p, value(cx, v));
+    graph_add_output(cx->g, v, p);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Nodes                                                               */
+
+static const char *node_op_type(Onnx *cx, json_t *node, const char *p) {
+  const char *op = json_str(cx, node, "opType", p, NULL);
+  if (!op || !op[0])
+    graph_error(cx->g, p, "a node without an opType");
+  return op;
+}
+
+/* Every operator the loader cannot read, in one message, before anything
+ * is built: a model that needs several is reported once, completely. */
+static void check_operators(Onnx *cx, json_t *nodes) {
+  size_t count = list_len(nodes);
+  const char **keys = arena_alloc(cx->arena, (count + 1) * sizeof *keys);
+  bool *done = arena_alloc(cx->arena, count + 1);
+  const char *first = NULL;
+  for (size_t i = 0; i < count; i++) {
+    json_t *node = json_array_get(nodes, i);
+    const char *p = path_index(cx, "/graph", "node", i);
+    if (!json_is_object(node))
+      graph_error(cx->g, p, "a node must be a JSON object");
+    const char *op = node_op_type(cx, node, p);
+    const char *domain = json_str(cx, node, "domain", p, "");
+    if (!default_domain(domain))
+      keys[i] = arena_printf(cx->arena, "%s.%s", domain, op);
+    else if (!lookup_op(op))
+      keys[i] = op;
+    else
+      done[i] = true;
+    if (!done[i] && !first)
+      first = p;
+  }
+  if (!first)
+    return;
+  StrBuf sb = {0};
+  sb_puts(&sb, "unsupported ONNX operators: ");
+  bool any = false;
+  for (size_t i = 0; i < count; i++) {
+    if (done[i])
+      continue;
+    size_t uses = 0;
+    for (size_t j = i; j < count; j++)
+      uses += !done[j] && strcmp(keys[j], keys[i]) == 0;
+    sb_printf(&sb, "%s%s (node%s ", any ? ", " : "", keys[i], uses > 1 ? "s" : "");
+    any = true;
+    bool more = false;
+    for (size_t j = i; j < count; j++) {
+      if (done[j] || strcmp(keys[j], keys[i]) != 0)
+        continue;
+      const char *name = json_str(cx, json_array_get(nodes, j), "name", "", "");
+      if (name[0])
+        sb_printf(&sb, "%s'%s'", more ? ", " : "", name);
+      else
+        sb_printf(&sb, "%s%zu", more ? ", " : "", j);
+      more = true;
+      done[j] = true;
+    }
+    sb_putc(&sb, ')');
+  }
+  const char *msg = arena_strdup(cx->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  graph_error(cx->g, first, "%s", msg);
+}
+
+static void read_node_attrs(Onnx *cx, json_t *node, ONode *n) {
+  json_t *list = json_list(cx, node, "attribute", n->path);
+  n->nattrs = (int)list_len(list);
+  n->attrs = arena_alloc(cx->arena, ((size_t)n->nattrs + 1) * sizeof *n->attrs);
+  for (int i = 0; i < n->nattrs; i++) {
+    OAttr *a = &n->attrs[i];
+    a->json = json_array_get(list, (size_t)i);
+    a->path = path_index(cx, n->path, "attribute", (size_t)i);
+    if (!json_is_object(a->json))
+      graph_error(cx->g, a->path, "an attribute must be a JSON object");
+    a->name = json_str(cx, a->json, "name", a->path, "");
+    a->type = json_str(cx, a->json, "type", a->path, "");
+    if (!a->name[0])
+      graph_error(cx->g, a->path, "%san attribute without a name", node_desc(cx, n));
+    if (!a->type[0]) /* old exporters leave the type out: infer it from the value */
+      a->type = json_object_get(a->json, "ints")     ? "INTS"
+                : json_object_get(a->json, "floats") ? "FLOATS"
+                : json_object_get(a->json, "i")      ? "INT"
+                : json_object_get(a->json, "f")      ? "FLOAT"
+                : json_object_get(a->json, "s")      ? "STRING"
+                : json_object_get(a->json, "t")      ? "TENSOR"
+                                                     : "UNDEFINED";
+    for (int j = 0; j < i; j++)
+      if (strcmp(n->attrs[j].name, a->name) == 0)
+        graph_error(cx->g, a->path, "%sattribute '%s' is given twice", node_desc(cx, n), a->name);
+  }
+}
+
+/* Inputs by name ("" is an omitted optional input), outputs by name. */
+static void read_node_io(Onnx *cx, json_t *node, ONode *n) {
+  json_t *ins = json_list(cx, node, "input", n->path);
+  json_t *outs = json_list(cx, node, "output", n->path);
+  n->ninputs = (int)list_len(ins);
+  n->inputs = arena_alloc(cx->arena, ((size_t)n->ninputs + 1) * sizeof *n->inputs);
+  for (int k = 0; k < n->ninputs; k++) {
+    const char *name = json_string_value(json_array_get(ins, (size_t)k));
+    if (!name)
+      graph_error(cx->g, input_path(cx, n, k), "an input name must be a string");
+    n->inputs[k] = name[0] ? graph_find(cx->g, name) : -1;
+    if (name[0] && n->inputs[k] < 0)
+      graph_error(cx->g, input_path(cx, n, k), "%sundefined value '%s'", node_desc(cx, n), name);
+  }
+  /* trailing omitted inputs are as good as absent */
+  while (n->ninputs > 0 && n->inputs[n->ninputs - 1] < 0)
+    n->ninputs--;
+  n->noutputs = (int)list_len(outs);
+  n->outputs = arena_alloc(cx->arena, ((size_t)n->noutputs + 1) * sizeof *n->outputs);
+  for (int k = 0; k < n->noutputs; k++) {
+    const char *p = path_index(cx, n->path, "output", (size_t)k);
+    const char *name = json_string_value(json_array_get(outs, (size_t)k));
+    if (!name)
+      graph_error(cx->g, p, "an output name must be a string");
+    n->outputs[k] = name[0] ? name : NULL;
+    if (name[0] && k >= n->entry->max_out)
+      graph_error(cx->g, p, "%soutput %d ('%s') is not supported; only the first %d output%s can be computed",
+                  node_desc(cx, n), k, name, n->entry->max_out, n->entry->max_out > 1 ? "s" : "");
+  }
+}
+
+static void check_arity(Onnx *cx, const ONode *n) {
+  const OnnxOp *e = n->entry;
+  if (n->ninputs > e->max_in)
+    graph_error(cx->g, input_path(cx, n, e->max_in), "%stakes at most %d input%s, not %d", node_desc(cx, n),
+                e->max_in, e->max_in == 1 ? "" : "s", n->ninputs);
+  for (int k = 0; k < e->min_in; k++)
+    if (input(n, k) < 0)
+      graph_error(cx->g, k < n->ninputs ? input_path(cx, n, k) : n->path, "%sinput %d is required",
+                  node_desc(cx, n), k);
+  if (n->noutputs < 1)
+    graph_error(cx->g, n->path, "%sa node without outputs", node_desc(cx, n));
+}
+
+static void import_node(Onnx *cx, json_t *node, int index) {
+  ONode n = {0};
+  n.index = index;
+  n.path = path_index(cx, "/graph", "node", (size_t)index);
+  n.op_type = node_op_type(cx, node, n.path);
+  n.name = json_str(cx, node, "name", n.path, "");
+  n.entry = lookup_op(n.op_type);
+  read_node_attrs(cx, node, &n);
+  read_node_io(cx, node, &n);
+  check_arity(cx, &n);
+  n.entry->import(cx, &n);
+}
+
+Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
+                       Arena *arena, Diag *diag) {
+  json_t *root = json_root;
+  Onnx cx = {0};
+  cx.g = graph_new(arena, diag, src, specs);
+  cx.arena = arena;
+  cx.dir = dir;
+  cx.file_deps = file_deps;
+  json_t *graph = json_object_get(root, "graph");
+  if (!json_is_object(graph))
+    graph_error(cx.g, "", "an ONNX model needs a 'graph' object");
+  const char *name = json_str(&cx, graph, "name", "/graph", "");
+  cx.g->name = name[0] ? name : "model";
+  read_opset(&cx, root);
+  json_t *nodes = graph_member(&cx, root, "node");
+  check_operators(&cx, nodes);
+  read_initializers(&cx, root);
+  read_inputs(&cx, root);
+  for (size_t i = 0; i < list_len(nodes); i++)
+    import_node(&cx, json_array_get(nodes, i), (int)i);
+  read_outputs(&cx, root);
+  return cx.g;
+}

@@ -1,2 +1,415 @@
-/* plan.c - buffer planning (see passes.h). STUB: being written. */
+/* plan.c - buffer planning (see passes.h): every TS_WORKSPACE tensor of a
+ * graph kernel gets a byte offset in one workspace.
+ *
+ * A buffer is live from the first op that touches it (its writer) to the
+ * last op that touches it (its last reader); an alias (a reshape seen as
+ * the same memory) keeps its root alive. Two buffers whose live ranges
+ * overlap must not overlap in memory; others may share bytes.
+ *
+ * With static sizes two greedy placements are tried (biggest first, and
+ * first-fit in op order), each putting a buffer at the lowest 64-aligned
+ * offset that clears the buffers it conflicts with; the smaller total wins.
+ * With symbolic sizes an offset must be right for every value of the
+ * symbols, so buffers are grouped into slots instead: a slot holds buffers
+ * with pairwise disjoint live ranges whose sizes are ordered for every
+ * symbol value (one of them is provably the largest, so the slot's size is
+ * that buffer's, an affine expression with no run-time max); offsets are
+ * sums of the earlier slots' sizes. */
 #include "graph/passes.h"
+
+#include <string.h>
+
+#include "analysis/poly.h"
+
+enum { ALIGN = 64 };
+
+typedef struct {
+  int tensor;
+  int first, last;  /* live range in ops; first > last: never touched */
+  AffineExpr *bytes; /* rounded up to ALIGN */
+  int64_t size;      /* the same when static, else -1 */
+  Poly *raw;         /* unrounded bytes as a polynomial; NULL if not one */
+} Buffer;
+
+/* The tensor whose memory t is (itself unless an alias); the hop count
+ * guards against a malformed cycle. */
+static int storage_root(const Kernel *k, int t) {
+  for (int hops = 0; k->tensors[t].storage == TS_ALIAS && hops <= k->ntensors; hops++)
+    t = k->tensors[t].alias_of;
+  return t;
+}
+
+/* Affine floordiv rounds toward minus infinity, unlike C's '/'. */
+static int64_t floor_div(int64_t a, int64_t b) {
+  int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+/* The value of an expression without symbols; false if it has some (or
+ * overflows). */
+static bool fold_const(const AffineExpr *e, int64_t *v) {
+  int64_t a, b;
+  switch (e->kind) {
+  case AE_CONST:
+    *v = e->value;
+    return true;
+  case AE_NEG:
+    if (!fold_const(e->lhs, &a))
+      return false;
+    *v = -a;
+    return true;
+  case AE_ADD:
+  case AE_SUB:
+  case AE_MUL:
+    if (!fold_const(e->lhs, &a) || !fold_const(e->rhs, &b))
+      return false;
+    if (e->kind == AE_ADD)
+      return !__builtin_add_overflow(a, b, v);
+    if (e->kind == AE_SUB)
+      return !__builtin_sub_overflow(a, b, v);
+    return !__builtin_mul_overflow(a, b, v);
+  case AE_FLOORDIV:
+  case AE_CEILDIV:
+  case AE_MOD:
+    if (!fold_const(e->lhs, &a) || !fold_const(e->rhs, &b) || b == 0)
+      return false;
+    if (e->kind == AE_CEILDIV)
+      *v = -floor_div(-a, b);
+    else if (e->kind == AE_FLOORDIV)
+      *v = floor_div(a, b);
+    else
+      *v = a - floor_div(a, b) * b;
+    return true;
+  default:
+    return false;
+  }
+}
+
+static int64_t round_up(int64_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* Bytes of tensor t: the element size times every extent, constants folded
+ * into one leading factor. */
+static AffineExpr *raw_bytes(const Kernel *k, int t, Arena *arena) {
+  const TensorParam *tp = &k->tensors[t];
+  int64_t constant = (elem_type_bits(tp->type) + 7) / 8;
+  AffineExpr *e = NULL;
+  for (int i = 0; i < tp->rank; i++) {
+    int64_t v;
+    if (fold_const(tp->shape[i], &v))
+      constant *= v;
+    else
+      e = e ? affine_binary(arena, AE_MUL, e, tp->shape[i]) : tp->shape[i];
+  }
+  if (!e)
+    return affine_const(arena, constant);
+  return constant == 1 ? e : affine_binary(arena, AE_MUL, affine_const(arena, constant), e);
+}
+
+/* x rounded up to a multiple of ALIGN, unless every term already is one. */
+static AffineExpr *round_expr(AffineExpr *x, const Poly *p, Arena *arena) {
+  bool aligned = p != NULL;
+  for (int i = 0; p && i < p->nterms; i++)
+    aligned &= p->terms[i].coef % ALIGN == 0;
+  if (aligned)
+    return x;
+  AffineExpr *sum = affine_binary(arena, AE_ADD, x, affine_const(arena, ALIGN - 1));
+  return affine_binary(arena, AE_MUL, affine_binary(arena, AE_FLOORDIV, sum, affine_const(arena, ALIGN)),
+                       affine_const(arena, ALIGN));
+}
+
+static void touch(Buffer *b, int op) {
+  if (b->first > b->last) {
+    b->first = op;
+    b->last = op;
+  } else {
+    b->last = op;
+  }
+}
+
+/* The workspace tensors, their sizes and live ranges, in tensor order. */
+static Buffer *collect_buffers(const Kernel *k, int *count, Arena *arena) {
+  Buffer *bufs = arena_alloc(arena, sizeof *bufs * (size_t)(k->ntensors + 1));
+  int *slot_of = arena_alloc(arena, sizeof *slot_of * (size_t)(k->ntensors + 1));
+  int n = 0;
+  for (int t = 0; t < k->ntensors; t++) {
+    slot_of[t] = -1;
+    if (k->tensors[t].storage != TS_WORKSPACE)
+      continue;
+    Buffer *b = &bufs[n];
+    slot_of[t] = n++;
+    b->tensor = t;
+    b->first = 1;
+    b->last = 0;
+    AffineExpr *raw = raw_bytes(k, t, arena);
+    b->raw = poly_from_affine(arena, raw);
+    int64_t v;
+    if (fold_const(raw, &v)) {
+      b->size = round_up(v);
+      b->bytes = affine_const(arena, b->size);
+    } else {
+      b->size = -1;
+      b->bytes = round_expr(raw, b->raw, arena);
+    }
+  }
+  for (int i = 0; i < k->nops; i++)
+    for (int o = 0; o < k->ops[i].noperands; o++) {
+      const Operand *opd = &k->ops[i].operands[o];
+      int root = storage_root(k, opd->tensor);
+      if (!opd->shape_only && slot_of[root] >= 0)
+        touch(&bufs[slot_of[root]], i);
+    }
+  /* a tensor no op touches (fusion left it behind) needs no bytes */
+  int kept = 0;
+  for (int i = 0; i < n; i++)
+    if (bufs[i].first <= bufs[i].last)
+      bufs[kept++] = bufs[i];
+  *count = kept;
+  return bufs;
+}
+
+static bool live_overlap(const Buffer *a, const Buffer *b) { return !(a->last < b->first || b->last < a->first); }
+
+/* ---- static sizes: greedy offsets ---- */
+
+typedef int (*BufferOrder)(const Buffer *a, const Buffer *b);
+
+typedef struct {
+  const char *name;
+  BufferOrder before;
+} Strategy;
+
+static int by_size(const Buffer *a, const Buffer *b) {
+  if (a->size != b->size)
+    return a->size > b->size ? -1 : 1;
+  return a->tensor - b->tensor;
+}
+
+static int by_first_op(const Buffer *a, const Buffer *b) {
+  if (a->first != b->first)
+    return a->first - b->first;
+  return a->tensor - b->tensor;
+}
+
+/* order[] = the buffer indices sorted by cmp (insertion sort: a plan has a
+ * few dozen buffers, and qsort would need its comparator's context in a
+ * global). cmp is a total order, so the result is deterministic. */
+static void sort_buffers(const Buffer *bufs, int n, BufferOrder cmp, int *order) {
+  for (int i = 0; i < n; i++) {
+    int j = i;
+    for (; j > 0 && cmp(&bufs[order[j - 1]], &bufs[i]) > 0; j--)
+      order[j] = order[j - 1];
+    order[j] = i;
+  }
+}
+
+/* Places bufs in `order`, each at the lowest offset (0 or the end of a
+ * placed conflicting buffer) that clears every placed conflicting buffer.
+ * Returns the total. */
+static int64_t place_greedy(const Buffer *bufs, int n, const int *order, int64_t *offset, bool *placed) {
+  int64_t total = 0;
+  memset(placed, 0, sizeof *placed * (size_t)n);
+  for (int oi = 0; oi < n; oi++) {
+    int i = order[oi];
+    int64_t best = -1;
+    for (int c = -1; c < n; c++) {
+      if (c >= 0 && !(placed[c] && live_overlap(&bufs[i], &bufs[c])))
+        continue;
+      int64_t at = c < 0 ? 0 : offset[c] + bufs[c].size;
+      if (best >= 0 && at >= best)
+        continue;
+      bool clear = true;
+      for (int j = 0; j < n && clear; j++)
+        if (placed[j] && live_overlap(&bufs[i], &bufs[j]) && at < offset[j] + bufs[j].size &&
+            offset[j] < at + bufs[i].size)
+          clear = false;
+      if (clear)
+        best = at;
+    }
+    offset[i] = best;
+    placed[i] = true;
+    if (best + bufs[i].size > total)
+      total = best + bufs[i].size;
+  }
+  return total;
+}
+
+/* The bytes live at once, maximised over the ops. */
+static int64_t max_live(const Kernel *k, const Buffer *bufs, int n) {
+  int64_t best = 0;
+  for (int op = 0; op < k->nops; op++) {
+    int64_t live = 0;
+    for (int i = 0; i < n; i++)
+      if (bufs[i].first <= op && op <= bufs[i].last)
+        live += bufs[i].size;
+    if (live > best)
+      best = live;
+  }
+  return best;
+}
+
+static void plan_static(const Kernel *k, const Buffer *bufs, int n, BufferPlan *plan, Arena *arena) {
+  static const Strategy strategies[] = {{"greedy by size", by_size}, {"first fit in op order", by_first_op}};
+  int *order = arena_alloc(arena, sizeof *order * (size_t)(n + 1));
+  int64_t *offset = arena_alloc(arena, sizeof *offset * (size_t)(n + 1));
+  int64_t *best_offset = arena_alloc(arena, sizeof *best_offset * (size_t)(n + 1));
+  bool *placed = arena_alloc(arena, sizeof *placed * (size_t)(n + 1));
+  int64_t best_total = -1;
+  for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++) {
+    sort_buffers(bufs, n, strategies[s].before, order);
+    int64_t total = place_greedy(bufs, n, order, offset, placed);
+    if (best_total < 0 || total < best_total) {
+      best_total = total;
+      memcpy(best_offset, offset, sizeof *offset * (size_t)n);
+      plan->strategy = strategies[s].name;
+    }
+  }
+  int64_t sum = 0;
+  for (int i = 0; i < n; i++) {
+    plan->buffers[i].offset = affine_const(arena, best_offset[i]);
+    plan->buffers[i].slot = i;
+    sum += bufs[i].size;
+  }
+  plan->total_static = best_total < 0 ? 0 : best_total;
+  plan->total = affine_const(arena, plan->total_static);
+  plan->lower_bound = max_live(k, bufs, n);
+  plan->sum_bytes = sum;
+}
+
+/* ---- symbolic sizes: slots ---- */
+
+/* +1: a >= b for every (non-negative) symbol value; -1: a <= b; 0: unknown. */
+static int compare_sizes(const Buffer *a, const Buffer *b, Arena *arena) {
+  if (a->size >= 0 && b->size >= 0)
+    return a->size >= b->size ? 1 : -1;
+  if (affine_equal(a->bytes, b->bytes))
+    return 1;
+  Poly *d = poly_add(arena, a->raw, b->raw, -1);
+  if (!d)
+    return 0;
+  bool nonneg = true, nonpos = true;
+  for (int i = 0; i < d->nterms; i++) {
+    nonneg &= d->terms[i].coef >= 0;
+    nonpos &= d->terms[i].coef <= 0;
+  }
+  return nonneg ? 1 : nonpos ? -1 : 0;
+}
+
+static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena) {
+  int *order = arena_alloc(arena, sizeof *order * (size_t)(n + 1));
+  int *slot = arena_alloc(arena, sizeof *slot * (size_t)(n + 1));
+  int *largest = arena_alloc(arena, sizeof *largest * (size_t)(n + 1)); /* per slot: its biggest buffer */
+  int nslots = 0;
+  sort_buffers(bufs, n, by_first_op, order);
+  for (int i = 0; i < n; i++)
+    slot[i] = -1;
+  for (int oi = 0; oi < n; oi++) {
+    int i = order[oi];
+    for (int s = 0; s < nslots && slot[i] < 0; s++) {
+      bool fits = true;
+      for (int j = 0; j < n && fits; j++)
+        if (slot[j] == s && live_overlap(&bufs[i], &bufs[j]))
+          fits = false;
+      int cmp = fits ? compare_sizes(&bufs[i], &bufs[largest[s]], arena) : 0;
+      if (cmp != 0) {
+        slot[i] = s;
+        if (cmp > 0)
+          largest[s] = i;
+      }
+    }
+    if (slot[i] < 0) {
+      slot[i] = nslots;
+      largest[nslots++] = i;
+    }
+  }
+  /* a slot's offset is the sum of the sizes of the slots before it */
+  AffineExpr **slot_offset = arena_alloc(arena, sizeof *slot_offset * (size_t)(nslots + 1));
+  AffineExpr *end = affine_const(arena, 0);
+  for (int s = 0; s < nslots; s++) {
+    slot_offset[s] = end;
+    const AffineExpr *size = bufs[largest[s]].bytes;
+    end = s == 0 ? (AffineExpr *)size : affine_binary(arena, AE_ADD, end, (AffineExpr *)size);
+  }
+  for (int i = 0; i < n; i++) {
+    plan->buffers[i].offset = slot_offset[slot[i]];
+    plan->buffers[i].slot = slot[i];
+  }
+  plan->total = end;
+  plan->total_static = -1;
+  plan->lower_bound = -1;
+  plan->sum_bytes = -1;
+  plan->strategy = "slots (symbolic sizes)";
+}
+
+BufferPlan *plan_buffers(const Kernel *k, Arena *arena) {
+  BufferPlan *plan = arena_alloc(arena, sizeof *plan);
+  int n = 0;
+  Buffer *bufs = collect_buffers(k, &n, arena);
+  plan->nbuffers = n;
+  plan->buffers = arena_alloc(arena, sizeof *plan->buffers * (size_t)(n + 1));
+  bool all_static = true;
+  for (int i = 0; i < n; i++) {
+    BufferPlacement *p = &plan->buffers[i];
+    p->tensor = bufs[i].tensor;
+    p->bytes = bufs[i].bytes;
+    p->first_op = bufs[i].first;
+    p->last_op = bufs[i].last;
+    all_static &= bufs[i].size >= 0;
+  }
+  if (all_static)
+    plan_static(k, bufs, n, plan, arena);
+  else
+    plan_slots(bufs, n, plan, arena);
+  return plan;
+}
+
+/* ---- --print-schedule ---- */
+
+static const char *size_name(void *ctx, int i) { return ((const Kernel *)ctx)->sizes[i].name; }
+static const char *no_name(void *ctx, int i) {
+  (void)ctx, (void)i;
+  return "?";
+}
+static const char *no_attr(void *ctx, int i, int elem) {
+  (void)ctx, (void)i, (void)elem;
+  return "?";
+}
+
+static void put_expr(StrBuf *out, const Kernel *k, const AffineExpr *e) {
+  AffineNames names = {no_name, size_name, no_attr, (void *)k, false};
+  int64_t v;
+  if (fold_const(e, &v))
+    sb_printf(out, "%lld", (long long)v);
+  else {
+    sb_putc(out, '"');
+    affine_print(out, e, &names);
+    sb_putc(out, '"');
+  }
+}
+
+/* Comments only: a schedule file read back must not see unknown keys. */
+void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan) {
+  sb_printf(out, "# buffer plan of %s (%s)\n", k->name, plan->strategy ? plan->strategy : "none");
+  sb_puts(out, "#   workspace: ");
+  put_expr(out, k, plan->total);
+  sb_putc(out, '\n');
+  if (plan->total_static >= 0)
+    sb_printf(out, "#   lower_bound: %lld  # most bytes live at once\n"
+                   "#   without_reuse: %lld\n",
+              (long long)plan->lower_bound, (long long)plan->sum_bytes);
+  if (plan->nbuffers == 0) {
+    sb_puts(out, "#   buffers: []\n");
+    return;
+  }
+  sb_puts(out, "#   buffers:\n");
+  for (int i = 0; i < plan->nbuffers; i++) {
+    const BufferPlacement *b = &plan->buffers[i];
+    sb_printf(out, "#     - {tensor: %s, offset: ", k->tensors[b->tensor].name);
+    put_expr(out, k, b->offset);
+    sb_puts(out, ", bytes: ");
+    put_expr(out, k, b->bytes);
+    sb_printf(out, ", live: [%d, %d]", b->first_op, b->last_op);
+    if (plan->total_static < 0)
+      sb_printf(out, ", slot: %d", b->slot);
+    sb_puts(out, "}\n");
+  }
+}

@@ -46,7 +46,8 @@ const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t) 
     const Operand *operand = &op->operands[o];
     if (operand->tensor != t)
       continue;
-    if (operand->shape_only || k->tensors[t].is_output || k->tensors[t].rank == 0)
+    /* a guarded read gives its pad value outside the tensor, which a packed copy cannot */
+    if (operand->shape_only || operand->guarded || k->tensors[t].is_output || k->tensors[t].rank == 0)
       return NULL;
     for (int i = 0; i < k->tensors[t].rank; i++)
       if (operand->map[i]->kind != AE_DIM)

@@ -1,0 +1,105 @@
+// ort_bench.js - time an ONNX model with ONNX Runtime (onnxruntime-node).
+//
+//   node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R]
+//        [--dims=N=64,...] [--io=DIR]
+//
+// Creates one session (graphOptimizationLevel 'all', executionMode
+// 'sequential', intraOpNumThreads T, interOpNumThreads 1), feeds random
+// float inputs (or DIR/in_<i>.bin with --io, writing DIR/out_<i>.bin: how
+// the NumPy references are cross-checked), runs W untimed warm-up runs, then
+// R timed ones, and prints one line: "ort runs=R median_ms=... min_ms=...".
+// Symbolic dims of the inputs take their values from --dims.
+// Finds onnxruntime-node through NODE_PATH (bench/run.sh installs it into
+// bench-build/node_modules).
+'use strict';
+const fs = require('fs');
+const path = require('path');
+const ort = require('onnxruntime-node');
+
+function parseArgs(argv) {
+  const o = { threads: 1, warmup: 3, runs: 10, dims: {}, io: null, model: null };
+  for (const a of argv) {
+    const m = /^--([a-z]+)=(.*)$/.exec(a);
+    if (!m) { o.model = a; continue; }
+    if (m[1] === 'dims') {
+      for (const kv of m[2].split(',').filter(Boolean)) {
+        const [k, v] = kv.split('=');
+        o.dims[k] = parseInt(v, 10);
+      }
+    } else if (m[1] === 'io') {
+      o.io = m[2];
+    } else if (m[1] in o) {
+      o[m[1]] = parseInt(m[2], 10);
+    } else {
+      throw new Error('unknown option ' + a);
+    }
+  }
+  if (!o.model) throw new Error('usage: node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R] [--dims=N=64] [--io=DIR]');
+  return o;
+}
+
+// Input shapes are not exposed by every onnxruntime-node version, so they
+// come from a side file that bench/run_models.py writes next to the model:
+// MODEL.onnx.inputs.json = [{"name": ..., "shape": [dim or name, ...]}].
+function inputShapes(modelPath, dims) {
+  const spec = JSON.parse(fs.readFileSync(modelPath + '.inputs.json', 'utf8'));
+  return spec.map((i) => ({
+    name: i.name,
+    shape: i.shape.map((d) => {
+      if (typeof d === 'number') return d;
+      if (!(d in dims)) throw new Error('give --dims=' + d + '=VALUE');
+      return dims[d];
+    }),
+  }));
+}
+
+function median(xs) {
+  const s = xs.slice().sort((a, b) => a - b);
+  const n = s.length;
+  return n % 2 ? s[(n - 1) / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const session = await ort.InferenceSession.create(o.model, {
+    graphOptimizationLevel: 'all',
+    executionMode: 'sequential',
+    intraOpNumThreads: o.threads,
+    interOpNumThreads: 1,
+  });
+  const feeds = {};
+  let seed = 12345;
+  const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 1073741824 - 1; };
+  inputShapes(o.model, o.dims).forEach((inp, i) => {
+    const n = inp.shape.reduce((a, b) => a * b, 1);
+    let data;
+    if (o.io) {
+      const buf = fs.readFileSync(path.join(o.io, 'in_' + i + '.bin'));
+      data = new Float32Array(buf.buffer, buf.byteOffset, n);
+    } else {
+      data = new Float32Array(n);
+      for (let k = 0; k < n; k++) data[k] = rand();
+    }
+    feeds[inp.name] = new ort.Tensor('float32', data, inp.shape);
+  });
+  let out;
+  for (let i = 0; i < o.warmup; i++) out = await session.run(feeds);
+  const times = [];
+  for (let i = 0; i < o.runs; i++) {
+    const t0 = process.hrtime.bigint();
+    out = await session.run(feeds);
+    times.push(Number(process.hrtime.bigint() - t0) / 1e6);
+  }
+  if (o.io) {
+    session.outputNames.forEach((name, i) => {
+      const d = (out || {})[name] ? out[name].data : null;
+      if (d) fs.writeFileSync(path.join(o.io, 'out_' + i + '.bin'), Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+    });
+  }
+  const ms = times.length ? median(times) : 0;
+  const mn = times.length ? Math.min(...times) : 0;
+  console.log('ort runs=' + times.length + ' median_ms=' + ms.toFixed(4) + ' min_ms=' + mn.toFixed(4) +
+              ' times_ms=' + times.map((t) => t.toFixed(4)).join(','));
+}
+
+main().catch((e) => { console.error('ort_bench: ' + (e && e.message ? e.message : e)); process.exit(2); });

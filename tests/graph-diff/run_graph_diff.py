@@ -1,0 +1,353 @@
+#!/usr/bin/python3
+"""Differential test of generated model graphs (tests/graph-diff.test).
+
+Every graph -- the examples (examples/models.py: mlp, cnn, transformer, as
+ONNX JSON; needs python3-onnx) and small seeded random lgen-graph/1 graphs
+(elementwise chains with broadcasting, matmul + bias + relu, reductions,
+transposes and reshapes, softmax) -- is generated with lgen three ways
+(default --fuse=auto, --fuse=none, --schedule=none), compiled with gcc
+-fopenmp, and run at OMP_NUM_THREADS=1 and 2 on the same random input. All
+six results must agree with each other and with the graph's NumPy reference
+within 1e-4 relative (|a - b| <= 1e-4 * max(1, |ref|)).
+
+Prints PASS/FAIL per graph and variant, then "N passed, N failed".
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+# Never write __pycache__ into the source tree (lgen-onnx2json, examples/models.py).
+sys.dont_write_bytecode = True
+
+TOL = 1e-4
+VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
+THREADS = (1, 2)
+
+
+def load_models_module(srcdir):
+    sys.path.insert(0, os.path.join(srcdir, "examples"))
+    import models  # noqa: E402
+    return models
+
+
+# ---------------------------------------------------------------------------
+# Random lgen-graph/1 graphs with NumPy references
+
+class G:
+    """A graph under construction: JSON document plus NumPy evaluation."""
+
+    def __init__(self, name, rng):
+        self.name, self.r = name, rng
+        self.inputs, self.consts, self.nodes, self.outputs = [], [], [], []
+        self.env = {}
+        self.dims = []  # [(symbol, value)]
+        self.n = 0
+
+    def input(self, shape, sym=None):
+        name = "x%d" % len(self.inputs)
+        concrete = [dict(self.dims)[d] if isinstance(d, str) else d for d in shape]
+        self.inputs.append({"name": name, "type": "f32", "shape": list(shape)})
+        self.env[name] = self.r.standard_normal(concrete).astype(np.float32)
+        return name
+
+    def sym(self, name, value):
+        self.dims.append((name, value))
+        return name
+
+    def const(self, shape, scale=1.0):
+        name = "c%d" % len(self.consts)
+        a = (self.r.standard_normal(shape) * scale).astype(np.float32)
+        self.consts.append({"name": name, "type": "f32", "shape": list(shape),
+                            "data": [float(v) for v in a.ravel()]})
+        self.env[name] = a
+        return name
+
+    def op(self, op, inputs, fn, **attrs):
+        self.n += 1
+        out = "t%d" % self.n
+        node = {"op": op, "inputs": list(inputs), "outputs": [out]}
+        if attrs:
+            node["attrs"] = attrs
+        self.nodes.append(node)
+        self.env[out] = fn(*[self.env[i].astype(np.float64) for i in inputs])
+        return out
+
+    def output(self, v):
+        self.outputs.append(v)
+
+    def doc(self):
+        return {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs,
+                "outputs": self.outputs, "constants": self.consts, "nodes": self.nodes}
+
+    def io(self):
+        d = dict(self.dims)
+        ins = [([d[x] if isinstance(x, str) else x for x in i["shape"]], np.float32) for i in self.inputs]
+        outs = [(list(self.env[o].shape), np.float32) for o in self.outputs]
+        return ins, outs
+
+    def input_arrays(self):
+        return [self.env[i["name"]] for i in self.inputs]
+
+    def refs(self):
+        return [self.env[o] for o in self.outputs]
+
+
+UNARY = {
+    "neg": np.negative, "abs": np.abs, "tanh": np.tanh, "relu": lambda x: np.maximum(x, 0),
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)), "exp": lambda x: np.exp(np.clip(x, -5, 5)),
+}
+BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+def softmax(x, axis):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def g_elementwise(seed):
+    g = G("ew%d" % seed, np.random.default_rng(seed))
+    a = g.input([4, 1, 8])
+    b = g.input([3, 8])
+    v = g.op("add", [a, b], np.add)               # [4, 3, 8] by broadcasting
+    for _ in range(6):
+        k = g.r.integers(3)
+        if k == 0:
+            name = sorted(UNARY)[g.r.integers(len(UNARY))]
+            if name == "exp":  # keep it finite: exp of tanh
+                v = g.op("tanh", [v], np.tanh)
+            v = g.op(name, [v], UNARY[name])
+        else:
+            name = sorted(BINARY)[g.r.integers(len(BINARY))]
+            shape = [[8], [3, 1], [4, 1, 1], [1, 3, 8]][g.r.integers(4)]
+            c = g.const(shape)
+            v = g.op(name, [v, c] if k == 1 else [c, v], BINARY[name])
+    g.output(v)
+    return g
+
+
+def g_matmul_bias_relu(seed):
+    g = G("mbr%d" % seed, np.random.default_rng(seed))
+    n = g.sym("N", 5)
+    x = g.input([n, 32])
+    w = g.const([32, 48], 0.2)
+    b = g.const([48])
+    h = g.op("matmul", [x, w], lambda p, q: p @ q)
+    h = g.op("add", [h, b], np.add)
+    g.output(g.op("relu", [h], UNARY["relu"]))
+    return g
+
+
+def g_reductions(seed):
+    g = G("red%d" % seed, np.random.default_rng(seed))
+    x = g.input([6, 5, 7])
+    s = g.op("reduce_sum", [x], lambda t: t.sum(axis=1), axes=[1], keepdims=0)
+    m = g.op("reduce_max", [x], lambda t: t.max(axis=(0, 2), keepdims=True), axes=[0, 2], keepdims=1)
+    mean = g.op("reduce_mean", [x], lambda t: t.mean(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    d = g.op("sub", [x, m], np.subtract)
+    e = g.op("mul", [d, mean], np.multiply)
+    g.output(s)
+    g.output(g.op("reduce_min", [e], lambda t: t.min(axis=0), axes=[0], keepdims=0))
+    return g
+
+
+def g_layout(seed):
+    g = G("lay%d" % seed, np.random.default_rng(seed))
+    x = g.input([2, 3, 4])
+    t = g.op("transpose", [x], lambda a: a.transpose(2, 0, 1), perm=[2, 0, 1])     # [4, 2, 3]
+    r = g.op("reshape", [t], lambda a: a.reshape(4, 6), shape=[4, 6])
+    c = g.const([4, 6])
+    s = g.op("mul", [r, c], np.multiply)
+    r2 = g.op("reshape", [s], lambda a: a.reshape(2, 2, 6), shape=[2, -1, 6])
+    g.output(g.op("transpose", [r2], lambda a: a.transpose(1, 2, 0), perm=[1, 2, 0]))
+    return g
+
+
+def g_softmax(seed):
+    g = G("sm%d" % seed, np.random.default_rng(seed))
+    x = g.input([4, 5, 6])
+    a = g.op("softmax", [x], lambda t: softmax(t, -1), axis=-1)
+    b = g.op("softmax", [x], lambda t: softmax(t, 1), axis=1)
+    g.output(g.op("add", [a, b], np.add))
+    return g
+
+
+RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax]
+
+
+# ---------------------------------------------------------------------------
+# One graph: generate the variants, compile, run, compare
+
+class Case:
+    def __init__(self, name, json_path, shim_io, dims, inputs, refs):
+        self.name, self.json_path, self.dims = name, json_path, dims
+        self.ins, self.outs = shim_io
+        self.inputs, self.refs = inputs, refs
+
+
+def run(cmd, cwd, env=None, timeout=300):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env,
+                           timeout=timeout)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return -1, "timed out after %d s" % timeout
+
+
+def build_variant(case, vname, vargs, opts, models, work):
+    """Generates and compiles one variant; returns (program path, None) or (None, error)."""
+    d = os.path.join(work, case.name, vname)
+    os.makedirs(d, exist_ok=True)
+    cname = "model"
+    rc, out = run([opts.lgen, case.json_path, "-o", "model.c", "-H", "model.h", "--name=" + cname] + vargs, d)
+    if rc != 0:
+        return None, "lgen %s exit %d: %s" % (" ".join(vargs) or "(default)", rc, out.strip().splitlines()[0]
+                                               if out.strip() else "")
+    with open(os.path.join(d, "shim.c"), "w") as f:
+        f.write(models.shim_from_io(cname, case.ins, case.outs, case.dims))
+    rc, out = run([opts.cc, "-std=c99", "-O2", "-fopenmp", "-I.", "-o", "prog",
+                   os.path.join(opts.srcdir, "examples", "run_model.c"), "model.c", "shim.c", "-lm"], d)
+    if rc != 0:
+        return None, "gcc: %s" % "\n".join(out.strip().splitlines()[:3])
+    for i, x in enumerate(case.inputs):
+        x.astype("<f4").tofile(os.path.join(d, "in_%d.bin" % i))
+    return os.path.join(d, "prog"), None
+
+
+def run_variant(case, prog, threads):
+    d = os.path.dirname(prog)
+    rc, out = run([prog], d, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    if rc != 0:
+        return None, "run exit %d: %s" % (rc, out.strip()[:200])
+    res = []
+    for i, (shape, dt) in enumerate(case.outs):
+        res.append(np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=np.dtype(dt).newbyteorder("<"))
+                   .reshape(shape).astype(np.float64))
+    return res, None
+
+
+def worst(a_list, b_list, refs):
+    w = 0.0
+    for a, b, r in zip(a_list, b_list, refs):
+        if a.shape != b.shape:
+            return float("inf")
+        if np.isnan(a).any() or np.isnan(b).any():
+            return float("inf")
+        w = max(w, float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(r)))) if a.size else 0.0)
+    return w
+
+
+def test_case(case, opts, models, work):
+    """Lines of PASS/FAIL for one graph."""
+    lines = []
+    results = {}
+    for vname, vargs in VARIANTS:
+        prog, err = build_variant(case, vname, vargs, opts, models, work)
+        if err:
+            lines.append(("FAIL", "%s %s: %s" % (case.name, vname, err)))
+            continue
+        for t in THREADS:
+            res, err = run_variant(case, prog, t)
+            if err:
+                lines.append(("FAIL", "%s %s threads=%d: %s" % (case.name, vname, t, err)))
+                continue
+            results[(vname, t)] = res
+            e = worst(res, case.refs, case.refs)
+            ok = e <= TOL
+            lines.append(("PASS" if ok else "FAIL",
+                          "%s %s threads=%d vs NumPy: max rel error %.3g" % (case.name, vname, t, e)))
+    keys = sorted(results)
+    if len(keys) > 1:
+        base = keys[0]
+        e = max(worst(results[k], results[base], case.refs) for k in keys[1:])
+        lines.append(("PASS" if e <= TOL else "FAIL",
+                      "%s: %d variants agree with each other (max rel difference %.3g)" % (case.name, len(keys), e)))
+    return lines
+
+
+def example_cases(models, conv, work, names):
+    cases = []
+    for name in names:
+        model = models.make_onnx(name)
+        d = os.path.join(work, name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, name + ".json")
+        with open(path, "w") as f:
+            f.write(conv.model_to_json(model))
+        dims = {"N": 3}
+        ins, outs, order = models.io_shapes(model, dims)
+        xs = models.random_inputs(model, dims, 11)
+        refs = models.SPECS[name][2](models.weights_of(model), *xs)
+        cases.append(Case(name, path, ([(s, dt) for _, s, dt in ins], [(s, dt) for _, s, dt in outs]),
+                          [(k, dims[k]) for k in order], xs, refs))
+    return cases
+
+
+def random_cases(work):
+    cases = []
+    for seed, fn in enumerate(RANDOM_GRAPHS):
+        g = fn(seed)
+        d = os.path.join(work, g.name)
+        os.makedirs(d, exist_ok=True)
+        path = os.path.join(d, g.name + ".json")
+        with open(path, "w") as f:
+            json.dump(g.doc(), f)
+        cases.append(Case(g.name, path, g.io(), g.dims, g.input_arrays(), g.refs()))
+    return cases
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lgen", default=os.environ.get("LGEN", "lgen"))
+    ap.add_argument("--srcdir", default=os.path.dirname(os.path.dirname(here)))
+    ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--only", default="", help="graphs whose name contains one of these (comma-separated)")
+    ap.add_argument("--work", help="work folder (kept); default: a temporary one")
+    opts = ap.parse_args()
+    opts.lgen = os.path.abspath(opts.lgen)
+    work = opts.work or tempfile.mkdtemp(prefix="lgen-graph-diff-")
+    os.makedirs(work, exist_ok=True)
+
+    models = load_models_module(opts.srcdir)
+    cases = random_cases(work)
+    try:
+        import importlib.machinery
+        import importlib.util
+        path = os.path.join(opts.srcdir, "scripts", "lgen-onnx2json")
+        loader = importlib.machinery.SourceFileLoader("lgen_onnx2json", path)
+        conv = importlib.util.module_from_spec(importlib.util.spec_from_loader("lgen_onnx2json", loader))
+        loader.exec_module(conv)
+        import onnx  # noqa: F401
+        cases = example_cases(models, conv, work, models.MODELS) + cases
+    except ImportError as e:
+        print("NOTE: no python3-onnx (%s): the example models are not tested" % e)
+    if opts.only:
+        subs = opts.only.split(",")
+        cases = [c for c in cases if any(s in c.name for s in subs)]
+
+    npass = nfail = 0
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, opts.jobs)) as pool:
+        futs = [pool.submit(test_case, c, opts, models, work) for c in cases]
+        for f in futs:
+            for status, msg in f.result():
+                print("%s: %s" % (status, msg), flush=True)
+                if status == "PASS":
+                    npass += 1
+                else:
+                    nfail += 1
+    print("%d passed, %d failed" % (npass, nfail))
+    if not opts.work:
+        shutil.rmtree(work, ignore_errors=True)
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,562 @@
+/* test_graph_build.c - the graph builder (src/graph/build.c, expand.c):
+ * shape and type inference by ops.md, attribute normalisation, and located
+ * errors for graphs that do not fit. */
+#include "graph/graph.h"
+#include "unit.h"
+
+/* A JSON text the error tests point into: /nodes/N is on line N + 2. */
+static const char json_text[] = "{\"nodes\": [\n"
+                                "  {\"op\": \"n0\"},\n"
+                                "  {\"op\": \"n1\", \"attrs\": {\"axes\": [5]}},\n"
+                                "  {\"op\": \"n2\"}\n"
+                                "]}\n";
+
+typedef struct {
+  Unit *u;
+  Graph *g;
+} T;
+
+static T t_new(void) {
+  T t;
+  t.u = unit_new(json_text);
+  t.u->src.name = "g.json";
+  t.g = graph_new(t.u->arena, &t.u->diag, &t.u->src, NULL);
+  return t;
+}
+
+static const char *sym_name(void *ctx, int i) { return ((Graph *)ctx)->symbols.items[i]; }
+static const char *no_name(void *ctx, int i) {
+  (void)ctx, (void)i;
+  return "?";
+}
+
+/* "[N, 3]" (caller frees) */
+static char *shape_of(Graph *g, int v) {
+  const GraphValue *x = GRAPH_VALUE(g, v);
+  AffineNames names = {no_name, sym_name, NULL, g, false};
+  StrBuf sb = {0};
+  sb_putc(&sb, '[');
+  for (int i = 0; i < x->rank; i++) {
+    if (i)
+      sb_puts(&sb, ", ");
+    affine_print(&sb, x->shape[i], &names);
+  }
+  sb_putc(&sb, ']');
+  char *s = strdup(sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+static void expect_shape(Graph *g, int v, const char *want) {
+  char *s = shape_of(g, v);
+  cr_assert_str_eq(s, want, "shape of '%s'", GRAPH_VALUE(g, v)->name);
+  free(s);
+}
+
+static AffineExpr *sym(Graph *g, const char *name) {
+  return affine_leaf(g->arena, AE_SIZE, graph_symbol(g, name), 0);
+}
+
+static AffineExpr *cst(Graph *g, int64_t v) { return graph_dim_const(g, v); }
+
+/* An f32 input: dims are numbers, or symbols for negative numbers taken
+ * from names ("N" for -1, "M" for -2). */
+static int input(Graph *g, const char *name, int rank, const int64_t *dims) {
+  static const char *const syms[] = {"N", "M", "K"};
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int i = 0; i < rank; i++)
+    shape[i] = dims[i] < 0 ? sym(g, syms[-dims[i] - 1]) : cst(g, dims[i]);
+  return graph_add_input(g, name, TY_F32, rank, shape, NULL);
+}
+
+#define IN(g, name, ...)                                                                                          \
+  input(g, name, (int)(sizeof((int64_t[]){__VA_ARGS__}) / sizeof(int64_t)), (int64_t[]){__VA_ARGS__})
+
+static int node1(Graph *g, GraphOp op, int a, int nattrs, const GraphAttr *attrs, const char *path) {
+  return graph_add_node(g, op, NULL, 1, &a, nattrs, attrs, NULL, path, NULL);
+}
+
+static int node2(Graph *g, GraphOp op, int a, int b, int nattrs, const GraphAttr *attrs, const char *path) {
+  int in[2] = {a, b};
+  return graph_add_node(g, op, NULL, 2, in, nattrs, attrs, NULL, path, NULL);
+}
+
+/* The diagnostic must be one error at line:col of g.json containing needle. */
+static void expect_error(T *t, int line, int col, const char *needle) {
+  const char *d = unit_diag(t->u);
+  cr_assert_eq(t->u->diag.errors, 1, "expected one error, got:\n%s", d);
+  char want[64];
+  snprintf(want, sizeof want, "g.json:%d:%d: error: ", line, col);
+  cr_assert_not_null(strstr(d, want), "expected an error at %d:%d, got:\n%s", line, col, d);
+  cr_assert_not_null(strstr(d, needle), "error lacks \"%s\":\n%s", needle, d);
+}
+
+#define TRY(t) if (setjmp((t).u->on_error) == 0)
+#define MUST_FAIL(t) cr_assert_fail("no error:\n%s", unit_diag((t).u))
+#define OK_OR_FAIL(t) cr_assert_fail("unexpected error:\n%s", unit_diag((t).u))
+
+Test(graph_build, op_table_and_lookup) {
+  GraphOp op;
+  cr_assert(graph_op_lookup("matmul", &op));
+  cr_assert_eq(op, GOP_MATMUL);
+  cr_assert_str_eq(graph_op_info(GOP_WHERE)->name, "where");
+  cr_assert_eq(graph_op_info(GOP_CONV)->max_inputs, 3);
+  cr_assert(!graph_op_lookup("nosuchop", &op));
+}
+
+Test(graph_build, names_and_symbols) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 3);
+    cr_assert_eq(graph_find(t.g, "x"), x);
+    cr_assert_eq(graph_find(t.g, "y"), -1);
+    cr_assert_eq(graph_symbol(t.g, "N"), 0);
+    cr_assert_eq(graph_symbol(t.g, "B"), 1);
+    char name[16];
+    for (int i = 0; i < 200; i++) { /* the index grows */
+      snprintf(name, sizeof name, "v%d", i);
+      IN(t.g, name, 2);
+    }
+    cr_assert_eq(graph_find(t.g, "v150"), x + 151);
+    cr_assert_eq(t.g->inputs.len, 201);
+    IN(t.g, "x", 1);
+    MUST_FAIL(t);
+  }
+  cr_assert_not_null(strstr(unit_diag(t.u), "'x' is already defined"), "%s", unit_diag(t.u));
+  unit_free(t.u);
+}
+
+Test(graph_build, given_names_take_over_generated_ones) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", 4);
+    int y = node1(t.g, GOP_EXP, x, 0, NULL, NULL);
+    const char *gen = GRAPH_VALUE(t.g, y)->name;
+    cr_assert_eq(graph_find(t.g, gen), y);
+    int z = IN(t.g, gen, 2); /* a file's later value with the same name */
+    cr_assert_eq(graph_find(t.g, gen), z);
+    cr_assert_str_neq(GRAPH_VALUE(t.g, y)->name, gen);
+    cr_assert_eq(graph_find(t.g, GRAPH_VALUE(t.g, y)->name), y);
+    IN(t.g, "x", 1); /* given names still clash */
+    MUST_FAIL(t);
+  }
+  cr_assert_not_null(strstr(unit_diag(t.u), "'x' is already defined"), "%s", unit_diag(t.u));
+  unit_free(t.u);
+}
+
+Test(graph_build, broadcasting_with_symbolic_dims) {
+  T t = t_new();
+  TRY(t) {
+    int a = IN(t.g, "a", -1, 1, 5), b = IN(t.g, "b", 3, 1), c = IN(t.g, "c", 5);
+    expect_shape(t.g, node2(t.g, GOP_ADD, a, b, 0, NULL, NULL), "[N, 3, 5]");
+    expect_shape(t.g, node2(t.g, GOP_MUL, c, a, 0, NULL, NULL), "[N, 1, 5]");
+    int n1 = IN(t.g, "n1", -1), eq = node2(t.g, GOP_LESS, n1, n1, 0, NULL, NULL);
+    expect_shape(t.g, eq, "[N]");
+    cr_assert_eq(GRAPH_VALUE(t.g, eq)->type, TY_I1);
+    int w = IN(t.g, "w", 1, -1);
+    expect_shape(t.g, node2(t.g, GOP_SUB, n1, w, 0, NULL, NULL), "[1, N]");
+    int m = IN(t.g, "m", -2);
+    node2(t.g, GOP_ADD, n1, m, 0, NULL, "/nodes/2");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "cannot broadcast [N] and [M]");
+  unit_free(t.u);
+}
+
+Test(graph_build, broadcast_error_static) {
+  T t = t_new();
+  TRY(t) {
+    node2(t.g, GOP_ADD, IN(t.g, "a", 2, 3), IN(t.g, "b", 4), 0, NULL, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "node 0 (add): cannot broadcast [2, 3] and [4]");
+  unit_free(t.u);
+}
+
+Test(graph_build, type_rules) {
+  T t = t_new();
+  TRY(t) {
+    AffineExpr *d = cst(t.g, 4);
+    int i = graph_add_input(t.g, "i", TY_I32, 1, &d, NULL);
+    int f = IN(t.g, "f", 4);
+    cr_assert_eq(GRAPH_VALUE(t.g, node1(t.g, GOP_RELU, i, 0, NULL, NULL))->type, TY_I32);
+    GraphAttr to = {.name = "to", .kind = GA_STRING, .s = "f16"};
+    cr_assert_eq(GRAPH_VALUE(t.g, node1(t.g, GOP_CAST, f, 1, &to, NULL))->type, TY_F16);
+    node1(t.g, GOP_EXP, i, 0, NULL, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 3, "floating-point");
+  unit_free(t.u);
+}
+
+Test(graph_build, defaults_are_filled_in) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", 4);
+    int y = node1(t.g, GOP_SELU, x, 0, NULL, NULL);
+    const GraphNode *n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_float_eq(graph_attr_float(t.g, n, "gamma", 0), 1.05070102214813232421875, 1e-15);
+    GraphAttr alpha = {.name = "alpha", .kind = GA_INT, .i = 2};
+    y = node1(t.g, GOP_ELU, x, 1, &alpha, NULL);
+    n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_eq(graph_attr(t.g, n, "alpha")->kind, GA_FLOAT);
+    cr_assert_float_eq(graph_attr(t.g, n, "alpha")->f, 2.0, 0);
+    y = node1(t.g, GOP_GELU, x, 0, NULL, NULL);
+    n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_str_eq(graph_attr_string(t.g, n, "approximate", NULL), "none");
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
+
+Test(graph_build, matmul_promotion_and_batch_broadcast) {
+  T t = t_new();
+  TRY(t) {
+    int a = IN(t.g, "a", 2, 1, 4, 5), b = IN(t.g, "b", 3, 5, 6), v = IN(t.g, "v", 5), w = IN(t.g, "w", 4);
+    expect_shape(t.g, node2(t.g, GOP_MATMUL, a, b, 0, NULL, NULL), "[2, 3, 4, 6]");
+    expect_shape(t.g, node2(t.g, GOP_MATMUL, a, v, 0, NULL, NULL), "[2, 1, 4]");
+    expect_shape(t.g, node2(t.g, GOP_MATMUL, w, a, 0, NULL, NULL), "[2, 1, 5]");
+    expect_shape(t.g, node2(t.g, GOP_MATMUL, v, v, 0, NULL, NULL), "[]");
+    int x = IN(t.g, "x", -1, 784), m = IN(t.g, "m", 784, 10);
+    expect_shape(t.g, node2(t.g, GOP_MATMUL, x, m, 0, NULL, NULL), "[N, 10]");
+    expect_shape(t.g, node2(t.g, GOP_MATVEC, m, IN(t.g, "k10", 10), 0, NULL, NULL), "[784]");
+    expect_shape(t.g, node2(t.g, GOP_DOT, v, v, 0, NULL, NULL), "[]");
+    node2(t.g, GOP_MATMUL, m, x, 0, NULL, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "inner dims of [784, 10] and [N, 784]");
+  unit_free(t.u);
+}
+
+static const char *einsum_of(T *t, int out) {
+  const GraphNode *n = GRAPH_NODE(t->g, GRAPH_VALUE(t->g, out)->producer);
+  return graph_attr_string(t->g, n, "equation", NULL);
+}
+
+static int einsum(Graph *g, const char *eq, int nin, const int *in) {
+  GraphAttr a = {.name = "equation", .kind = GA_STRING, .s = eq, .path = "/nodes/1/attrs"};
+  return graph_add_node(g, GOP_EINSUM, NULL, nin, in, 1, &a, NULL, "/nodes/1", NULL);
+}
+
+Test(graph_build, einsum_normalisation) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 3, 3);
+    int y = einsum(t.g, "...ii->...i", 1, &x);
+    cr_assert_str_eq(einsum_of(&t, y), "aii->ai");
+    expect_shape(t.g, y, "[N, 3]");
+    int ab[2] = {IN(t.g, "a", 2, 3), IN(t.g, "b", 3, 4)};
+    y = einsum(t.g, "ij,jk", 2, ab);
+    cr_assert_str_eq(einsum_of(&t, y), "ij,jk->ik");
+    expect_shape(t.g, y, "[2, 4]");
+    int bc[2] = {IN(t.g, "p", 5, 1, 2, 3), IN(t.g, "q", 4, 3, 6)};
+    y = einsum(t.g, "...ij,...jk", 2, bc);
+    cr_assert_str_eq(einsum_of(&t, y), "abij,bjk->abik");
+    expect_shape(t.g, y, "[5, 4, 2, 6]");
+    y = einsum(t.g, "ba", 1, &ab[0]);
+    cr_assert_str_eq(einsum_of(&t, y), "ba->ab");
+    expect_shape(t.g, y, "[3, 2]");
+    einsum(t.g, "ij,ij->i", 2, ab);
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 25, "'i' is 2 in one place and 3 in another");
+  unit_free(t.u);
+}
+
+static GraphAttr ints(const char *name, int n, int64_t *v) {
+  return (GraphAttr){.name = name, .kind = GA_INTS, .n = n, .ints = v};
+}
+
+static GraphAttr pads(int n, int64_t *v) { return (GraphAttr){.name = "padding", .kind = GA_INTS2, .n = n, .ints = v}; }
+
+Test(graph_build, conv_output_extents) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 3, 224, 224), w = IN(t.g, "w", 64, 3, 7, 7);
+    int64_t s2[2] = {2, 2}, p3[4] = {3, 3, 3, 3};
+    GraphAttr at[2] = {ints("strides", 2, s2), pads(2, p3)};
+    int y = node2(t.g, GOP_CONV_2D_NCHW_FCHW, x, w, 2, at, NULL);
+    expect_shape(t.g, y, "[N, 64, 112, 112]");
+    const GraphNode *n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_eq(graph_attr(t.g, n, "dilations")->n, 2);
+    /* symbolic spatial dims: floordiv expressions */
+    int xs = IN(t.g, "xs", 1, -2, -2, 8), ws = IN(t.g, "ws", 3, 3, 8, 16);
+    expect_shape(t.g, node2(t.g, GOP_CONV_2D_NHWC_HWCF, xs, ws, 0, NULL, NULL), "[1, M - 2, M - 2, 16]");
+    expect_shape(t.g, node2(t.g, GOP_CONV_2D_NHWC_HWCF, xs, ws, 1, at, NULL),
+                 "[1, (M - 3) floordiv 2 + 1, (M - 3) floordiv 2 + 1, 16]");
+    /* ONNX conv with groups and bias */
+    int xg = IN(t.g, "xg", 1, 8, 10), wg = IN(t.g, "wg", 4, 2, 3), bg = IN(t.g, "bg", 4);
+    int in3[3] = {xg, wg, bg};
+    GraphAttr grp = {.name = "group", .kind = GA_INT, .i = 4};
+    expect_shape(t.g, graph_add_node(t.g, GOP_CONV, NULL, 3, in3, 1, &grp, NULL, NULL, NULL), "[1, 4, 8]");
+    node2(t.g, GOP_CONV_2D_NCHW_FCHW, x, IN(t.g, "wbad", 64, 4, 7, 7), 0, NULL, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "input channels do not match: 3 vs 4");
+  unit_free(t.u);
+}
+
+Test(graph_build, pool_output_extents_with_ceil_mode) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", 1, 3, 32, 32);
+    int64_t win[2] = {3, 3}, s2[2] = {2, 2}, one = 1;
+    GraphAttr at[3] = {ints("window", 2, win), ints("strides", 2, s2),
+                       {.name = "ceil_mode", .kind = GA_INT, .i = 1}};
+    expect_shape(t.g, node1(t.g, GOP_POOLING_NCHW_MAX, x, 2, at, NULL), "[1, 3, 15, 15]");
+    expect_shape(t.g, node1(t.g, GOP_POOLING_NCHW_MAX, x, 3, at, NULL), "[1, 3, 16, 16]");
+    /* ceil_mode's last window would start in the right padding: dropped */
+    int x5 = IN(t.g, "x5", 1, 1, 5);
+    int64_t w2 = 2, p1[2] = {1, 1};
+    GraphAttr a1[4] = {ints("window", 1, &w2), ints("strides", 1, &w2), pads(1, p1),
+                       {.name = "ceil_mode", .kind = GA_INT, .i = 1}};
+    expect_shape(t.g, node1(t.g, GOP_POOLING_NCHW_AVG, x5, 4, a1, NULL), "[1, 1, 3]");
+    int y = node1(t.g, GOP_POOLING_NCHW_AVG, x5, 3, a1, NULL);
+    expect_shape(t.g, y, "[1, 1, 3]");
+    const GraphNode *n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_eq(graph_attr_int(t.g, n, "count_include_pad", -1), 0);
+    /* symbolic, ceil_mode */
+    int xs = IN(t.g, "xs", 1, 1, -1);
+    expect_shape(t.g, node1(t.g, GOP_POOLING_NCHW_MAX, xs, 4, a1, NULL), "[1, 1, N floordiv 2 + 1]");
+    int64_t w3 = 3;
+    GraphAttr a2[4] = {ints("window", 1, &w3), ints("strides", 1, &w2), ints("dilations", 1, &one),
+                       {.name = "ceil_mode", .kind = GA_INT, .i = 1}};
+    expect_shape(t.g, node1(t.g, GOP_POOLING_NCHW_MAX, xs, 4, a2, NULL), "[1, 1, (N - 3) ceildiv 2 + 1]");
+    int64_t w9 = 9;
+    GraphAttr big = ints("window", 1, &w9);
+    node1(t.g, GOP_POOLING_NCHW_MAX, x5, 1, &big, "/nodes/2");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "larger than the padded input");
+  unit_free(t.u);
+}
+
+/* ceil_mode against a brute-force count of window starts (ops.md's rule). */
+Test(graph_build, ceil_mode_matches_the_rule) {
+  T t = t_new();
+  TRY(t) {
+    int k = 0;
+    for (int64_t in = 1; in <= 12; in++)
+      for (int64_t win = 1; win <= 4; win++)
+        for (int64_t st = 1; st <= 3; st++)
+          for (int64_t lo = 0; lo < win; lo++)
+            for (int64_t hi = 0; hi < win; hi++) {
+              if (in + lo + hi < win)
+                continue;
+              char name[32];
+              snprintf(name, sizeof name, "x%d", k++);
+              int x = IN(t.g, name, 1, 1, in);
+              int64_t pad[2] = {lo, hi};
+              GraphAttr a[4] = {ints("window", 1, &win), ints("strides", 1, &st), pads(1, pad),
+                                {.name = "ceil_mode", .kind = GA_INT, .i = 1}};
+              int y = node1(t.g, GOP_POOLING_NCHW_MAX, x, 4, a, NULL);
+              int64_t e = (in + lo + hi - win + st - 1) / st + 1;
+              if ((e - 1) * st >= in + lo)
+                e--;
+              int64_t got;
+              cr_assert(graph_dim_value(GRAPH_VALUE(t.g, y)->shape[2], &got));
+              cr_assert_eq(got, e, "in %lld win %lld stride %lld pad %lld %lld", (long long)in, (long long)win,
+                           (long long)st, (long long)lo, (long long)hi);
+            }
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
+
+Test(graph_build, reductions_axes_and_keepdims) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 3, 5);
+    int64_t ax[2] = {-1, 0};
+    GraphAttr a[2] = {ints("axes", 2, ax), {.name = "keepdims", .kind = GA_INT, .i = 0}};
+    int y = node1(t.g, GOP_REDUCE_SUM, x, 2, a, NULL);
+    expect_shape(t.g, y, "[3]");
+    const GraphNode *n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    const GraphAttr *axes = graph_attr(t.g, n, "axes");
+    cr_assert_eq(axes->n, 2);
+    cr_assert_eq(axes->ints[0], 0);
+    cr_assert_eq(axes->ints[1], 2);
+    cr_assert_eq(ax[0], -1, "the caller's array is not touched");
+    expect_shape(t.g, node1(t.g, GOP_REDUCE_MAX, x, 1, a, NULL), "[1, 3, 1]");
+    y = node1(t.g, GOP_REDUCE_MEAN, x, 0, NULL, NULL);
+    expect_shape(t.g, y, "[1, 1, 1]");
+    n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_eq(graph_attr(t.g, n, "axes")->n, 3);
+    cr_assert_eq(graph_attr_int(t.g, n, "keepdims", -1), 1);
+    int64_t bad = 5;
+    GraphAttr b = ints("axes", 1, &bad);
+    b.path = "/nodes/1/attrs/axes";
+    node1(t.g, GOP_REDUCE_SUM, x, 1, &b, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 34, "axis 5 is out of range for rank 3");
+  unit_free(t.u);
+}
+
+Test(graph_build, duplicate_axes) {
+  T t = t_new();
+  TRY(t) {
+    int64_t ax[2] = {1, -1};
+    GraphAttr a = ints("axes", 2, ax);
+    node1(t.g, GOP_REDUCE_SUM, IN(t.g, "x", 2, 3), 1, &a, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "axis 1 appears twice");
+  unit_free(t.u);
+}
+
+Test(graph_build, reshape_infers_minus_one_symbolically) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 1, 28, 28);
+    int64_t sh[2] = {-1, 784};
+    GraphAttr a = ints("shape", 2, sh);
+    int y = node1(t.g, GOP_RESHAPE, x, 1, &a, NULL);
+    expect_shape(t.g, y, "[N, 784]");
+    const GraphNode *n = GRAPH_NODE(t.g, GRAPH_VALUE(t.g, y)->producer);
+    cr_assert_null(graph_attr(t.g, n, "shape"));
+    cr_assert_eq(n->ninputs, 1);
+    /* and back, through a symbolic shape constant from `shape` */
+    int s = node1(t.g, GOP_SHAPE, x, 0, NULL, NULL);
+    cr_assert_eq(GRAPH_VALUE(t.g, s)->kind, GV_CONST);
+    cr_assert_eq(GRAPH_VALUE(t.g, s)->count, 4);
+    cr_assert_not_null(GRAPH_VALUE(t.g, s)->sym);
+    expect_shape(t.g, node2(t.g, GOP_RESHAPE, y, s, 0, NULL, NULL), "[N, 1, 28, 28]");
+    int64_t z[3] = {0, 0, -1};
+    GraphAttr a0 = ints("shape", 3, z);
+    expect_shape(t.g, node1(t.g, GOP_RESHAPE, x, 1, &a0, NULL), "[N, 1, 784]");
+    int64_t bad[2] = {-1, 100};
+    GraphAttr ab = ints("shape", 2, bad);
+    ab.path = "/nodes/1/attrs/axes";
+    node1(t.g, GOP_RESHAPE, x, 1, &ab, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 34, "cannot infer the -1");
+  unit_free(t.u);
+}
+
+Test(graph_build, reshape_needs_a_constant_shape) {
+  T t = t_new();
+  TRY(t) {
+    AffineExpr *two = cst(t.g, 2);
+    int s = graph_add_input(t.g, "s", TY_I64, 1, &two, NULL);
+    int in[2] = {IN(t.g, "x", 4), s};
+    const char *out[1] = {"r"};
+    graph_add_node(t.g, GOP_RESHAPE, NULL, 2, in, 0, NULL, out, "/nodes/0", NULL);
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "the shape of 'r' depends on run-time data (value 's')");
+  unit_free(t.u);
+}
+
+Test(graph_build, layout_ops) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 3, 5);
+    expect_shape(t.g, node1(t.g, GOP_TRANSPOSE, x, 0, NULL, NULL), "[5, 3, N]");
+    int64_t perm[3] = {0, -1, 1};
+    GraphAttr p = ints("perm", 3, perm);
+    expect_shape(t.g, node1(t.g, GOP_TRANSPOSE, x, 1, &p, NULL), "[N, 5, 3]");
+    int in2[2] = {x, x};
+    GraphAttr ax = {.name = "axis", .kind = GA_INT, .i = -2};
+    expect_shape(t.g, graph_add_node(t.g, GOP_CONCAT, NULL, 2, in2, 1, &ax, NULL, NULL, NULL), "[N, 6, 5]");
+    ax.i = 0;
+    expect_shape(t.g, graph_add_node(t.g, GOP_CONCAT, NULL, 2, in2, 1, &ax, NULL, NULL, NULL), "[N * 2, 3, 5]");
+    int64_t pd[6] = {0, 0, 1, 2, 0, 0};
+    GraphAttr pa = pads(3, pd);
+    expect_shape(t.g, node1(t.g, GOP_PAD, x, 1, &pa, NULL), "[N, 6, 5]");
+    int64_t b[3] = {2, 1, 5};
+    GraphAttr ba = ints("shape", 3, b);
+    expect_shape(t.g, node1(t.g, GOP_BROADCAST, IN(t.g, "c", 3, 1), 1, &ba, NULL), "[2, 3, 5]");
+    int64_t st[2] = {1, 4}, sz[2] = {2, 2}, sd[2] = {1, -2};
+    GraphAttr sa[3] = {ints("starts", 2, st), ints("sizes", 2, sz), ints("strides", 2, sd)};
+    expect_shape(t.g, node1(t.g, GOP_SLICE, IN(t.g, "m", 4, 5), 3, sa, NULL), "[2, 2]");
+    AffineExpr *d3 = cst(t.g, 3);
+    int idx = graph_add_input(t.g, "idx", TY_I64, 1, &d3, NULL);
+    ax.i = 1;
+    expect_shape(t.g, graph_add_node(t.g, GOP_GATHER, NULL, 2, (int[]){x, idx}, 1, &ax, NULL, NULL, NULL),
+                 "[N, 3, 5]");
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
+
+Test(graph_build, softmax_expands_to_primitives) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", -1, 10);
+    const char *out[1] = {"y"};
+    int before = t.g->nodes.len;
+    int y = graph_add_node(t.g, GOP_SOFTMAX, "sm", 1, &x, 0, NULL, out, NULL, "Softmax");
+    cr_assert_str_eq(GRAPH_VALUE(t.g, y)->name, "y");
+    expect_shape(t.g, y, "[N, 10]");
+    static const GraphOp want[] = {GOP_REDUCE_MAX, GOP_SUB, GOP_EXP, GOP_REDUCE_SUM, GOP_DIV};
+    cr_assert_eq(t.g->nodes.len - before, 5);
+    for (int i = 0; i < 5; i++)
+      cr_assert_eq(GRAPH_NODE(t.g, before + i)->op, want[i]);
+    const GraphNode *mx = GRAPH_NODE(t.g, before);
+    cr_assert_eq(graph_attr(t.g, mx, "axes")->ints[0], 1);
+    cr_assert_eq(graph_attr_int(t.g, mx, "keepdims", 0), 1);
+    int ls = graph_softmax(t.g, x, 0, true, NULL, NULL, NULL);
+    expect_shape(t.g, ls, "[N, 10]");
+    cr_assert_eq(GRAPH_NODE(t.g, t.g->nodes.len - 1)->op, GOP_SUB);
+    cr_assert_eq(GRAPH_NODE(t.g, t.g->nodes.len - 2)->op, GOP_LOG);
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
+
+Test(graph_build, constants_fold_and_shape_is_always_constant) {
+  T t = t_new();
+  TRY(t) {
+    int64_t shp[1] = {3};
+    float data[3] = {1, 2, 3};
+    int c = graph_add_const(t.g, "c", TY_F32, 1, shp, data, NULL);
+    cr_assert_float_eq(graph_const_f(GRAPH_VALUE(t.g, c), 2), 3.0, 0);
+    int s = node1(t.g, GOP_SHAPE, IN(t.g, "x", 2, 7), 0, NULL, NULL);
+    const GraphValue *sv = GRAPH_VALUE(t.g, s);
+    cr_assert_eq(sv->kind, GV_CONST);
+    cr_assert_null(sv->sym);
+    cr_assert_eq(graph_const_i(sv, 1), 7);
+    int nodes = t.g->nodes.len;
+    int y = node2(t.g, GOP_ADD, c, c, 0, NULL, NULL);
+    if (GRAPH_VALUE(t.g, y)->kind == GV_CONST) { /* fold.c evaluated it: no node remains */
+      cr_assert_eq(t.g->nodes.len, nodes);
+      cr_assert_float_eq(graph_const_f(GRAPH_VALUE(t.g, y), 2), 6.0, 0);
+    }
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
+
+Test(graph_build, arity_and_locations) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", 2);
+    graph_add_node(t.g, GOP_ADD, "fc1", 1, &x, 0, NULL, NULL, "/nodes/2", "Add");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "node 'fc1' (Add): takes 2 inputs, not 1");
+  unit_free(t.u);
+}
+
+Test(graph_build, call_of_a_tc_def) {
+  Unit *u = unit_lowered("def mm(A: f32(M, K), B: f32(K, N)) -> (C: f32(M, N)) {\n"
+                         "  C(m, n) = std_addf<k>(std_mulf(A(m, k), B(k, n)));\n}");
+  T t = t_new();
+  TRY(t) {
+    t.g->specs = &u->module;
+    const Kernel *def = unit_kernel(u, 0);
+    int a = IN(t.g, "a", -1, 8), b = IN(t.g, "b", 8, 16);
+    int in[2] = {a, b};
+    int c = graph_add_call(t.g, def, "mm1", 2, in, NULL, NULL);
+    expect_shape(t.g, c, "[N, 16]");
+    cr_assert_eq(GRAPH_NODE(t.g, GRAPH_VALUE(t.g, c)->producer)->def, def);
+    in[1] = IN(t.g, "b9", 9, 16);
+    graph_add_call(t.g, def, "mm2", 2, in, NULL, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 2, 3, "needs dim 0 to be 8");
+  unit_free(t.u);
+  unit_free(u);
+}

@@ -1,0 +1,380 @@
+/* test_graph_lower.c - lowering model graphs to structured ops
+ * (src/graph/lower.c): graphs built through the builder, lowered, verified,
+ * and their kernels' structure checked (tensor order and storage, aliases,
+ * output copies, fills before reductions, broadcast maps, guarded operands,
+ * tables of averaging counts). That the kernels compute the right numbers
+ * is the end-to-end tests' job. */
+#include <math.h>
+
+#include "graph/graph.h"
+#include "unit.h"
+
+typedef struct {
+  Arena *arena;
+  jmp_buf on_error;
+  Diag diag;
+  Source src;
+  Graph *g;
+} G;
+
+static G *g_new(void) {
+  G *t = calloc(1, sizeof *t);
+  cr_assert_not_null(t);
+  t->arena = arena_new();
+  t->diag.on_error = &t->on_error;
+  t->src.name = "t.json";
+  t->src.text = "{}";
+  t->src.len = 2;
+  t->g = graph_new(t->arena, &t->diag, &t->src, NULL);
+  t->g->name = "g";
+  return t;
+}
+
+static void g_free(G *t) {
+  sb_free(&t->diag.out);
+  arena_free(t->arena);
+  free(t);
+}
+
+/* Arms the error jump in the test function itself: an error fails the test. */
+#define GUARD(t)                                                                                                    \
+  do {                                                                                                              \
+    if (setjmp((t)->on_error))                                                                                      \
+      cr_assert_fail("error:\n%s", sb_cstr(&(t)->diag.out));                                                        \
+  } while (0)
+
+static AffineExpr **shape_of(G *t, int rank, const int64_t *dims) {
+  AffineExpr **s = arena_alloc(t->arena, sizeof(AffineExpr *) * (size_t)(rank + 1));
+  for (int i = 0; i < rank; i++)
+    s[i] = affine_const(t->arena, dims[i]);
+  return s;
+}
+
+static int input(G *t, const char *name, int rank, const int64_t *dims) {
+  return graph_add_input(t->g, name, TY_F32, rank, shape_of(t, rank, dims), "");
+}
+
+static int cf32(G *t, const char *name, int rank, const int64_t *dims) {
+  int64_t n = 1;
+  for (int i = 0; i < rank; i++)
+    n *= dims[i];
+  float *data = arena_alloc(t->arena, sizeof(float) * (size_t)n);
+  for (int64_t i = 0; i < n; i++)
+    data[i] = (float)i;
+  return graph_add_const(t->g, name, TY_F32, rank, dims, data, "");
+}
+
+static int node(G *t, GraphOp op, int nin, const int *in, int nattrs, const GraphAttr *attrs) {
+  return graph_add_node(t->g, op, "", nin, in, nattrs, attrs, NULL, "", NULL);
+}
+
+static int node1(G *t, GraphOp op, int x) { return node(t, op, 1, &x, 0, NULL); }
+
+static int node2(G *t, GraphOp op, int a, int b) {
+  int in[2] = {a, b};
+  return node(t, op, 2, in, 0, NULL);
+}
+
+static GraphAttr ints_attr(const char *name, int n, int64_t *v) {
+  return (GraphAttr){.name = name, .kind = GA_INTS, .n = n, .ints = v};
+}
+
+static GraphAttr pads_attr(int n, int64_t *v) {
+  return (GraphAttr){.name = "padding", .kind = GA_INTS2, .n = n, .ints = v};
+}
+
+static Kernel *lower(G *t) {
+  Kernel *k = graph_lower(t->g, NULL, t->arena, &t->diag);
+  ir_verify_kernel(&t->diag, k);
+  for (int i = 0; i < k->nops; i++)
+    ir_verify_op(&t->diag, k, &k->ops[i]);
+  return k;
+}
+
+static int tensor_named(const Kernel *k, const char *name) {
+  for (int i = 0; i < k->ntensors; i++)
+    if (strcmp(k->tensors[i].name, name) == 0)
+      return i;
+  cr_assert_fail("no tensor %s", name);
+  return -1;
+}
+
+static const char *dim_name_cb(void *ctx, int i) { return ((const StructuredOp *)ctx)->dims[i].name; }
+static const char *size_name_cb(void *ctx, int i) {
+  (void)ctx;
+  (void)i;
+  return "S";
+}
+
+/* The map of operand o as "i, j + 1". */
+static char *map_text(const Kernel *k, const StructuredOp *op, int o) {
+  StrBuf sb = {0};
+  AffineNames names = {dim_name_cb, size_name_cb, NULL, (void *)op, false};
+  const Operand *x = &op->operands[o];
+  for (int p = 0; p < k->tensors[x->tensor].rank; p++) {
+    if (p)
+      sb_puts(&sb, ", ");
+    affine_print(&sb, x->map[p], &names);
+  }
+  char *s = strdup(sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* The (first) operand of tensor t in op, or -1. */
+static int operand_of(const StructuredOp *op, int t) {
+  for (int o = 0; o < op->noperands; o++)
+    if (op->operands[o].tensor == t)
+      return o;
+  return -1;
+}
+
+static void expect_map(const Kernel *k, const StructuredOp *op, const char *tensor, const char *want) {
+  int o = operand_of(op, tensor_named(k, tensor));
+  cr_assert_geq(o, 0, "no operand of %s", tensor);
+  char *got = map_text(k, op, o);
+  cr_assert_str_eq(got, want, "map of %s", tensor);
+  free(got);
+}
+
+/* A fill: parallel dims only, one constant yielded into tensor t. */
+static void expect_fill(const Kernel *k, const StructuredOp *op, int t, double value) {
+  cr_assert_eq(op->nyields, 1);
+  cr_assert_eq(op->operands[op->yields[0].operand].tensor, t);
+  const PayloadNode *n = &op->nodes[op->yields[0].value];
+  cr_assert_eq(n->kind, PN_CONST);
+  cr_assert(n->fvalue == value, "fill value %g, want %g", n->fvalue, value);
+  for (int d = 0; d < op->ndims; d++)
+    cr_assert_eq(op->dims[d].kind, ITER_PARALLEL);
+  (void)k;
+}
+
+Test(graph_lower, mlp_tensors_and_ops) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 2, (int64_t[]){8, 3});
+  int w = cf32(t, "w", 2, (int64_t[]){3, 4});
+  int b = cf32(t, "b", 1, (int64_t[]){4});
+  int unused = cf32(t, "unused", 1, (int64_t[]){2});
+  (void)unused;
+  int h = node2(t, GOP_MATMUL, x, w);
+  int hb = node2(t, GOP_ADD, h, b);
+  int y = node1(t, GOP_RELU, hb);
+  node1(t, GOP_EXP, hb); /* dead: nothing reads it */
+  graph_add_output(t->g, y, "");
+  Kernel *k = lower(t);
+  cr_assert_str_eq(k->name, "g");
+  /* inputs, outputs, constants read, intermediates */
+  cr_assert_eq(k->ntensors, 6);
+  cr_assert_eq(k->tensors[0].storage, TS_PARAM);
+  cr_assert(!k->tensors[0].is_output);
+  cr_assert_eq(k->tensors[1].storage, TS_PARAM);
+  cr_assert(k->tensors[1].is_output);
+  cr_assert_eq(k->tensors[2].storage, TS_CONST);
+  cr_assert_str_eq(k->tensors[2].name, "w");
+  cr_assert_not_null(k->tensors[2].data);
+  cr_assert_str_eq(k->tensors[3].name, "b");
+  cr_assert_eq(k->tensors[4].storage, TS_WORKSPACE);
+  cr_assert(k->tensors[4].is_output);
+  cr_assert_eq(k->tensors[5].storage, TS_WORKSPACE);
+  /* fill, matmul, add, relu: the dead exp is dropped */
+  cr_assert_eq(k->nops, 4);
+  expect_fill(k, &k->ops[0], 4, 0);
+  const StructuredOp *mm = &k->ops[1];
+  cr_assert_eq(mm->ndims, 3);
+  cr_assert_eq(mm->dims[2].kind, ITER_REDUCTION);
+  int xx;
+  cr_assert_eq(match_reduction(mm, 0, &xx), COMBINE_ADD);
+  GemmShape gs;
+  cr_assert(match_gemm(k, mm, &gs));
+  expect_map(k, mm, "x", "m, k");
+  expect_map(k, mm, "w", "k, n");
+  expect_map(k, &k->ops[2], "b", "d1");
+  /* relu writes the output parameter directly */
+  cr_assert_eq(k->ops[3].operands[k->ops[3].yields[0].operand].tensor, 1);
+  g_free(t);
+}
+
+Test(graph_lower, broadcast_maps) {
+  G *t = g_new();
+  GUARD(t);
+  int a = input(t, "a", 3, (int64_t[]){2, 1, 4});
+  int b = input(t, "b", 2, (int64_t[]){3, 1});
+  graph_add_output(t->g, node2(t, GOP_SUB, a, b), "");
+  Kernel *k = lower(t);
+  cr_assert_eq(k->nops, 1);
+  expect_map(k, &k->ops[0], "a", "d0, 0, d2");
+  expect_map(k, &k->ops[0], "b", "d1, 0");
+  g_free(t);
+}
+
+Test(graph_lower, reshape_is_an_alias) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 2, (int64_t[]){2, 6});
+  GraphAttr shape = ints_attr("shape", 3, (int64_t[]){3, 2, 2});
+  int r = node(t, GOP_RESHAPE, 1, &x, 1, &shape);
+  GraphAttr shape2 = ints_attr("shape", 1, (int64_t[]){12});
+  int r2 = node(t, GOP_RESHAPE, 1, &r, 1, &shape2);
+  graph_add_output(t->g, node1(t, GOP_EXP, r2), "");
+  Kernel *k = lower(t);
+  cr_assert_eq(k->nops, 1);
+  int a = tensor_named(k, GRAPH_VALUE(t->g, r2)->name);
+  cr_assert_eq(k->tensors[a].storage, TS_ALIAS);
+  cr_assert_eq(k->tensors[a].alias_of, 0, "chains resolve to the root tensor");
+  cr_assert(!k->tensors[a].is_output);
+  cr_assert_eq(k->ops[0].operands[1].tensor, a);
+  g_free(t);
+}
+
+Test(graph_lower, outputs_that_need_copies) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 2, (int64_t[]){2, 6});
+  int c = cf32(t, "c", 1, (int64_t[]){3});
+  int e = node1(t, GOP_EXP, x);
+  GraphAttr shape = ints_attr("shape", 2, (int64_t[]){3, 4});
+  int r = node(t, GOP_RESHAPE, 1, &e, 1, &shape);
+  int s = node2(t, GOP_ADD, e, e);
+  graph_add_output(t->g, x, "");
+  graph_add_output(t->g, c, "");
+  graph_add_output(t->g, e, "");
+  graph_add_output(t->g, r, "");
+  graph_add_output(t->g, s, "");
+  Kernel *k = lower(t);
+  /* x | x c e r s (parameters) | c (constant) */
+  cr_assert_eq(k->ntensors, 7);
+  cr_assert_eq(k->tensors[6].storage, TS_CONST);
+  /* exp into e's parameter; the reshape copies into r's; add reads e's parameter */
+  cr_assert_eq(k->nops, 5);
+  cr_assert_eq(k->ops[0].operands[0].tensor, 3);
+  const StructuredOp *rc = &k->ops[1];
+  cr_assert_eq(rc->operands[rc->yields[0].operand].tensor, 4);
+  char *m = map_text(k, rc, 1);
+  cr_assert_str_eq(m, "(d0 * 4 + d1) floordiv 6, (d0 * 4 + d1) mod 6");
+  free(m);
+  cr_assert_eq(k->ops[2].operands[1].tensor, 3);
+  /* then the copies of the input and the constant */
+  cr_assert_eq(k->ops[3].operands[0].tensor, 1);
+  cr_assert_eq(k->ops[3].operands[1].tensor, 0);
+  cr_assert_eq(k->ops[4].operands[0].tensor, 2);
+  cr_assert_eq(k->ops[4].operands[1].tensor, 6);
+  g_free(t);
+}
+
+Test(graph_lower, padded_conv_reads_are_guarded) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 4, (int64_t[]){1, 4, 5, 5});
+  int w = cf32(t, "w", 4, (int64_t[]){6, 2, 3, 3});
+  int bias = cf32(t, "bias", 1, (int64_t[]){6});
+  GraphAttr attrs[] = {pads_attr(2, (int64_t[]){1, 1, 0, 2}), ints_attr("strides", 2, (int64_t[]){2, 1}),
+                       {.name = "group", .kind = GA_INT, .i = 2}};
+  int in[3] = {x, w, bias};
+  graph_add_output(t->g, node(t, GOP_CONV, 3, in, 3, attrs), "");
+  Kernel *k = lower(t);
+  cr_assert_eq(k->nops, 2);
+  /* the bias is the initial value */
+  expect_map(k, &k->ops[0], "bias", "d1");
+  const StructuredOp *cv = &k->ops[1];
+  int o = operand_of(cv, 0);
+  cr_assert(cv->operands[o].guarded);
+  cr_assert(cv->operands[o].pad_value == 0);
+  expect_map(k, cv, "x", "n, f floordiv 3 * 2 + c, o0 * 2 + k0 - 1, o1 + k1");
+  expect_map(k, cv, "w", "f, c, k0, k1");
+  cr_assert(!cv->operands[operand_of(cv, tensor_named(k, "w"))].guarded);
+  g_free(t);
+}
+
+Test(graph_lower, pools) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 4, (int64_t[]){1, 2, 5, 5});
+  GraphAttr attrs[] = {ints_attr("window", 2, (int64_t[]){3, 3}), ints_attr("strides", 2, (int64_t[]){2, 2}),
+                       pads_attr(2, (int64_t[]){1, 1, 1, 1})};
+  int mx = node(t, GOP_POOLING_NCHW_MAX, 1, &x, 3, attrs);
+  int av = node(t, GOP_POOLING_NCHW_AVG, 1, &x, 3, attrs);
+  graph_add_output(t->g, mx, "");
+  graph_add_output(t->g, av, "");
+  Kernel *k = lower(t);
+  /* max: fill -inf, reduce; avg: fill 0, sum, divide by the count table */
+  cr_assert_eq(k->nops, 5);
+  expect_fill(k, &k->ops[0], 1, -INFINITY);
+  const StructuredOp *p = &k->ops[1];
+  int o = operand_of(p, 0);
+  cr_assert(p->operands[o].guarded);
+  cr_assert(isinf(p->operands[o].pad_value) && p->operands[o].pad_value < 0);
+  int xx;
+  cr_assert_eq(match_reduction(p, 0, &xx), COMBINE_MAX);
+  expect_fill(k, &k->ops[2], 2, 0);
+  cr_assert_eq(match_reduction(&k->ops[3], 0, &xx), COMBINE_ADD);
+  int counts = k->ops[4].operands[operand_of(&k->ops[4], 3)].tensor;
+  cr_assert_eq(k->tensors[counts].storage, TS_CONST);
+  cr_assert_eq(k->tensors[counts].rank, 2);
+  /* 3x3 windows at stride 2 over 5 with padding 1: 2, 3, 2 per dim */
+  const float *c = k->tensors[counts].data;
+  float want[9] = {4, 6, 4, 6, 9, 6, 4, 6, 4};
+  for (int i = 0; i < 9; i++)
+    cr_assert(c[i] == want[i], "count %d: %g", i, c[i]);
+  g_free(t);
+}
+
+Test(graph_lower, reduce_mean_and_keepdims) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 3, (int64_t[]){2, 3, 4});
+  GraphAttr attrs[] = {ints_attr("axes", 1, (int64_t[]){1}), {.name = "keepdims", .kind = GA_INT, .i = 1}};
+  graph_add_output(t->g, node(t, GOP_REDUCE_MEAN, 1, &x, 2, attrs), "");
+  Kernel *k = lower(t);
+  cr_assert_eq(k->nops, 3);
+  const StructuredOp *r = &k->ops[1];
+  cr_assert_eq(r->dims[1].kind, ITER_REDUCTION);
+  char *m = map_text(k, r, 0);
+  cr_assert_str_eq(m, "d0, 0, d2");
+  free(m);
+  const StructuredOp *scale = &k->ops[2];
+  const PayloadNode *n = &scale->nodes[scale->yields[0].value];
+  cr_assert_eq(n->op, SOP_DIVF);
+  cr_assert(scale->nodes[n->args[1]].fvalue == 3);
+  g_free(t);
+}
+
+Test(graph_lower, einsum_diagonal_and_layout) {
+  G *t = g_new();
+  GUARD(t);
+  int x = input(t, "x", 2, (int64_t[]){3, 3});
+  GraphAttr eq = {.name = "equation", .kind = GA_STRING, .s = "ii->i"};
+  graph_add_output(t->g, node(t, GOP_EINSUM, 1, &x, 1, &eq), "");
+  GraphAttr pad[] = {pads_attr(2, (int64_t[]){1, 0, 0, 2}), {.name = "value", .kind = GA_FLOAT, .f = 2.5}};
+  graph_add_output(t->g, node(t, GOP_PAD, 1, &x, 2, pad), "");
+  int in2[2] = {x, x};
+  GraphAttr axis = {.name = "axis", .kind = GA_INT, .i = 1};
+  graph_add_output(t->g, node(t, GOP_CONCAT, 2, in2, 1, &axis), "");
+  Kernel *k = lower(t);
+  expect_map(k, &k->ops[0], "x", "i, i");
+  const StructuredOp *p = &k->ops[1];
+  cr_assert(p->operands[1].guarded);
+  cr_assert(p->operands[1].pad_value == 2.5);
+  expect_map(k, p, "x", "d0 - 1, d1");
+  cr_assert_eq(k->nops, 4);
+  char *m = map_text(k, &k->ops[3], 0);
+  cr_assert_str_eq(m, "d0, d1 + 3");
+  free(m);
+  g_free(t);
+}
+
+Test(graph_lower, gather_at_run_time_is_an_error) {
+  G *t = g_new();
+  int x = input(t, "x", 2, (int64_t[]){3, 3});
+  int idx = graph_add_input(t->g, "i", TY_I64, 1, shape_of(t, 1, (int64_t[]){2}), "");
+  int in[2] = {x, idx};
+  int y = graph_add_node(t->g, GOP_GATHER, "", 2, in, 0, NULL, NULL, "", NULL);
+  graph_add_output(t->g, y, "");
+  if (setjmp(t->on_error) == 0) {
+    graph_lower(t->g, NULL, t->arena, &t->diag);
+    cr_assert_fail("expected an error");
+  }
+  cr_assert_not_null(strstr(sb_cstr(&t->diag.out), "gather with run-time data or indices is not supported yet"),
+                     "%s", sb_cstr(&t->diag.out));
+  g_free(t);
+}
