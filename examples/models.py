@@ -452,8 +452,9 @@ def main(argv=None):
             f.write(mlp_graph_json())
     elif a.cmd == "shim":
         import onnx
+        text = shim_c(onnx.load(a.onnx), a.name, parse_dims(a.dims))
         with open(a.o, "w") as f:
-            f.write(shim_c(onnx.load(a.onnx), a.name, parse_dims(a.dims)))
+            f.write(text)
     elif a.cmd == "check":
         workdir = a.workdir or a.program + ".io"
         os.makedirs(workdir, exist_ok=True)

@@ -3,18 +3,23 @@
 #
 #   scripts/fuzz.sh SRC_DIR BUILD_DIR SECONDS
 #
-# Builds BUILD_DIR/fuzz_tc from fuzz/fuzz_tc.c and every src/**/*.c except
+# Two harnesses, each built from its fuzz/*.c and every src/**/*.c except
 # src/main.c, compiled directly by clang with libFuzzer, ASan and UBSan (not
-# the gcc-built liblgen.a), then fuzzes for SECONDS on a copy of
-# fuzz/corpus (BUILD_DIR/corpus, kept between runs) with fuzz/tc.dict.
+# the gcc-built liblgen.a):
+#   fuzz_tc     .tc specs; corpus fuzz/corpus, dictionary fuzz/tc.dict
+#   fuzz_graph  JSON model graphs; corpus fuzz/corpus-graph, fuzz/json.dict
+# SECONDS is shared out between them (fuzz_tc gets the larger half). Each
+# fuzzes on a copy of its corpus (BUILD_DIR/corpus, BUILD_DIR/corpus-graph,
+# kept between runs).
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
 # FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN), FUZZ_LIBS
-# (extra libraries; libyaml is found with pkg-config when src/ uses it).
+# (extra libraries; libyaml and Jansson are found with pkg-config when src/
+# uses them), FUZZ_HARNESSES (default "tc graph": which to run).
 #
-# Prints one summary line with the executions run. On a crash, timeout or
-# oracle violation the input is left in BUILD_DIR/artifacts/ (crash-*,
-# timeout-*, oom-*, leak-*), a minimized copy next to it (minimized-*), and
-# the script exits 1. Exit 2: bad usage or build failure.
+# Prints one summary line per harness with the executions run. On a crash,
+# timeout or oracle violation the input is left in BUILD_DIR/artifacts/
+# (crash-*, timeout-*, oom-*, leak-*), a minimized copy next to it
+# (minimized-*), and the script exits 1. Exit 2: bad usage or build failure.
 set -u
 
 if [ $# -ne 3 ]; then
@@ -48,56 +53,94 @@ if grep -rqs '#include <yaml.h>' "$src/src"; then
   pkg_cflags=$(pkg-config --cflags yaml-0.1 2>/dev/null)
   pkg_libs=$(pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 fi
-# shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
-if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-  -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
-  $sources "$src/fuzz/fuzz_tc.c" -o "$build/fuzz_tc.new" $pkg_libs ${FUZZ_LIBS:-} -lm; then
-  echo "fuzz.sh: building fuzz_tc failed" >&2
-  exit 2
+if grep -rqs '#include <jansson.h>' "$src/src"; then
+  pkg_cflags="$pkg_cflags $(pkg-config --cflags jansson 2>/dev/null)"
+  pkg_libs="$pkg_libs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson)"
 fi
-mv "$build/fuzz_tc.new" "$build/fuzz_tc"
+harnesses=${FUZZ_HARNESSES:-tc graph}
+for h in $harnesses; do
+  # shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
+  if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+    -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
+    $sources "$src/fuzz/fuzz_$h.c" -o "$build/fuzz_$h.new" $pkg_libs ${FUZZ_LIBS:-} -lm; then
+    echo "fuzz.sh: building fuzz_$h failed" >&2
+    exit 2
+  fi
+  mv "$build/fuzz_$h.new" "$build/fuzz_$h"
+done
 
 # ---- fuzz ----
-cp "$src"/fuzz/corpus/* "$build/corpus/" 2>/dev/null
-log=$build/fuzz.log
-ls "$build/artifacts" | LC_ALL=C sort >"$build/artifacts.before"
-# shellcheck disable=SC2086
-"$build/fuzz_tc" -dict="$src/fuzz/tc.dict" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
-  -max_total_time="$duration" -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
-  ${FUZZ_FLAGS:-} "$build/corpus" >"$log" 2>&1
-status=$?
+# run_harness NAME CORPUS_SRC CORPUS DICT SECONDS: fuzz, summarise, and
+# minimize what it found; returns 0 when nothing was found.
+run_harness() {
+  name=$1 corpus_src=$2 corpus=$3 dict=$4 seconds=$5
+  bin=$build/$name
+  mkdir -p "$corpus" || return 1
+  cp "$corpus_src"/* "$corpus/" 2>/dev/null
+  log=$build/$name.log
+  ls "$build/artifacts" | LC_ALL=C sort >"$build/artifacts.before"
+  # shellcheck disable=SC2086
+  "$bin" -dict="$dict" -max_len=4096 -timeout=5 -rss_limit_mb=2048 \
+    -max_total_time="$seconds" -print_final_stats=1 -artifact_prefix="$build/artifacts/" \
+    ${FUZZ_FLAGS:-} "$corpus" >"$log" 2>&1
+  status=$?
 
-execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-if [ -z "$execs" ]; then
-  # a crash skips the final stats: take the last progress line's count
-  execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
-fi
-ncorpus=$(ls "$build/corpus" | wc -l)
-new_artifacts=$(ls "$build/artifacts" | LC_ALL=C sort | LC_ALL=C comm -13 "$build/artifacts.before" - | grep -v '^minimized-')
-rm -f "$build/artifacts.before"
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
+  if [ -z "$execs" ]; then
+    # a crash skips the final stats: take the last progress line's count
+    execs=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
+  fi
+  ncorpus=$(ls "$corpus" | wc -l)
+  new_artifacts=$(ls "$build/artifacts" | LC_ALL=C sort | LC_ALL=C comm -13 "$build/artifacts.before" - |
+    grep -v '^minimized-')
+  rm -f "$build/artifacts.before"
 
-if [ "$status" -eq 0 ] && [ -z "$new_artifacts" ]; then
-  echo "fuzz: ${duration}s, ${execs:-0} executions, corpus of $ncorpus inputs, no crashes (log: $log)"
-  exit 0
-fi
+  if [ "$status" -eq 0 ] && [ -z "$new_artifacts" ]; then
+    echo "fuzz: $name: ${seconds}s, ${execs:-0} executions, corpus of $ncorpus inputs, no crashes (log: $log)"
+    return 0
+  fi
 
-echo "fuzz: ${duration}s, ${execs:-0} executions, corpus of $ncorpus inputs, FAILED (status $status, log: $log)"
-grep -E '^(==[0-9]+==ERROR|fuzz_tc: oracle violated|SUMMARY|ALARM)' "$log" | head -n 5
-for a in $new_artifacts; do
-  crash=$build/artifacts/$a
-  echo "fuzz: input left in $crash"
-  case $a in
-  crash-* | timeout-* | leak-*)
-    # bounded: minimizing a hang costs a timeout per attempt
-    limit=
-    command -v timeout >/dev/null 2>&1 && limit="timeout 300"
-    # shellcheck disable=SC2086
-    $limit "$build/fuzz_tc" -minimize_crash=1 -max_total_time=120 -timeout=2 -rss_limit_mb=2048 -max_len=4096 \
-      -exact_artifact_path="$build/artifacts/minimized-$a" ${FUZZ_FLAGS:-} "$crash" >"$build/minimize-$a.log" 2>&1
-    if [ -f "$build/artifacts/minimized-$a" ]; then
-      echo "fuzz: minimized to $build/artifacts/minimized-$a ($(wc -c <"$build/artifacts/minimized-$a") bytes)"
-    fi
+  echo "fuzz: $name: ${seconds}s, ${execs:-0} executions, corpus of $ncorpus inputs, FAILED (status $status, log: $log)"
+  grep -E '^(==[0-9]+==ERROR|fuzz_tc: oracle violated|fuzz oracle violated|SUMMARY|ALARM)' "$log" | head -n 5
+  for a in $new_artifacts; do
+    crash=$build/artifacts/$a
+    echo "fuzz: input left in $crash"
+    case $a in
+    crash-* | timeout-* | leak-*)
+      # bounded: minimizing a hang costs a timeout per attempt
+      limit=
+      command -v timeout >/dev/null 2>&1 && limit="timeout 300"
+      # shellcheck disable=SC2086
+      $limit "$bin" -minimize_crash=1 -max_total_time=120 -timeout=2 -rss_limit_mb=2048 -max_len=4096 \
+        -exact_artifact_path="$build/artifacts/minimized-$a" ${FUZZ_FLAGS:-} "$crash" >"$build/minimize-$a.log" 2>&1
+      if [ -f "$build/artifacts/minimized-$a" ]; then
+        echo "fuzz: minimized to $build/artifacts/minimized-$a ($(wc -c <"$build/artifacts/minimized-$a") bytes)"
+      fi
+      ;;
+    esac
+  done
+  return 1
+}
+
+# SECONDS shared out; libFuzzer reads max_total_time=0 as "forever", so
+# every harness gets at least one second.
+nharness=$(echo $harnesses | wc -w)
+share=$((duration / nharness))
+[ "$share" -ge 1 ] || share=1
+first_share=$((duration - share * (nharness - 1)))
+[ "$first_share" -ge 1 ] || first_share=1
+result=0
+seconds=$first_share
+for h in $harnesses; do
+  case $h in
+  tc) run_harness fuzz_tc "$src/fuzz/corpus" "$build/corpus" "$src/fuzz/tc.dict" "$seconds" || result=1 ;;
+  graph) run_harness fuzz_graph "$src/fuzz/corpus-graph" "$build/corpus-graph" "$src/fuzz/json.dict" "$seconds" ||
+    result=1 ;;
+  *)
+    echo "fuzz.sh: unknown harness '$h' in FUZZ_HARNESSES" >&2
+    exit 2
     ;;
   esac
+  seconds=$share
 done
-exit 1
+exit $result

@@ -64,23 +64,38 @@ def setup_ort(out):
 # The buffer plan, from --print-schedule. Its format is young: look for the
 # numbers by several spellings and give up quietly (None) if they are absent.
 
-def parse_plan(text):
+def eval_size(expr, dims):
+    """A size expression of the plan ("1024 * N + (4 * N + 63) floordiv 64 * 64")
+    at the benchmark's dims, or None if it is not one this can read."""
+    expr = expr.strip().strip('"')
+    if not re.fullmatch(r"[\w\s+*()-]+", expr) or "ceildiv" in expr:
+        return None
+    try:
+        return int(eval(expr.replace("floordiv", "//"), {"__builtins__": {}}, dict(dims)))
+    except Exception:
+        return None
+
+
+def parse_plan(text, dims):
     def find(patterns):
         for pat in patterns:
             m = re.search(pat, text, re.I | re.M)
             if m:
-                return int(m.group(1))
+                return eval_size(m.group(1), dims)
         return None
-    ws = find([r"^\s*#?\s*workspace[_ ]?(?:bytes|size|total)?\s*[:=]\s*(\d+)",
+    ws = find([r"^\s*#?\s*workspace[_ ]?(?:bytes|size|total)?\s*[:=]\s*(\d+|\"[^\"\n]*\")",
                r"^\s*#?\s*total[_ ]?(?:bytes)?\s*[:=]\s*(\d+)",
                r"workspace[^\n\d]*?(\d+)\s*bytes"])
-    total = find([r"^\s*#?\s*sum[_ ]?(?:of[_ ]?)?(?:bytes|intermediates)?\s*[:=]\s*(\d+)",
+    total = find([r"^\s*#?\s*without[_ ]reuse\s*[:=]\s*(\d+|\"[^\"\n]*\")",
+                  r"^\s*#?\s*sum[_ ]?(?:of[_ ]?)?(?:bytes|intermediates)?\s*[:=]\s*(\d+)",
                   r"intermediates[^\n\d]*?(\d+)\s*bytes",
                   r"without reuse[^\n\d]*?(\d+)",
                   r"(\d+)\s*bytes without reuse"])
     if total is None:
-        sizes = [int(x) for x in re.findall(r"^\s*-?\s*.*\bbytes\s*[:=]\s*(\d+)", text, re.M)]
-        if len(sizes) > 1:
+        # No total given (symbolic sizes): add up the buffers' sizes.
+        sizes = [eval_size(x, dims) for x in
+                 re.findall(r"\{tensor:[^}\n]*?\bbytes:\s*(\d+|\"[^\"\n]*\")", text)]
+        if sizes and None not in sizes:
             total = sum(sizes)
     return ws, total
 
@@ -118,7 +133,7 @@ def prepare_model(name, models, conv, src, lgen, cc, cflags, out, batch):
     rc, sched = sh([lgen, json_path, "--print-schedule", "-o", "/dev/null", "--name=model"], check=False)
     with open(os.path.join(d, "schedule.yaml"), "w") as f:
         f.write(sched)
-    plan = parse_plan(sched) if rc == 0 else (None, None)
+    plan = parse_plan(sched, dims) if rc == 0 else (None, None)
     return onnx_path, progs, plan, dims
 
 

@@ -168,7 +168,7 @@ static int add_tensor(Lower *L, const char *name, ElemType type, int rank, Affin
   t->storage = storage;
   t->is_output = is_output;
   t->alias_of = -1;
-  t->loc = graph_loc(L->g, path ? path : "");
+  t->loc = path ? graph_loc(L->g, path) : L->loc;
   vec_push(L->arena, &L->tensors, t);
   return L->tensors.len - 1;
 }
@@ -176,7 +176,11 @@ static int add_tensor(Lower *L, const char *name, ElemType type, int rank, Affin
 static TensorParam *tensor(Lower *L, int t) { return L->tensors.items[t]; }
 
 static int value_tensor(Lower *L, const GraphValue *v, TensorStorage storage, bool is_output) {
-  return add_tensor(L, v->name, v->type, v->rank, v->shape, storage, is_output, v->path);
+  int t = add_tensor(L, v->name, v->type, v->rank, v->shape, storage, is_output, NULL);
+  /* A node's result is where its node is: graph_loc costs a scan of the
+   * JSON text, too much to pay again for every intermediate. */
+  tensor(L, t)->loc = v->kind == GV_NODE && L->node ? L->loc : graph_loc(L->g, v->path ? v->path : "");
+  return t;
 }
 
 static int root_tensor(Lower *L, int t) {
@@ -1011,8 +1015,7 @@ static void emit_average(Lower *L, int yt, const Window *w, const GraphValue *x,
       }
       put_elem(data, y->type, cell, (double)product);
     }
-    int ct = add_tensor(L, arena_printf(L->arena, "%s_count", y->name), y->type, nsp, shape, TS_CONST, false,
-                        L->node->path);
+    int ct = add_tensor(L, arena_printf(L->arena, "%s_count", y->name), y->type, nsp, shape, TS_CONST, false, NULL);
     tensor(L, ct)->data = data;
     divisor = op_read(b, op_bare(b, ct, first + sp_in));
   }

@@ -243,15 +243,14 @@ def prepare(case, conv, workroot):
     case.conv = conv
     model = conv.load_model(os.path.join(case.src, "model.onnx"))
     data = os.path.join(case.src, "test_data_set_0")
+    # Test data files are numbered by position in the original graph.input.
+    original = [vi.name for vi in model.graph.input]
     for name in case.frozen:
-        k = [vi.name for vi in model.graph.input].index(name)
-        conv.freeze_input(model, name, os.path.join(data, "input_%d.pb" % k))
+        conv.freeze_input(model, name, os.path.join(data, "input_%d.pb" % original.index(name)))
     with open(os.path.join(case.work, "model.json"), "w") as f:
         f.write(conv.model_to_json(model))
     graph = model.graph
     constants = {t.name for t in graph.initializer}
-    # Test data files are numbered by position in the original graph.input.
-    original = [vi.name for vi in conv.load_model(os.path.join(case.src, "model.onnx")).graph.input]
     check_dense([vi for vi in graph.input if vi.name not in constants], "input")
     check_dense(graph.output, "output")
     run_inputs, arrays = [], []
@@ -321,7 +320,7 @@ def execute(case, opts):
         rc, out = run([opts.lgen, "model.json", "-o", "m.c", "-H", "m.h", "--name=model"] + opts.lgen_args,
                       w, TIMEOUT_LGEN)
         m = NEEDS_CONST_RE.search(first_error(out)) if rc == 1 else None
-        if not m or m.group(1) in case.frozen or len(case.frozen) >= 4:
+        if not m or m.group(1) in case.frozen or len(case.frozen) >= 8:
             break
         case.frozen.append(m.group(1))
         prepare(case, case.conv, os.path.dirname(w))
