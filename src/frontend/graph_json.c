@@ -108,7 +108,11 @@ LG_NORETURN static void syntax_error(const Source *src, Diag *diag, const json_e
     msg[i] = (char)(c < 0x20 || c == 0x7f ? '?' : c);
   }
   msg[i] = '\0';
-  diag_error(diag, loc_at(src, offset), "invalid JSON: %s", msg);
+  /* JSON has no literal for these; the format spells them as strings */
+  bool non_finite = strstr(msg, "invalid token near 'NaN'") || strstr(msg, "invalid token near 'Infinity'") ||
+                    strstr(msg, "invalid token near '-Infinity'") || strstr(msg, "invalid token near 'Inf");
+  diag_error(diag, loc_at(src, offset), "invalid JSON: %s%s", msg,
+             non_finite ? " (write \"NaN\", \"Infinity\" or \"-Infinity\" as strings)" : "");
 }
 
 /* Jansson nests on the C stack up to depth 2048; lgen's limit is lower and
@@ -231,6 +235,33 @@ static const char *json_kind_name(const json_t *v) {
   return "a value";
 }
 
+/* A string from the file as a message may quote it: a diagnostic is one
+ * line, so control characters are shown as escapes. */
+static const char *shown(Loader *L, const char *s) {
+  StrBuf sb = {0};
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '\n')
+      sb_puts(&sb, "\\n");
+    else if (*p == '\t')
+      sb_puts(&sb, "\\t");
+    else if (*p < 0x20 || *p == 0x7f)
+      sb_printf(&sb, "\\x%02x", *p);
+    else
+      sb_putc(&sb, (char)*p);
+  }
+  const char *out = arena_strdup(L->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return out;
+}
+
+/* Names (of values, nodes, attributes, ops) travel into other messages and
+ * into C comments: they must not hold control characters. */
+static void check_name_chars(Loader *L, const char *s, const char *path, const char *what) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p < 0x20 || *p == 0x7f)
+      graph_error(L->g, path, "%s contains a control character: '%s'", what, shown(L, s));
+}
+
 static void expect_kind(Loader *L, const json_t *v, json_type type, const char *path, const char *what) {
   if (json_typeof(v) != type)
     graph_error(L->g, path, "%s must be %s, not %s", what,
@@ -253,7 +284,8 @@ static void check_members(Loader *L, json_t *obj, const char *path, const char *
       sb_printf(&sb, "%s%s", a == allowed ? "" : ", ", *a);
     const char *list = arena_strdup(L->arena, sb_cstr(&sb));
     sb_free(&sb);
-    graph_error(L->g, ptr_key(L, path, key), "unknown member \"%s\" in %s (expected %s)", key, what, list);
+    graph_error(L->g, ptr_key(L, path, key), "unknown member \"%s\" in %s (expected %s)", shown(L, key), what,
+                list);
   }
 }
 
@@ -271,6 +303,7 @@ static const char *string_member(Loader *L, json_t *obj, const char *path, const
   expect_kind(L, v, JSON_STRING, vpath, arena_printf(L->arena, "\"%s\" of %s", key, what));
   if (json_string_length(v) == 0)
     graph_error(L->g, vpath, "\"%s\" of %s is empty", key, what);
+  check_name_chars(L, json_string_value(v), vpath, arena_printf(L->arena, "\"%s\" of %s", key, what));
   return arena_strndup(L->arena, json_string_value(v), json_string_length(v));
 }
 
@@ -278,7 +311,7 @@ static ElemType parse_type(Loader *L, json_t *v, const char *path) {
   ElemType t;
   if (!json_is_string(v) || !elem_type_parse(json_string_value(v), &t))
     graph_error(L->g, path, "unknown element type%s%s%s (expected f16, f32, f64, i1, i8, i16, i32 or i64)",
-                json_is_string(v) ? " '" : "", json_is_string(v) ? json_string_value(v) : "",
+                json_is_string(v) ? " '" : "", json_is_string(v) ? shown(L, json_string_value(v)) : "",
                 json_is_string(v) ? "'" : "");
   return t;
 }
@@ -316,7 +349,7 @@ static json_t *shape_list(Loader *L, json_t *obj, const char *path, const char *
 static const char *symbol_name(Loader *L, json_t *d, const char *path) {
   const char *name = json_string_value(d);
   if (!is_identifier(name))
-    graph_error(L->g, path, "symbolic dim '%s' is not an identifier", name);
+    graph_error(L->g, path, "symbolic dim '%s' is not an identifier", shown(L, name));
   return arena_strdup(L->arena, name);
 }
 
@@ -350,7 +383,7 @@ static int64_t *parse_static_shape(Loader *L, json_t *obj, const char *path, con
     json_t *d = json_array_get(shape, (size_t)i);
     if (json_is_string(d))
       graph_error(L->g, dpath, "a constant's shape is static: symbolic dim '%s' is not allowed here",
-                  json_string_value(d));
+                  shown(L, json_string_value(d)));
     dims[i] = parse_static_dim(L, d, dpath, false);
     if (dims[i] > MAX_ELEMENTS / *count)
       graph_error(L->g, dpath, "more than 2^62 elements");
@@ -439,7 +472,7 @@ static Number parse_number(Loader *L, json_t *v, ElemType t, const char *path) {
     else if (strcmp(s, "-Infinity") == 0)
       n.f = -INFINITY;
     else
-      graph_error(L->g, path, "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\", not \"%s\"", s);
+      graph_error(L->g, path, "expected a number, \"NaN\", \"Infinity\" or \"-Infinity\", not \"%s\"", shown(L, s));
   } else {
     graph_error(L->g, path, "expected %s, not %s", elem_type_is_float(t) ? "a number" : "an integer",
                 json_kind_name(v));
@@ -529,8 +562,10 @@ static uint8_t *constant_from_file(Loader *L, json_t *data, ElemType t, int64_t 
   if (!*rel)
     graph_error(L->g, path, "\"file\" is empty");
   bool here = !L->dir || !*L->dir || strcmp(L->dir, ".") == 0;
-  const char *file =
-      rel[0] == '/' || here ? arena_strdup(L->arena, rel) : arena_printf(L->arena, "%s/%s", L->dir, rel);
+  bool slash = !here && L->dir[strlen(L->dir) - 1] == '/';
+  const char *file = rel[0] == '/' || here ? arena_strdup(L->arena, rel)
+                                           : arena_printf(L->arena, "%s%s%s", L->dir, slash ? "" : "/", rel);
+  check_name_chars(L, rel, path, "constant file");
   if (L->file_deps)
     vec_push(L->arena, L->file_deps, (void *)file);
   struct stat st;
@@ -695,6 +730,7 @@ static const char **parse_names(Loader *L, json_t *list, const char *path, const
       graph_error(L->g, vpath, "a value name must be a string, not %s", json_kind_name(v));
     if (json_string_length(v) == 0 && !allow_empty)
       graph_error(L->g, vpath, "a value name must not be empty");
+    check_name_chars(L, json_string_value(v), vpath, "value name");
     names[i] = json_string_length(v) ? arena_strdup(L->arena, json_string_value(v)) : NULL;
   }
   return names;
@@ -704,6 +740,7 @@ static const char **parse_names(Loader *L, json_t *list, const char *path, const
  * of integers, of numbers, or of [lo, hi] integer pairs (padding). */
 static GraphAttr parse_attr(Loader *L, const char *name, json_t *v, const char *path) {
   GraphAttr a = {0};
+  check_name_chars(L, name, path, "attribute name");
   a.name = arena_strdup(L->arena, name);
   a.path = path;
   if (json_is_integer(v) || json_is_boolean(v)) {
@@ -718,6 +755,7 @@ static GraphAttr parse_attr(Loader *L, const char *name, json_t *v, const char *
   }
   if (json_is_string(v)) {
     a.kind = GA_STRING;
+    check_name_chars(L, json_string_value(v), path, "string attribute");
     a.s = arena_strdup(L->arena, json_string_value(v));
     return a;
   }
@@ -1052,7 +1090,7 @@ static void check_output_decl(Loader *L, json_t *decl, const char *path, const G
     if (json_is_string(d)) {
       int s = find_symbol(L->g, symbol_name(L, d, dpath));
       if (s < 0)
-        graph_error(L->g, dpath, "symbolic dim '%s' is not a dim of any input", json_string_value(d));
+        graph_error(L->g, dpath, "symbolic dim '%s' is not a dim of any input", shown(L, json_string_value(d)));
       dims[i] = affine_leaf(L->arena, AE_SIZE, s, 0);
     } else {
       dims[i] = affine_const(L->arena, parse_static_dim(L, d, dpath, true));
@@ -1082,6 +1120,7 @@ static void load_outputs(Loader *L, json_t *root) {
       name = string_member(L, out, path, "name", "an output");
     } else if (json_is_string(out)) {
       name = json_string_value(out);
+      check_name_chars(L, name, path, "output");
     } else {
       graph_error(L->g, path, "an output is a value name or an object with \"name\", not %s",
                   json_kind_name(out));

@@ -118,7 +118,8 @@ static const char *json_str(Onnx *cx, json_t *obj, const char *key, const char *
     return dflt;
   if (!json_is_string(v))
     graph_error(cx->g, path_join(cx, path, key), "'%s' must be a string", key);
-  return json_string_value(v);
+  /* a copy: the JSON tree is freed once the graph is built */
+  return arena_strdup(cx->arena, json_string_value(v));
 }
 
 /* An int64 as protobuf's JSON writes it: a string of digits (or, leniently,

@@ -146,11 +146,14 @@ Loc graph_loc(const Graph *g, const char *path) {
   loc.offset = off;
   loc.line = 1;
   size_t line_start = 0;
-  for (size_t i = 0; i < off; i++)
-    if (g->src->text[i] == '\n') {
+  /* line ends as diag.c shows them: \n, \r\n or a lone \r */
+  for (size_t i = 0; i < off; i++) {
+    char c = g->src->text[i];
+    if (c == '\n' || (c == '\r' && (i + 1 >= g->src->len || g->src->text[i + 1] != '\n'))) {
       loc.line++;
       line_start = i + 1;
     }
+  }
   loc.col = (int)(off - line_start) + 1;
   return loc;
 }
@@ -553,7 +556,7 @@ static GraphValue *new_value(Graph *g, const char *name, ElemType t, int rank, A
   v->shape = copy_shape(g, rank, shape);
   v->kind = kind;
   v->producer = -1;
-  v->path = path;
+  v->path = path ? arena_strdup(g->arena, path) : NULL;
   return v;
 }
 
@@ -1519,20 +1522,25 @@ typedef struct {
   int n;
   AffineExpr *f[2 * LG_MAX_RANK + 8];
   bool used[2 * LG_MAX_RANK + 8];
+  bool failed; /* too many factors, or the constant overflowed: no answer */
 } Factors;
 
 static void add_factor(Factors *p, AffineExpr *d) {
   if (d->kind == AE_CONST)
-    p->c *= d->value;
+    p->failed |= __builtin_mul_overflow(p->c, d->value, &p->c);
   else if (d->kind == AE_MUL) {
     add_factor(p, d->lhs);
     add_factor(p, d->rhs);
   } else if (p->n < (int)(sizeof p->f / sizeof p->f[0]))
     p->f[p->n++] = d;
+  else
+    p->failed = true;
 }
 
 /* in / known as a product expression, or NULL when it does not divide. */
 static AffineExpr *divide_factors(Graph *g, Factors *in, Factors *known) {
+  if (in->failed || known->failed)
+    return NULL;
   for (int j = 0; j < known->n; j++) {
     int hit = -1;
     for (int i = 0; i < in->n && hit < 0; i++)
@@ -1856,6 +1864,8 @@ static void infer(Infer *s) {
 static GraphAttr copy_attr(Graph *g, const GraphAttr *a) {
   GraphAttr c = *a;
   c.name = arena_strdup(g->arena, a->name);
+  if (a->path)
+    c.path = arena_strdup(g->arena, a->path);
   if (a->s)
     c.s = arena_strdup(g->arena, a->s);
   if (a->ints) {
@@ -1877,8 +1887,9 @@ static GraphNode *new_node(Graph *g, GraphOp op, const char *node_name, int ninp
   GraphNode *n = arena_alloc(g->arena, sizeof *n);
   n->name = node_name ? arena_strdup(g->arena, node_name) : "";
   n->op = op;
-  n->path = path;
-  n->origin = origin ? origin : graph_op_info(op)->name;
+  /* copied: loaders may pass strings owned by their JSON parser */
+  n->path = path ? arena_strdup(g->arena, path) : NULL;
+  n->origin = origin ? arena_strdup(g->arena, origin) : graph_op_info(op)->name;
   n->ninputs = ninputs;
   n->inputs = arena_alloc(g->arena, sizeof *n->inputs * (size_t)(ninputs ? ninputs : 1));
   for (int i = 0; i < ninputs; i++) {

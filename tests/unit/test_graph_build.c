@@ -560,3 +560,16 @@ Test(graph_build, call_of_a_tc_def) {
   unit_free(t.u);
   unit_free(u);
 }
+
+Test(graph_build, locations_with_any_line_ends) {
+  Unit *u = unit_new("{\"a\": 1,\r\"b\": [\r\n  2]}");
+  Graph *g = graph_new(u->arena, &u->diag, &u->src, NULL);
+  Loc l = graph_loc(g, "/b/0");
+  cr_assert_eq(l.line, 3);
+  cr_assert_eq(l.col, 3);
+  l = graph_loc(g, NULL);
+  cr_assert_eq(l.line, 1);
+  cr_assert_eq(l.col, 1);
+  cr_assert_eq(l.offset, 0);
+  unit_free(u);
+}
