@@ -90,7 +90,33 @@ static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
   return t;
 }
 
-static bool is_cheap(const StructuredOp *op) {
+/* Cheap enough to recompute at every read: a few arithmetic nodes, no
+ * transcendental functions or divisions, no guarded read (a padded copy
+ * exists so that its reader's inner loop has no guard), and written in the
+ * order of its dims: a transpose inlined into a reader that reuses its
+ * elements turns that reader's contiguous loads into strided ones, which
+ * costs more than the one pass that writes the transposed copy. */
+static bool is_cheap(const Kernel *k, const StructuredOp *op) {
+  const Operand *out = &op->operands[op->yields[0].operand];
+  for (int i = 0; i < op->ndims; i++)
+    if (!affine_is_dim(out->map[i], i))
+      return false;
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *x = &op->operands[o];
+    if (x->guarded)
+      return false;
+    if (x == out || x->shape_only)
+      continue;
+    int last = -1; /* bare dims in increasing order, or broadcast constants */
+    for (int i = 0; i < k->tensors[x->tensor].rank; i++) {
+      const AffineExpr *m = x->map[i];
+      if (m->kind == AE_CONST)
+        continue;
+      if (m->kind != AE_DIM || m->index <= last)
+        return false;
+      last = m->index;
+    }
+  }
   int ops = 0;
   for (int n = 0; n < op->nnodes; n++) {
     const PayloadNode *x = &op->nodes[n];
@@ -254,7 +280,7 @@ static void try_inline(Fuser *f, int p) {
   int t = inlinable_output(f, p, pos_of_dim);
   if (t < 0)
     return;
-  bool cheap = is_cheap(&k->ops[p]);
+  bool cheap = is_cheap(k, &k->ops[p]);
   int consumers = 0;
   for (int c = p + 1; c < k->nops; c++) {
     if (f->removed[c] || !op_reads(&k->ops[c], t))

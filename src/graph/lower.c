@@ -13,8 +13,9 @@
  * op each with NumPy-broadcast or layout maps; reductions, contractions,
  * convolutions and pools are a fill of the identity followed by an
  * accumulation `out = combine(out, x)` (the form analysis/reduce.c
- * recognises). Padded windows read their input through a guarded operand,
- * which gives a pad value outside the tensor. Nodes nothing needs (no
+ * recognises). Padded windows read a padded copy of their input, written by
+ * a copy op whose guarded read gives the pad value outside the tensor (the
+ * window op itself then reads plain memory). Nodes nothing needs (no
  * output depends on them) are dropped. */
 #include "analysis/analysis.h"
 #include "analysis/poly.h"
@@ -856,6 +857,47 @@ static AffineExpr **window_input_map(Lower *L, const Window *w, int rank, bool c
   return map;
 }
 
+/* A window op with padding reads its input through a padded copy: a
+ * workspace tensor holding exactly the positions the windows touch, with
+ * the padding written once. The window op then reads it unguarded, so its
+ * inner loops stay plain loads that vectorize (a guarded read per
+ * multiply-add keeps gcc scalar), at the cost of one pass over the input.
+ * The copy's spatial extent is (out - 1) * stride + (k - 1) * dilation + 1;
+ * on return the window has no padding left. */
+static int padded_window_input(Lower *L, int xt, const GraphValue *y, Window *w, bool channels_first,
+                               AffineExpr *const *kext, double pad_value) {
+  const TensorParam *x = tensor(L, xt);
+  AffineExpr **shape = new_map(L, x->rank);
+  int sp0 = channels_first ? 2 : 1, ysp0 = sp0;
+  for (int i = 0; i < x->rank; i++)
+    shape[i] = x->shape[i];
+  for (int i = 0; i < w->nsp; i++) {
+    AffineExpr *last_out = sub(L, y->shape[ysp0 + i], cst(L, 1));
+    AffineExpr *reach = add(L, mul(L, last_out, cst(L, w->stride[i])),
+                            mul(L, sub(L, kext[i], cst(L, 1)), cst(L, w->dilation[i])));
+    shape[sp0 + i] = add(L, reach, cst(L, 1));
+  }
+  int pt = add_tensor(L, arena_printf(L->arena, "%s_padded", x->name), x->type, x->rank, shape, TS_WORKSPACE, true,
+                      NULL);
+  OpBuilder *b = op_begin(L);
+  int first = op_dims_over(b, "d", x->rank, shape);
+  int o = op_bare(b, pt, first);
+  AffineExpr **map = new_map(L, x->rank);
+  for (int i = 0; i < x->rank; i++)
+    map[i] = dim_ref(L, first + i);
+  for (int i = 0; i < w->nsp; i++)
+    map[sp0 + i] = sub(L, dim_ref(L, first + sp0 + i), cst(L, w->lo[i]));
+  int xo = op_operand(b, xt, map);
+  b->operands[xo].guarded = true;
+  b->operands[xo].pad_value = pad_value;
+  op_yield(b, o, op_read(b, xo));
+  op_end(b);
+  for (int i = 0; i < w->nsp; i++)
+    w->lo[i] = w->hi[i] = 0;
+  w->padded = false;
+  return pt;
+}
+
 /* The conv's bias (ONNX 3rd input) broadcast over the output: its initial value. */
 static void emit_bias_init(Lower *L, int yt, int bias, bool channels_first) {
   OpBuilder *b = op_begin(L);
@@ -879,10 +921,13 @@ static void lower_conv(Lower *L) {
   else
     emit_fill(L, yt, COMB_ADD);
   bool depthwise = lay.filter == FILTER_DEPTHWISE;
+  int kpos = lay.filter == FILTER_F_FIRST ? 2 : 0; /* first spatial position in the filter */
+  int xt = read_tensor(L, 0);
+  if (win.padded)
+    xt = padded_window_input(L, xt, y, &win, lay.channels_first, w->shape + kpos, 0);
   OpBuilder *b = op_begin(L);
   int n, f, o[LG_MAX_RANK], k[LG_MAX_RANK], c = -1;
   window_out_dims(b, y, lay.channels_first, depthwise ? "c" : "f", &n, &f, o);
-  int kpos = lay.filter == FILTER_F_FIRST ? 2 : 0; /* first spatial position in the filter */
   AffineExpr *c_extent = w->shape[lay.filter == FILTER_F_FIRST ? 1 : lay.nsp];
   if (lay.channels_first && !depthwise)
     c = op_dim(b, "c", ITER_REDUCTION, c_extent);
@@ -898,9 +943,7 @@ static void lower_conv(Lower *L) {
     AffineExpr *per_group_out = floordiv(L, y->shape[1], cst(L, group));
     ch = add(L, mul(L, floordiv(L, dim_ref(L, f), per_group_out), c_extent), ch);
   }
-  int xo = op_operand(b, read_tensor(L, 0), window_input_map(L, &win, x->rank, lay.channels_first, n, ch, o, k));
-  b->operands[xo].guarded = win.padded;
-  b->operands[xo].pad_value = 0;
+  int xo = op_operand(b, xt, window_input_map(L, &win, x->rank, lay.channels_first, n, ch, o, k));
   AffineExpr **wm = new_map(L, w->rank);
   for (int i = 0; i < lay.nsp; i++)
     wm[kpos + i] = dim_ref(L, k[i]);
@@ -1038,18 +1081,22 @@ static void lower_pool(Lower *L) {
     window[i] = attr_ints_at(L, "window", i, 1);
   int yt = write_tensor(L, 0);
   emit_fill(L, yt, comb);
+  double pad = comb == COMB_MAX ? extreme_value(x->type, false) : comb == COMB_MIN ? extreme_value(x->type, true) : 0;
+  Window read = win; /* emit_average counts with the padded geometry */
+  int xt = read_tensor(L, 0);
+  if (read.padded) {
+    AffineExpr *kext[LG_MAX_RANK];
+    for (int i = 0; i < nsp; i++)
+      kext[i] = cst(L, window[i]);
+    xt = padded_window_input(L, xt, y, &read, channels_first, kext, pad);
+  }
   OpBuilder *b = op_begin(L);
   int n, c, o[LG_MAX_RANK], k[LG_MAX_RANK];
   window_out_dims(b, y, channels_first, "c", &n, &c, o);
   for (int i = 0; i < nsp; i++)
     k[i] = op_dim(b, arena_printf(L->arena, "k%d", i), ITER_REDUCTION, cst(L, window[i]));
   int out = op_bare(b, yt, 0);
-  int xo = op_operand(b, read_tensor(L, 0),
-                      window_input_map(L, &win, x->rank, channels_first, n, dim_ref(L, c), o, k));
-  b->operands[xo].guarded = win.padded;
-  b->operands[xo].pad_value = comb == COMB_MAX ? extreme_value(x->type, false)
-                              : comb == COMB_MIN ? extreme_value(x->type, true)
-                                                 : 0;
+  int xo = op_operand(b, xt, window_input_map(L, &read, x->rank, channels_first, n, dim_ref(L, c), o, k));
   op_yield(b, out, op_combine(b, comb, op_read(b, out), op_read(b, xo)));
   op_end(b);
   if (kind == 3)
