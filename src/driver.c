@@ -14,10 +14,16 @@
 #include "graph/graph.h"
 #include "graph/passes.h"
 
+/* The buffer itself changes hands, not a copy: the C of a model with big
+ * weights is several times their size, and a copy would double the peak. */
 static char *take(StrBuf *sb) {
-  char *s = xmalloc(sb->len + 1);
-  memcpy(s, sb_cstr(sb), sb->len + 1);
-  sb_free(sb);
+  char *s = sb->data;
+  if (!s) {
+    s = xmalloc(1);
+    s[0] = '\0';
+  }
+  sb->data = NULL;
+  sb->len = sb->cap = 0;
   return s;
 }
 
@@ -61,12 +67,14 @@ typedef struct {
   Module module;
   PtrVec graphs;    /* GraphKernel*: the module's kernels that are model graphs */
   PtrVec file_deps; /* const char*: files the graph loaders read */
+  ScheduleFile *schedule_file; /* --schedule=FILE, read before the graph passes */
   StrBuf c, h, ir, list, sched, weights;
 } Compilation;
 
 /* A model graph's kernel and what the graph passes decided for it. */
 typedef struct {
   Kernel *k;
+  PtrVec folded; /* const char*: scale/shift chains folded into weights (fold_bn.c) */
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
@@ -78,15 +86,37 @@ static GraphKernel *graph_kernel(const Compilation *cx, const Kernel *k) {
   return NULL;
 }
 
-/* G_run never allocates (contracts.md section 3), and packed operands live
- * in heap buffers: a graph's ops do not pack. */
-static void drop_packing(Schedule *s) { memset(s->pack, 0, sizeof s->pack); }
+static bool only_fusion(const ScheduleSpec *spec) {
+  for (int i = 0; i < spec->entries.len; i++)
+    if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0)
+      return false;
+  return spec->entries.len > 0;
+}
 
-static bool schedule_packs(const Schedule *s) {
-  for (int t = 0; t < LG_MAX_TENSORS; t++)
-    if (s->pack[t])
-      return true;
-  return false;
+/* The schedule file's `fuse:` entries for kernel k. */
+static FuseOptions fuse_options(const Compilation *cx, const Kernel *k, const lgen_options *options, Arena *arena) {
+  FuseOptions fo = {.enabled = !(options->fuse && strcmp(options->fuse, "none") == 0)};
+  const ScheduleFile *file = cx->schedule_file;
+  PtrVec found = {0};
+  for (int f = 0; file && f < file->specs.len; f++) {
+    const ScheduleSpec *spec = file->specs.items[f];
+    if (strcmp(spec->kernel, k->name) != 0)
+      continue;
+    for (int i = 0; i < spec->entries.len; i++) {
+      const ScheduleEntry *e = spec->entries.items[i];
+      for (int j = 0; strcmp(e->key, "fuse") == 0 && j < e->nitems; j++) {
+        FuseOverride *o = arena_alloc(arena, sizeof *o);
+        *o = (FuseOverride){e->names[j], e->values[j * LG_MAX_LEVELS] != 0, e->locs[j]};
+        vec_push(arena, &found, o);
+      }
+    }
+  }
+  FuseOverride *list = arena_alloc(arena, sizeof *list * (size_t)(found.len + 1));
+  for (int i = 0; i < found.len; i++)
+    list[i] = *(FuseOverride *)found.items[i];
+  fo.noverrides = found.len;
+  fo.overrides = list;
+  return fo;
 }
 
 /* One OpPlan per op of every kernel: plain (no reshape), automatic (every
@@ -95,14 +125,7 @@ static bool schedule_packs(const Schedule *s) {
  * automatic one; those it mentions get only what it says). */
 static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_options *options, const Target *target) {
   const char *mode = options->schedule ? options->schedule : "auto";
-  ScheduleFile *file = NULL;
-  if (strcmp(mode, "file") == 0) {
-    Source *src = arena_alloc(arena, sizeof *src);
-    src->name = arena_strdup(arena, options->schedule_file->name);
-    src->text = arena_strndup(arena, options->schedule_file->text, options->schedule_file->len);
-    src->len = options->schedule_file->len;
-    file = schedule_file_parse(src, arena, &cx->diag);
-  }
+  ScheduleFile *file = cx->schedule_file;
   const Module *m = &cx->module;
   OpPlan **all = arena_alloc(arena, sizeof(OpPlan *) * (size_t)(m->kernels.len + 1));
   for (int i = 0; i < m->kernels.len; i++) {
@@ -121,14 +144,14 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
         schedule_none(plan->view.op, &plan->s);
       else
         schedule_auto(plan->view.k, plan->view.op, target, &plan->s);
-      if (graph_kernel(cx, k))
-        drop_packing(&plan->s);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, op->loc, &cx->diag);
     }
   }
   if (file)
     for (int f = 0; f < file->specs.len; f++) {
       const ScheduleSpec *spec = file->specs.items[f];
+      if (only_fusion(spec))
+        continue;
       const Kernel *k = NULL;
       int ki = -1;
       for (int i = 0; i < m->kernels.len && !k; i++)
@@ -143,9 +166,6 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
                    k->nops == 1 ? "" : "s", spec->op);
       OpPlan *plan = &all[ki][spec->op];
       schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
-      if (graph_kernel(cx, k) && schedule_packs(&plan->s))
-        diag_error(&cx->diag, spec->loc, "'%s' is a model graph, whose ops cannot pack operands (its _run function "
-                   "never allocates)", k->name);
       ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
     }
@@ -184,9 +204,11 @@ static const char *source_dir(const Source *src, Arena *arena) {
 
 static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
   GraphKernel *gk = arena_alloc(arena, sizeof *gk);
-  FuseOptions fuse = {.enabled = !(options->fuse && strcmp(options->fuse, "none") == 0)};
   Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
+  /* always on: folding constants is not fusion, so --fuse=none keeps it */
+  graph_fold_scale_shift(g, &gk->folded);
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
+  FuseOptions fuse = fuse_options(cx, gk->k, options, arena);
   fuse_kernel(gk->k, &fuse, &gk->fusion, arena, &cx->diag);
   ir_verify_kernel(&cx->diag, gk->k);
   vec_push(arena, &cx->module.kernels, gk->k);
@@ -198,6 +220,10 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
 static void print_graph_passes(Compilation *cx) {
   for (int i = 0; i < cx->graphs.len; i++) {
     const GraphKernel *gk = cx->graphs.items[i];
+    if (gk->folded.len)
+      sb_printf(&cx->sched, "# folded in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->folded.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->folded.items[d]);
     sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);
@@ -220,6 +246,13 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
   }
   for (int i = 0; i < cx->module.kernels.len; i++)
     ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
+  if (options->schedule && strcmp(options->schedule, "file") == 0) {
+    Source *src = arena_alloc(arena, sizeof *src);
+    src->name = arena_strdup(arena, options->schedule_file->name);
+    src->text = arena_strndup(arena, options->schedule_file->text, options->schedule_file->len);
+    src->len = options->schedule_file->len;
+    cx->schedule_file = schedule_file_parse(src, arena, &cx->diag);
+  }
   for (size_t i = 0; i < nsources; i++)
     if (is_graph_source(srcs[i], options))
       compile_graph(cx, arena, srcs[i], options);

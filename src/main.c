@@ -14,7 +14,7 @@
 
 enum { EXIT_INPUT = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 enum { MAX_INPUTS = 256, MAX_TARGETS = 64 };
-#define MAX_INPUT_BYTES (64L * 1024 * 1024)
+#define MAX_INPUT_BYTES (1024L * 1024 * 1024) /* model graphs carry their weights */
 
 typedef enum { EMIT_C, EMIT_IR } EmitKind;
 

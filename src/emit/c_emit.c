@@ -346,11 +346,11 @@ static void constant_body(StrBuf *out, const TensorParam *tp, int64_t n, bool na
 /* The definition of constant t: static in the kernels' file, external in
  * the --weights file. C99 has no empty arrays: a constant without elements
  * gets one unused zero. */
-static void constant_definition(StrBuf *out, Emitter *e, int t, bool external) {
-  const TensorParam *tp = &e->k->tensors[t];
+static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol,
+                                   bool external) {
   int64_t n = const_count(tp);
   const char *decl = arena_printf(e->arena, "%sconst %s %s[%lld] LGEN_ALIGN64", external ? "" : "static ",
-                                  c_type_name(tp->type), const_symbol(e, t), (long long)(n > 0 ? n : 1));
+                                  c_type_name(tp->type), symbol, (long long)(n > 0 ? n : 1));
   if (n < 0) {
     sb_printf(out, "#error \"lgen bug: constant %s has a symbolic shape\"\n", tp->name);
     return;
@@ -368,17 +368,45 @@ static void constant_definition(StrBuf *out, Emitter *e, int t, bool external) {
   }
 }
 
-static void graph_constants(Emitter *e, StrBuf *out, bool external_file) {
+/* A constant's array where it is defined (this file, or the --weights
+ * file), else an extern declaration of it. */
+static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol, bool external_file) {
+  if (external_file || !e->opt->separate_weights)
+    constant_definition_of(out, e, tp, symbol, external_file);
+  else
+    sb_printf(out, "extern const %s %s[%lld];\n", c_type_name(tp->type), symbol,
+              (long long)(const_count(tp) > 0 ? const_count(tp) : 1));
+}
+
+/* The graph's constants. A static one that the run body (`body`) does not
+ * read, because every reader reads it pre-packed, is left out (an unused
+ * static array draws a warning); external ones are all kept, so that the
+ * --weights file defines every constant. */
+static void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
   for (int t = 0; t < e->k->ntensors; t++) {
     const TensorParam *tp = &e->k->tensors[t];
-    if (tp->storage != TS_CONST)
-      continue;
-    if (external_file || !e->opt->separate_weights)
-      constant_definition(out, e, t, external_file);
-    else
-      sb_printf(out, "extern const %s %s[%lld];\n", c_type_name(tp->type), const_symbol(e, t),
-                (long long)(const_count(tp) > 0 ? const_count(tp) : 1));
+    bool is_static = !external_file && !e->opt->separate_weights;
+    if (tp->storage == TS_CONST && (!is_static || mentions_identifier(body, const_symbol(e, t))))
+      constant_array(out, e, tp, const_symbol(e, t), external_file);
   }
+}
+
+/* Pre-packed constants (c_loops.c) are named after the op and the tensor;
+ * "lgenpk" cannot begin another symbol of the file. */
+const char *packed_constant(Emitter *e, int t, const void *data, int64_t count) {
+  const char *prefix = e->opt->prefix;
+  const char *symbol = arena_printf(e->arena, "%slgenpk%d_%s_%s", prefix, e->op_index,
+                                    e->kn.function + strlen(prefix), e->kn.tensors[t]);
+  TensorParam *tp = arena_alloc(e->arena, sizeof *tp);
+  tp->type = e->k->tensors[t].type;
+  tp->name = symbol;
+  tp->storage = TS_CONST;
+  tp->rank = 1;
+  tp->shape = arena_alloc(e->arena, sizeof *tp->shape);
+  tp->shape[0] = affine_const(e->arena, count);
+  tp->data = data;
+  constant_array(e->constants, e, tp, symbol, e->weights_file);
+  return symbol;
 }
 
 /* "x: f32(N, 784)" */
@@ -396,7 +424,7 @@ static void print_tensor_decl(StrBuf *out, const Kernel *k, int t) {
   sb_putc(out, ')');
 }
 
-static void graph_doc(Emitter *e, StrBuf *out, const BufferPlan *plan) {
+static void graph_doc(Emitter *e, StrBuf *out, int64_t workspace_static) {
   const Kernel *k = e->k;
   int nconst = 0, nwork = 0;
   sb_printf(out, "/* model graph %s: (", k->name);
@@ -416,8 +444,8 @@ static void graph_doc(Emitter *e, StrBuf *out, const BufferPlan *plan) {
   }
   sb_printf(out, " * %d op%s, %d constant%s, %d intermediate%s in the workspace", k->nops, k->nops == 1 ? "" : "s",
             nconst, nconst == 1 ? "" : "s", nwork, nwork == 1 ? "" : "s");
-  if (plan->total_static >= 0)
-    sb_printf(out, " (%lld bytes)", (long long)plan->total_static);
+  if (workspace_static >= 0)
+    sb_printf(out, " (%lld bytes)", (long long)workspace_static);
   sb_printf(out, ".\n * %s_run uses the caller's workspace (64-byte aligned, %s_workspace_size bytes);\n"
                  " * %s allocates one and returns 0, or -1 if that fails.\n */\n",
             e->kn.function, e->kn.function, e->kn.function);
@@ -518,10 +546,57 @@ static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const Structu
   }
 }
 
+/* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
+static const char *const scratch_name = "lgen_scratch";
+
+static void graph_packing(Emitter *e) {
+  e->scratch = scratch_name;
+  e->prepack_constants = true;
+}
+
+/* The scratch area's size: the largest need of any op (c_loops.c); `value`
+ * gets it, or -1 when it depends on the sizes (then the C text is a
+ * statement list that leaves it in lgen_scratch_bytes). */
+static const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
+  const Kernel *k = e->k;
+  StrBuf steps = {0};
+  int64_t most = 0;
+  bool symbolic = false;
+  for (int i = 0; i < k->nops; i++) {
+    const OpPlan *op_plan = &e->opt->plans[index][i];
+    int64_t v;
+    e->sched = &op_plan->s;
+    e->k = op_plan->view.k;
+    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &v);
+    e->k = k;
+    if (v >= 0) {
+      most = v > most ? v : most;
+      continue;
+    }
+    symbolic = true;
+    sb_printf(&steps, "  if ((size_t)(%s) > lgen_scratch_bytes)\n    lgen_scratch_bytes = (size_t)(%s);\n", bytes,
+              bytes);
+  }
+  const char *text = arena_printf(e->arena, "  size_t lgen_scratch_bytes = %lld;\n%s", (long long)most, sb_cstr(&steps));
+  sb_free(&steps);
+  *value = symbolic ? -1 : most;
+  return text;
+}
+
+/* The whole workspace's size when static (-1 otherwise): the buffer plan's
+ * intermediates, then the scratch area. */
+static int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
+  int64_t scratch;
+  graph_packing(e);
+  graph_scratch_bytes(e, index, &scratch);
+  return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
+}
+
 static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan *plan, const char *ws) {
   const Kernel *k = e->k;
   e->out = body;
   e->indent = 1;
+  graph_packing(e);
   if (e->opt->checks)
     emit_checks(e);
   for (int i = 0; i < k->nops; i++) {
@@ -531,6 +606,7 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
     e->indent = 2;
     e->sched = &op_plan->s;
     e->k = op_plan->view.k;
+    e->op_index = i;
     emit_op(e, op_plan->view.op, i);
     e->k = k;
     e->out = body;
@@ -538,6 +614,13 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
     line(e, "{");
     e->indent = 2;
     declare_op_tensors(e, plan, &k->ops[i], sb_cstr(&code), ws);
+    if (mentions_identifier(sb_cstr(&code), scratch_name)) {
+      const AffineExpr *end = plan->total;
+      if (end->kind == AE_CONST && end->value == 0)
+        line(e, "char *restrict %s = (char *)%s;", scratch_name, ws);
+      else /* the plan's total is a multiple of 64: so is the scratch area */
+        line(e, "char *restrict %s = (char *)%s + %s;", scratch_name, ws, affine_str(e, end));
+    }
     sb_puts(body, sb_cstr(&code));
     e->indent = 1;
     line(e, "}");
@@ -550,27 +633,33 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   e->has_graphs = true;
   kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
   GraphNames gn = graph_names(e);
-  graph_constants(e, e->constants, false);
   StrBuf body = {0};
   StrBuf *saved = e->out;
   graph_run_body(e, &body, index, plan, gn.workspace);
+  graph_constants(e, e->constants, false, sb_cstr(&body));
   e->out = saved;
   e->indent = 0;
 
-  graph_doc(e, e->out, plan);
-  /* G_workspace_size */
+  int64_t scratch_static;
+  const char *scratch = graph_scratch_bytes(e, index, &scratch_static);
+  int64_t workspace_static = plan->total_static >= 0 && scratch_static >= 0 ? plan->total_static + scratch_static : -1;
+  graph_doc(e, e->out, workspace_static);
+  /* G_workspace_size: the plan's intermediates, then the scratch area */
   const char *total = affine_str(e, plan->total);
   sb_printf(e->out, "size_t %s(", gn.size_fn);
   for (int i = 0; i < k->nsizes; i++)
     sb_printf(e->out, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
   sb_printf(e->out, "%s)\n{\n", k->nsizes ? "" : "void");
+  const char *mentioned = workspace_static >= 0 ? "" : arena_printf(e->arena, "%s %s", total, scratch);
   for (int i = 0; i < k->nsizes; i++)
-    if (!mentions_identifier(total, e->kn.sizes[i]))
+    if (!mentions_identifier(mentioned, e->kn.sizes[i]))
       line(e, "  (void)%s;", e->kn.sizes[i]);
-  if (plan->total_static >= 0)
-    line(e, "  return %s;", total);
-  else
-    line(e, "  return (size_t)(%s);", total);
+  if (workspace_static >= 0) {
+    line(e, "  return %lld;", (long long)workspace_static);
+  } else {
+    sb_puts(e->out, scratch);
+    line(e, "  return (size_t)(%s) + lgen_scratch_bytes;", total);
+  }
   sb_puts(e->out, "}\n\n");
   /* G_run */
   sb_printf(e->out, "void %s(", gn.run_fn);
@@ -608,11 +697,12 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   sb_free(&sizes);
 }
 
-static void graph_header(Emitter *e, StrBuf *out, const BufferPlan *plan) {
+static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *plan) {
   GraphNames gn = graph_names(e);
-  graph_doc(e, out, plan);
-  if (plan->total_static >= 0)
-    sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)plan->total_static);
+  int64_t workspace_static = graph_workspace_static(e, index, plan);
+  graph_doc(e, out, workspace_static);
+  if (workspace_static >= 0)
+    sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)workspace_static);
   graph_prototypes(e, out, &gn, "LGEN_RESTRICT", ";\n");
   sb_putc(out, '\n');
 }
@@ -775,6 +865,14 @@ static const RuntimeHelper runtime_helpers[] = {
      "  *raw = malloc(bytes + 64);\n"
      "  if (!*raw)\n    LGEN_ALLOC_FAILED();\n"
      "  return (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);\n}\n"},
+    {"lgen_thread_slots", "",
+     "/* a model graph's per-thread packed buffers live in thread slots of its\n"
+     " * workspace: the parallel regions that use them ask for at most that many\n"
+     " * threads, and thread i packs into slot i */\n"
+     "#if defined(_OPENMP)\n#include <omp.h>\n"
+     "static inline int lgen_thread_slots(int slots) {\n"
+     "  int threads = omp_get_max_threads();\n  return threads < slots ? threads : slots;\n}\n"
+     "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n"},
     {"LGEN_CHECK_FAILED", "",
      "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
      " * before this point to handle violations yourself. */\n"
@@ -841,6 +939,25 @@ static bool uses_register_blocks(const Module *m, const EmitOptions *opt) {
   return false;
 }
 
+/* out followed by tail, in tail's buffer (tail is left empty): a model's
+ * constants are most of its C, and appending a copy of them would double
+ * the peak memory. The text before them moves instead. */
+static void append_taking(StrBuf *out, StrBuf *tail) {
+  if (tail->len <= out->len) {
+    sb_putn(out, sb_cstr(tail), tail->len);
+    sb_free(tail);
+    return;
+  }
+  size_t head = out->len, n = tail->len;
+  sb_putn(tail, sb_cstr(out), head); /* room for the head, at the end for now */
+  memmove(tail->data + head, tail->data, n);
+  memcpy(tail->data, sb_cstr(out), head);
+  sb_free(out);
+  *out = *tail;
+  tail->data = NULL;
+  tail->len = tail->cap = 0;
+}
+
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
   StrBuf helpers = {0}, bodies = {0}, constants = {0};
   PtrVec helper_names = {0};
@@ -900,7 +1017,7 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   if (e.uses_align64)
     sb_puts(out, align64_prelude);
   if (constants.len) {
-    sb_puts(out, sb_cstr(&constants));
+    append_taking(out, &constants);
     sb_putc(out, '\n');
   }
   sb_puts(out, sb_cstr(&bodies));
@@ -921,7 +1038,7 @@ void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *
     e.k = m->kernels.items[i];
     kernel_names_init(&e.kn, e.k, opt->prefix, arena);
     if (graph_plan(opt, i)) {
-      graph_header(&e, out, graph_plan(opt, i));
+      graph_header(&e, out, i, graph_plan(opt, i));
       continue;
     }
     doc_comment(&e);
@@ -931,16 +1048,25 @@ void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *
   sb_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", opt->guard);
 }
 
+/* The run bodies are generated again (and dropped) for the pre-packed
+ * constants they define and for which constants they still read. */
 void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
-  StrBuf defs = {0};
-  Emitter e = {.opt = opt, .arena = arena};
+  StrBuf defs = {0}, helpers = {0};
+  PtrVec helper_names = {0};
+  Emitter e = {.opt = opt, .arena = arena, .helpers = &helpers, .helper_names = &helper_names, .constants = &defs,
+               .weights_file = true};
   for (int i = 0; i < m->kernels.len; i++) {
     if (!graph_plan(opt, i))
       continue;
     e.k = m->kernels.items[i];
     kernel_names_init(&e.kn, e.k, opt->prefix, arena);
-    graph_constants(&e, &defs, true);
+    GraphNames gn = graph_names(&e);
+    StrBuf body = {0};
+    graph_run_body(&e, &body, i, graph_plan(opt, i), gn.workspace);
+    graph_constants(&e, &defs, true, sb_cstr(&body));
+    sb_free(&body);
   }
+  sb_free(&helpers);
   sb_printf(out, "/* Generated by lgen from %s: the constants of its model graphs. Do not edit. */\n", opt->input_name);
   sb_puts(out, "#include <stdint.h>\n");
   if (e.needs_math)
@@ -948,6 +1074,5 @@ void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena 
   sb_putc(out, '\n');
   type_prelude(out, m, NULL);
   sb_puts(out, align64_prelude);
-  sb_puts(out, sb_cstr(&defs));
-  sb_free(&defs);
+  append_taking(out, &defs);
 }

@@ -24,6 +24,13 @@ typedef struct {
   StrBuf *constants;     /* file-scope arrays (or extern declarations) of their constants */
   bool has_graphs;       /* G mallocs the workspace: <stdlib.h> */
   bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
+  /* packing inside model graphs (c_loops.c): a graph's _run never
+   * allocates, so its ops' pack buffers live in the workspace's scratch area
+   * and packed constants are laid out at generation time */
+  const char *scratch;    /* C pointer to the scratch area; NULL: heap buffers */
+  bool prepack_constants; /* packed TS_CONST operands read pre-packed arrays */
+  bool weights_file;      /* pre-packed arrays are defined for the --weights file */
+  int op_index;           /* the graph op being emitted (names pre-packed arrays) */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
@@ -46,5 +53,16 @@ void emit_checks(Emitter *e);
 
 /* c_loops.c */
 void emit_op(Emitter *e, const StructuredOp *op, int index);
+/* The scratch bytes op's pack buffers need under e->sched (with e->scratch
+ * and e->prepack_constants as emit_op will see them): a C size_t expression
+ * in the kernel's sizes, and its value, or -1 when it depends on them. */
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value);
+/* Per-thread pack buffers in a graph's scratch area exist for at most this
+ * many threads; the parallel regions that use them ask for no more. */
+enum { LG_SCRATCH_THREAD_SLOTS = 16 };
+
+/* c_emit.c: a pre-packed constant's array (count elements of the type of
+ * tensor t, at `data`), defined once; returns its C symbol. */
+const char *packed_constant(Emitter *e, int t, const void *data, int64_t count);
 
 #endif

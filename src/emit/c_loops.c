@@ -20,10 +20,25 @@
  *
  * Packed tensors are copied, at the innermost level-0 tile loop that moves
  * them, into buffers allocated once per parallel iteration (or once per
- * call outside parallel loops). */
+ * call outside parallel loops).
+ *
+ * Inside a model graph (e->scratch set) nothing is allocated: G_run never
+ * allocates (contracts.md section 3). The buffers live in the workspace's
+ * scratch area, after the planned intermediates: first the buffers one per
+ * op call (outside parallel loops, or shared by a hoisted region), then
+ * LG_SCRATCH_THREAD_SLOTS slots of the per-thread buffers. Slots exist only
+ * where the schedule packs inside its parallel loop, and those parallel
+ * regions ask for at most that many threads (num_threads), so the workspace
+ * size is fixed at generation time whatever the run-time thread count; a
+ * fixed reservation for every region would waste memory on ops that pack
+ * once. A packed constant (e->prepack_constants) is packed here, at
+ * generation time: its array holds every level-0 tile's packed block, in
+ * the exact layout the copy loop would produce (zero padding included), one
+ * after another, and the op points its buffer at the current tile's block. */
 #include "emit/c_internal.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef enum { LOOP_TILE, LOOP_REG_TILE, LOOP_POINT, LOOP_REG_POINT } LoopKind;
@@ -43,6 +58,11 @@ typedef struct {
   int point;    /* packed just before loop `point` opens */
   int alloc_at; /* buffer allocated just before loop `alloc_at` opens; -1: by the region */
   bool shared;  /* in a hoisted region: one buffer for all threads, packed together */
+  bool prepacked;  /* a constant, packed at generation time (no buffer, no copy) */
+  bool per_thread; /* in the scratch area: one buffer per thread slot */
+  const char *bytes;  /* in the scratch area: its size, a multiple of 64 (C) */
+  int64_t bytes_value; /* the same, -1 when symbolic */
+  const char *offset; /* from the scratch start, or from the thread's slot */
   const char *buf, *raw;
   /* layout: outer parts of unrolled dims, other dims, inner parts */
   int nlayout;
@@ -69,6 +89,10 @@ typedef struct {
   bool split;       /* the parallel loop is a reduction split across threads */
   Pack packs[LG_MAX_TENSORS];
   int npacks;
+  /* scratch area (graphs): buffers once per call, then one slot per thread */
+  const char *once_bytes, *slot_bytes;
+  int64_t once_value, slot_value;
+  bool thread_slots; /* some buffer is per thread: cap the region's threads */
   /* per dim, as loops open */
   const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
   const char *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS], *point_var[LG_MAX_DIMS];
@@ -227,8 +251,11 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
     const PayloadNode *n = &op->nodes[i];
     if (n->type == TY_F16)
       return false;
-    if (n->kind == PN_OP && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_SQRT ||
-                             n->op == SOP_DIVIS || n->op == SOP_DIVIU || n->op == SOP_ERF || n->op == SOP_POWF))
+    /* f32 exp, log, tanh and erf are c_expr.c's vectorisable helpers; f64
+     * ones (and sqrt, pow) call libm, which does not vectorise */
+    bool libm_call = n->op == SOP_SQRT || n->op == SOP_POWF ||
+                     (n->type == TY_F64 && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_ERF));
+    if (n->kind == PN_OP && (libm_call || n->op == SOP_DIVIS || n->op == SOP_DIVIU))
       return false;
   }
   for (int o = 0; o < op->noperands; o++)
@@ -324,6 +351,56 @@ static bool tensor_uses_dim(Nest *n, const Operand *o, int d) {
   return false;
 }
 
+/* The value of an expression without symbols; false if it has some. */
+static bool static_value(const AffineExpr *x, int64_t *v) {
+  int64_t a, b;
+  switch (x->kind) {
+  case AE_CONST:
+    *v = x->value;
+    return true;
+  case AE_NEG:
+    if (!static_value(x->lhs, &a))
+      return false;
+    *v = -a;
+    return true;
+  case AE_ADD:
+  case AE_SUB:
+  case AE_MUL:
+    if (!static_value(x->lhs, &a) || !static_value(x->rhs, &b))
+      return false;
+    *v = x->kind == AE_ADD ? a + b : x->kind == AE_SUB ? a - b : a * b;
+    return true;
+  default:
+    return false;
+  }
+}
+
+/* The constant whose elements tensor t (of the view kernel) reads, through
+ * aliases (row-major reshapes of the same bytes); NULL if t is none. */
+static const TensorParam *constant_of(const Kernel *k, int t) {
+  for (int hops = 0; k->tensors[t].storage == TS_ALIAS && hops <= k->ntensors; hops++)
+    t = k->tensors[t].alias_of;
+  const TensorParam *tp = &k->tensors[t];
+  return tp->storage == TS_CONST && tp->data ? tp : NULL;
+}
+
+/* A constant operand whose extents (the op's, and the tensor's) are all
+ * static can be packed at generation time. */
+static bool prepackable(Nest *n, const Pack *p) {
+  const TensorParam *tp = &n->e->k->tensors[p->tensor];
+  if (!p->operand || !constant_of(n->e->k, p->tensor))
+    return false;
+  for (int i = 0; i < tp->rank; i++) {
+    int64_t v;
+    for (int j = 0; j < i; j++)
+      if (p->operand->map[j]->index == p->operand->map[i]->index)
+        return false; /* blocks are per dim */
+    if (!static_value(tp->shape[i], &v) || !static_value(n->op->dims[p->operand->map[i]->index].extent, &v))
+      return false;
+  }
+  return true;
+}
+
 static void plan_packs(Nest *n) {
   const Kernel *k = n->e->k;
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++) {
@@ -338,9 +415,7 @@ static void plan_packs(Nest *n) {
       if (n->loops[i].band0 && tensor_uses_dim(n, p->operand, n->loops[i].dim))
         p->point = i + 1;
     p->alloc_at = (n->par_first >= 0 && p->point > n->par_first) ? n->par_first + n->par_count : 0;
-    const char *tname = n->e->kn.tensors[t];
-    p->buf = claim(n, "%s_pack", tname);
-    p->raw = claim(n, "%s_pack_mem", tname);
+    p->prepacked = n->e->prepack_constants && prepackable(n, p);
   }
   for (int i = 0; i < n->npacks; i++) {
     Pack *p = &n->packs[i];
@@ -356,13 +431,23 @@ static void plan_packs(Nest *n) {
    * allocated on every iteration of the parallel loop. */
   bool private_packs = false;
   for (int i = 0; i < n->npacks; i++)
-    private_packs |= n->packs[i].point > n->par_first;
+    private_packs |= n->packs[i].point > n->par_first && !n->packs[i].prepacked;
   n->hoisted = n->par_first >= 0 && !n->split && (n->par_first > 0 || private_packs);
   if (n->hoisted)
     for (int i = 0; i < n->npacks; i++) {
       n->packs[i].alloc_at = -1;
       n->packs[i].shared = n->packs[i].point <= n->par_first;
     }
+}
+
+static void name_packs(Nest *n) {
+  for (int i = 0; i < n->npacks; i++) {
+    Pack *p = &n->packs[i];
+    const char *tname = n->e->kn.tensors[p->tensor];
+    p->buf = claim(n, "%s_pack", tname);
+    if (!n->e->scratch)
+      p->raw = claim(n, "%s_pack_mem", tname);
+  }
 }
 
 /* Row-major linearisation in Horner form, ((c0 * e1 + c1) * e2 + c2): the
@@ -421,36 +506,286 @@ static const char *sizeof_elem(Nest *n, int t) {
   return arena_printf(n->e->arena, "sizeof(%s)", c_type_name(n->e->k->tensors[t].type));
 }
 
-/* Buffer size: the largest region any pack point sees, padded to whole register blocks. */
-static void emit_pack_alloc(Nest *n, Pack *p) {
+static int64_t round_up(int64_t v, int64_t to) { return (v + to - 1) / to * to; }
+
+/* Buffer size: the largest region any pack point sees, padded to whole
+ * register blocks; `value` gets it in bytes, or -1 when it is symbolic. */
+static const char *pack_size(Nest *n, const Pack *p, int64_t *value) {
   Emitter *e = n->e;
   StrBuf size = {0};
   sb_printf(&size, "%s", sizeof_elem(n, p->tensor));
+  *value = (elem_type_bits(e->k->tensors[p->tensor].type) + 7) / 8;
   const Operand *o = p->operand;
   for (int i = 0; i < e->k->tensors[o->tensor].rank; i++) {
     int d = o->map[i]->index;
     const char *extent = affine_str(e, n->op->dims[d].extent);
     const char *span = extent;
+    int64_t v = -1;
+    bool known = static_value(n->op->dims[d].extent, &v);
     bool band0_point = false;
     for (int l = 0; l < p->point; l++)
       if (n->loops[l].dim == d && n->loops[l].kind == LOOP_POINT)
         band0_point = true;
-    if (band0_point)
+    if (band0_point) {
       span = "1";
-    else if (n->s->nlevels > 0 && n->s->tile[0][d] > 0) {
+      v = 1;
+      known = true;
+    } else if (n->s->nlevels > 0 && n->s->tile[0][d] > 0) {
       use_helper(e->helpers_used, "lgen_min");
       span = arena_printf(e->arena, "lgen_min(%lld, %s)", (long long)n->s->tile[0][d], extent);
+      v = known && v < n->s->tile[0][d] ? v : n->s->tile[0][d];
     }
     int64_t u = n->s->unroll[d];
-    if (u > 1)
+    if (u > 1) {
       span = arena_printf(e->arena, "(%s + %lld) / %lld * %lld", span, (long long)(u - 1), (long long)u, (long long)u);
+      v = round_up(v, u);
+    }
     sb_printf(&size, " * (size_t)(%s)", span);
+    *value = known && *value >= 0 ? *value * v : -1;
   }
+  const char *str = arena_strdup(e->arena, sb_cstr(&size));
+  sb_free(&size);
+  return str;
+}
+
+/* In the scratch area: once-per-call buffers at their offsets, per-thread
+ * ones in the slot of the thread (its number is below the slot count: the
+ * region asked for no more threads). */
+static void emit_pack_alloc(Nest *n, Pack *p) {
+  Emitter *e = n->e;
+  const char *type = c_type_name(e->k->tensors[p->tensor].type);
+  if (p->prepacked)
+    return;
+  if (e->scratch) {
+    const char *slot = "";
+    if (p->per_thread) {
+      use_helper(e->helpers_used, "lgen_thread_slots");
+      slot = arena_printf(e->arena, " + (size_t)LGEN_THREAD_NUM() * %s", n->slot_bytes);
+    }
+    line(e, "%s *restrict %s = (%s *)(%s + %s%s);", type, p->buf, type, e->scratch, p->offset, slot);
+    return;
+  }
+  int64_t value;
+  const char *size = pack_size(n, p, &value);
   use_helper(e->helpers_used, "lgen_alloc");
   line(e, "void *%s;", p->raw);
-  line(e, "%s *%s = (%s *)lgen_alloc(%s, &%s);", c_type_name(e->k->tensors[p->tensor].type), p->buf,
-       c_type_name(e->k->tensors[p->tensor].type), sb_cstr(&size), p->raw);
-  sb_free(&size);
+  line(e, "%s *%s = (%s *)lgen_alloc(%s, &%s);", type, p->buf, type, size, p->raw);
+}
+
+static void emit_pack_free(Nest *n, const Pack *p) {
+  if (!n->e->scratch && !p->prepacked)
+    line(n->e, "free(%s);", p->raw);
+}
+
+/* A decimal number's value (offsets of static layouts are numbers). */
+static bool static_value_str(const char *s, int64_t *v) {
+  char *end;
+  long long x = strtoll(s, &end, 10);
+  *v = x;
+  return *s && !*end;
+}
+
+/* Adds a buffer of `bytes` (C) / `value` (-1: symbolic) to a running total. */
+static void add_bytes(Nest *n, const char **total, int64_t *total_value, const char *bytes, int64_t value) {
+  if (*total_value >= 0 && value >= 0) {
+    *total_value += value;
+    *total = arena_printf(n->e->arena, "%lld", (long long)*total_value);
+  } else {
+    *total_value = -1;
+    *total = strcmp(*total, "0") == 0 ? bytes : arena_printf(n->e->arena, "%s + %s", *total, bytes);
+  }
+}
+
+/* Offsets of the buffers in the scratch area (see the top of the file). */
+static void layout_scratch(Nest *n) {
+  Emitter *e = n->e;
+  n->once_bytes = n->slot_bytes = "0";
+  n->once_value = n->slot_value = 0;
+  for (int i = 0; i < n->npacks; i++) {
+    Pack *p = &n->packs[i];
+    if (p->prepacked)
+      continue;
+    p->per_thread = n->hoisted ? !p->shared : n->par_first >= 0 && p->alloc_at > n->par_first;
+    int64_t v;
+    const char *size = pack_size(n, p, &v);
+    p->bytes_value = v >= 0 ? round_up(v, 64) : -1;
+    p->bytes = v >= 0 ? arena_printf(e->arena, "%lld", (long long)p->bytes_value)
+                      : arena_printf(e->arena, "(%s + 63) / 64 * 64", size);
+    const char **total = p->per_thread ? &n->slot_bytes : &n->once_bytes;
+    int64_t *total_value = p->per_thread ? &n->slot_value : &n->once_value;
+    p->offset = *total_value >= 0 ? *total : arena_printf(e->arena, "(%s)", *total);
+    add_bytes(n, total, total_value, p->bytes, p->bytes_value);
+    n->thread_slots |= p->per_thread;
+  }
+  if (n->slot_value < 0)
+    n->slot_bytes = arena_printf(e->arena, "(%s)", n->slot_bytes);
+  /* the thread slots follow the once-per-call buffers */
+  for (int i = 0; i < n->npacks; i++) {
+    Pack *p = &n->packs[i];
+    if (p->prepacked || !p->per_thread)
+      continue;
+    int64_t at;
+    if (n->once_value >= 0 && static_value_str(p->offset, &at))
+      p->offset = arena_printf(e->arena, "%lld", (long long)(n->once_value + at));
+    else
+      p->offset = arena_printf(e->arena, "%s%s + %s", n->once_value >= 0 ? "" : "(",
+                               n->once_value >= 0 ? n->once_bytes : arena_printf(e->arena, "%s)", n->once_bytes),
+                               p->offset);
+  }
+}
+
+/* ---- pre-packed constants ---- */
+
+/* How the pack point sees an operand dim: whole, one level-0 tile at a
+ * time, or one point of a band-0 point loop. */
+typedef enum { PD_WHOLE, PD_TILED, PD_POINT } PrepackKind;
+
+typedef struct {
+  PrepackKind kind;
+  int64_t extent; /* the op dim's */
+  int64_t tile;   /* PD_TILED */
+  int64_t count;  /* blocks along the dim */
+  int64_t full;   /* padded span of a full block */
+  int64_t total;  /* padded spans of all blocks, added up */
+} PrepackDim;
+
+static int64_t padded(const Nest *n, int d, int64_t span) {
+  return n->s->unroll[d] > 1 ? round_up(span, n->s->unroll[d]) : span;
+}
+
+/* The block extent along dim d of block b. */
+static int64_t block_extent(const PrepackDim *pd, int64_t b) {
+  if (pd->kind == PD_POINT)
+    return 1;
+  if (pd->kind == PD_WHOLE)
+    return pd->extent;
+  return pd->extent - b * pd->tile < pd->tile ? pd->extent - b * pd->tile : pd->tile;
+}
+
+static void prepack_dims(Nest *n, const Pack *p, PrepackDim *pds) {
+  const TensorParam *tp = &n->e->k->tensors[p->tensor];
+  for (int i = 0; i < tp->rank; i++) {
+    int d = p->operand->map[i]->index;
+    PrepackDim *pd = &pds[i];
+    static_value(n->op->dims[d].extent, &pd->extent);
+    pd->kind = PD_WHOLE;
+    for (int l = 0; l < p->point; l++)
+      if (n->loops[l].dim == d && n->loops[l].kind == LOOP_POINT)
+        pd->kind = PD_POINT;
+    if (n->s->nlevels > 0 && n->s->tile[0][d] > 0) {
+      pd->kind = PD_TILED;
+      pd->tile = n->s->tile[0][d];
+    }
+    pd->count = pd->kind == PD_POINT ? pd->extent : pd->kind == PD_TILED ? (pd->extent + pd->tile - 1) / pd->tile : 1;
+    pd->full = padded(n, d, block_extent(pd, 0));
+    pd->total = 0;
+    for (int64_t b = 0; b < pd->count; b++)
+      pd->total += padded(n, d, block_extent(pd, b));
+  }
+}
+
+/* Every block, in row-major block order, each in the pack layout (the copy
+ * loop of emit_pack_copy, run here). Returns the element count. */
+static int64_t prepack_data(Nest *n, const Pack *p, const PrepackDim *pds, unsigned char **out) {
+  const TensorParam *tp = &n->e->k->tensors[p->tensor];
+  const unsigned char *src = constant_of(n->e->k, p->tensor)->data;
+  int rank = tp->rank;
+  int64_t esz = (elem_type_bits(tp->type) + 7) / 8, total = 1, shape[LG_MAX_RANK];
+  for (int i = 0; i < rank; i++) {
+    total *= pds[i].total;
+    static_value(tp->shape[i], &shape[i]);
+  }
+  unsigned char *data = arena_alloc(n->e->arena, (size_t)(total * esz + 1)); /* zeroed: the padding */
+  int64_t block[LG_MAX_RANK] = {0}, at = 0;
+  for (bool more = total > 0; more;) {
+    int64_t base[LG_MAX_DIMS] = {0}, ext[LG_MAX_DIMS] = {0}, lext[LG_MAX_RANK * 2], var[LG_MAX_RANK * 2] = {0};
+    for (int i = 0; i < rank; i++) {
+      int d = p->operand->map[i]->index;
+      base[d] = pds[i].kind == PD_POINT ? block[i] : pds[i].kind == PD_TILED ? block[i] * pds[i].tile : 0;
+      ext[d] = block_extent(&pds[i], block[i]);
+    }
+    int64_t count = 1;
+    for (int l = 0; l < p->nlayout; l++) {
+      int d = p->layout_dim[l];
+      int64_t u = n->s->unroll[d];
+      lext[l] = p->layout_part[l] == 0 ? ext[d] : p->layout_part[l] == 1 ? (ext[d] + u - 1) / u : u;
+      count *= lext[l];
+    }
+    for (int64_t e = 0; e < count; e++, at++) {
+      int64_t local[LG_MAX_DIMS] = {0};
+      bool inside = true;
+      for (int l = 0; l < p->nlayout; l++) {
+        int d = p->layout_dim[l];
+        local[d] = p->layout_part[l] == 1 ? local[d] + var[l] * n->s->unroll[d] : local[d] + var[l];
+      }
+      for (int l = 0; l < p->nlayout; l++)
+        inside &= local[p->layout_dim[l]] < ext[p->layout_dim[l]];
+      int64_t from = 0;
+      for (int i = 0; i < rank; i++) {
+        int d = p->operand->map[i]->index;
+        from = from * shape[i] + base[d] + local[d];
+      }
+      if (inside)
+        memcpy(data + at * esz, src + from * esz, (size_t)esz);
+      for (int l = p->nlayout - 1; l >= 0 && ++var[l] == lext[l]; l--)
+        var[l] = 0;
+    }
+    int i = rank - 1;
+    for (; i >= 0 && ++block[i] == pds[i].count; i--)
+      block[i] = 0;
+    more = i >= 0;
+  }
+  *out = data;
+  return total;
+}
+
+/* The buffer of a pre-packed constant: its array at the current tiles'
+ * block. Blocks before this one along dim i are full, so its offset is
+ * sum_i (spans of the current block along dims < i) * (block index along
+ * i) * (full span along i) * (whole array's spans along dims > i). */
+static void emit_prepacked_pointer(Nest *n, const Pack *p) {
+  Emitter *e = n->e;
+  const TensorParam *tp = &e->k->tensors[p->tensor];
+  PrepackDim pds[LG_MAX_RANK];
+  prepack_dims(n, p, pds);
+  unsigned char *data;
+  int64_t count = prepack_data(n, p, pds, &data);
+  const char *array = packed_constant(e, p->tensor, data, count);
+  StrBuf offset = {0};
+  const char *spans_before = "";
+  for (int i = 0; i < tp->rank; i++) {
+    int d = p->operand->map[i]->index;
+    int64_t u = n->s->unroll[d], after = 1;
+    for (int l = i + 1; l < tp->rank; l++)
+      after *= pds[l].total;
+    const char *index = NULL;
+    if (pds[i].kind == PD_POINT)
+      index = p->base[d];
+    else if (pds[i].kind == PD_TILED)
+      index = pds[i].full == pds[i].tile ? p->base[d]
+                                          : arena_printf(e->arena, "(%s / %lld * %lld)", p->base[d],
+                                                         (long long)pds[i].tile, (long long)pds[i].full);
+    if (index && pds[i].count > 1) {
+      sb_printf(&offset, "%s%s%s", offset.len ? " + " : "", spans_before, index);
+      if (after > 1)
+        sb_printf(&offset, " * %lld", (long long)after);
+    }
+    const char *span = pds[i].kind == PD_POINT ? NULL
+                       : pds[i].kind == PD_WHOLE ? arena_printf(e->arena, "%lld", (long long)pds[i].full)
+                       : u > 1 ? arena_printf(e->arena, "(%s + %lld) / %lld * %lld", p->ext[d], (long long)(u - 1),
+                                              (long long)u, (long long)u)
+                               : p->ext[d];
+    if (span && needs_parens(span))
+      span = arena_printf(e->arena, "(%s)", span);
+    if (span)
+      spans_before = arena_printf(e->arena, "%s%s * ", spans_before, span);
+  }
+  const char *type = c_type_name(tp->type);
+  if (offset.len)
+    line(e, "const %s *restrict %s = %s + (%s);", type, p->buf, array, sb_cstr(&offset));
+  else
+    line(e, "const %s *restrict %s = %s;", type, p->buf, array);
+  sb_free(&offset);
 }
 
 /* Copies the tensor's region for the current level-0 tiles into the buffer. */
@@ -459,7 +794,10 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   const Operand *o = p->operand;
   const TensorParam *t = &e->k->tensors[o->tensor];
   const char *tname = e->kn.tensors[o->tensor];
-  line(e, "/* pack %s into %s */", t->name, p->buf);
+  if (p->prepacked) /* no tensor name here: the tensor itself is not read */
+    line(e, "/* %s: packed at generation time */", p->buf);
+  else
+    line(e, "/* pack %s into %s */", t->name, p->buf);
   for (int i = 0; i < t->rank; i++) {
     int d = o->map[i]->index;
     bool band0_point = false;
@@ -469,6 +807,12 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     if (band0_point) {
       p->base[d] = n->value[d];
       p->ext[d] = "1";
+    } else if (p->prepacked) { /* no variables: reads may need none of them */
+      p->base[d] = n->lo[d];
+      bool from0 = strcmp(n->lo[d], "0") == 0;
+      p->ext[d] = from0 ? n->hi[d] : arena_printf(e->arena, "(%s - %s)", n->hi[d], n->lo[d]);
+      if (needs_parens(p->ext[d]))
+        p->ext[d] = arena_printf(e->arena, "(%s)", p->ext[d]);
     } else {
       p->base[d] = n->lo[d];
       p->ext[d] = claim(n, "%s_extent", arena_printf(e->arena, "%s_%s", tname, dim_name(n, d)));
@@ -477,6 +821,17 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     }
   }
   pack_layout(n, p);
+  if (p->prepacked) {
+    for (int i = 0; i < p->nlayout; i++) {
+      int d = p->layout_dim[i];
+      long long u = (long long)n->s->unroll[d];
+      p->layout_ext[i] = p->layout_part[i] == 0   ? p->ext[d]
+                         : p->layout_part[i] == 1 ? arena_printf(e->arena, "((%s + %lld) / %lld)", p->ext[d], u - 1, u)
+                                                  : arena_printf(e->arena, "%lld", u);
+    }
+    emit_prepacked_pointer(n, p);
+    return;
+  }
   const char *vars[LG_MAX_RANK * 2];
   if (p->shared) /* every thread of the region gets here: share the copy out */
     line(e, "LGEN_OMP(omp for)");
@@ -581,6 +936,15 @@ static const char *point_value(Nest *n, int d, const char *v) {
   return arena_printf(n->e->arena, "(%s + %s)", n->reg_var[d], v);
 }
 
+/* The clause that keeps a parallel region within the scratch area's
+ * thread slots, when it uses them. */
+static const char *thread_cap(Nest *n) {
+  if (!n->thread_slots)
+    return "";
+  use_helper(n->e->helpers_used, "lgen_thread_slots");
+  return arena_printf(n->e->arena, " num_threads(lgen_thread_slots(%d))", LG_SCRATCH_THREAD_SLOTS);
+}
+
 static const char *pragma_for(Nest *n, int i) {
   bool vector = i == n->vector_loop;
   bool in_group = n->par_first >= 0 && i > n->par_first && i < n->par_first + n->par_count;
@@ -597,7 +961,7 @@ static const char *pragma_for(Nest *n, int i) {
       if (!clause)
         vector = false;
     }
-    const char *construct = n->hoisted ? "for" : "parallel for";
+    const char *construct = n->hoisted ? "for" : arena_printf(n->e->arena, "parallel for%s", thread_cap(n));
     if (vector)
       return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp %s simd%s%s)", construct, collapse, reduction);
     return arena_printf(n->e->arena, "LGEN_OMP(omp %s%s%s)", construct, collapse, reduction);
@@ -1065,7 +1429,7 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
 
   for (int p = 0; p < n->npacks; p++)
     if (n->packs[p].alloc_at == i && !region_done && !acc_done)
-      line(e, "free(%s);", n->packs[p].raw);
+      emit_pack_free(n, &n->packs[p]);
 }
 
 /* The whole op as one BLAS call (schedule's library_call): C += A * B. */
@@ -1110,6 +1474,9 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
     n->value[d] = dim_name(n, d);
   }
   plan_packs(n);
+  name_packs(n);
+  if (e->scratch)
+    layout_scratch(n);
   if (e->k->nops > 1)
     line(e, "/* comprehension %d */", index + 1);
   if (!n->hoisted) {
@@ -1119,7 +1486,7 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_alloc(n, &n->packs[i]);
-  line(e, "LGEN_OMP(omp parallel)");
+  line(e, "LGEN_OMP(omp parallel%s)", thread_cap(n));
   line(e, "{");
   e->indent++;
   for (int i = 0; i < n->npacks; i++)
@@ -1128,10 +1495,36 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   emit_from(n, 0, false, false);
   for (int i = 0; i < n->npacks; i++)
     if (!n->packs[i].shared)
-      line(e, "free(%s);", n->packs[i].raw);
+      emit_pack_free(n, &n->packs[i]);
   e->indent--;
   line(e, "}");
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
-      line(e, "free(%s);", n->packs[i].raw);
+      emit_pack_free(n, &n->packs[i]);
+}
+
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value) {
+  *value = 0;
+  if (e->sched->library_call)
+    return "0";
+  Nest *n = arena_alloc(e->arena, sizeof *n);
+  n->e = e;
+  n->op = op;
+  n->s = e->sched;
+  const StructuredOp *saved = e->op;
+  e->op = op;
+  plan(n);
+  plan_packs(n);
+  layout_scratch(n);
+  e->op = saved;
+  const char *once = n->once_bytes;
+  int64_t once_value = n->once_value;
+  if (n->thread_slots) {
+    const char *slots = n->slot_value >= 0
+                            ? arena_printf(e->arena, "%lld", (long long)(n->slot_value * LG_SCRATCH_THREAD_SLOTS))
+                            : arena_printf(e->arena, "%d * %s", LG_SCRATCH_THREAD_SLOTS, n->slot_bytes);
+    add_bytes(n, &once, &once_value, slots, n->slot_value >= 0 ? n->slot_value * LG_SCRATCH_THREAD_SLOTS : -1);
+  }
+  *value = once_value;
+  return once;
 }

@@ -135,26 +135,27 @@ int graph_symbol(Graph *g, const char *name) {
 
 /* ------------------------------------------------------------ diagnostics */
 
+/* The index is a cache of the text, built on first use: a graph whose
+ * lowering never reports anything pays one pass, however many values it
+ * locates. Building it changes nothing observable, hence the const cast
+ * (graphs are never defined const). */
+static JsonIndex *loc_index(const Graph *g) {
+  if (!g->locs)
+    ((Graph *)g)->locs = json_index_new(g->arena, g->src->text, g->src->len);
+  return g->locs;
+}
+
 Loc graph_loc(const Graph *g, const char *path) {
   Loc loc = {0};
   if (!g->src)
     return loc;
+  JsonIndex *ix = loc_index(g);
   loc.src = g->src;
-  size_t off = path && *path ? json_locate(g->src->text, g->src->len, path) : 0;
+  size_t off = path && *path ? json_index_locate(ix, path) : 0;
   if (off > g->src->len)
     off = g->src->len;
   loc.offset = off;
-  loc.line = 1;
-  size_t line_start = 0;
-  /* line ends as diag.c shows them: \n, \r\n or a lone \r */
-  for (size_t i = 0; i < off; i++) {
-    char c = g->src->text[i];
-    if (c == '\n' || (c == '\r' && (i + 1 >= g->src->len || g->src->text[i + 1] != '\n'))) {
-      loc.line++;
-      line_start = i + 1;
-    }
-  }
-  loc.col = (int)(off - line_start) + 1;
+  json_index_line_col(ix, off, &loc.line, &loc.col);
   return loc;
 }
 

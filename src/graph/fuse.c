@@ -12,10 +12,8 @@
  *
  * When inlining recomputes work: a consumer whose reads of T do not mention
  * all its dims reads each element of T many times (a matmul reading its
- * operand N times). P is then inlined only when it is cheap (no
- * transcendental functions, a few arithmetic nodes: layout copies, scales,
- * shifts, relu), since a recomputed exp per multiply-add would cost more
- * than the pass over memory it saves. A read through a guarded (padded)
+ * operand N times). P is then inlined only when it is pure data movement
+ * in the order of its dims (is_cheap below). A read through a guarded (padded)
  * operand is never inlined: the padding belongs to T, not to P's inputs.
  * P is removed only if every reader of T takes it; otherwise nothing
  * changes, so an intermediate that something still needs is computed once
@@ -24,13 +22,16 @@
 
 #include <string.h>
 
-enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 4 };
+enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 0 };
 
 typedef struct {
   Kernel *k;
   Arena *arena;
+  Diag *diag;
+  const FuseOptions *opt;
   FuseReport *report;
   bool *removed; /* per op */
+  bool *used;    /* per override */
 } Fuser;
 
 static bool op_writes(const StructuredOp *op, int t) {
@@ -90,12 +91,15 @@ static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
   return t;
 }
 
-/* Cheap enough to recompute at every read: a few arithmetic nodes, no
- * transcendental functions or divisions, no guarded read (a padded copy
- * exists so that its reader's inner loop has no guard), and written in the
- * order of its dims: a transpose inlined into a reader that reuses its
- * elements turns that reader's contiguous loads into strided ones, which
- * costs more than the one pass that writes the transposed copy. */
+/* Cheap enough to recompute at every read of a reader that reuses its
+ * elements: pure data movement (a broadcast, a slice, a copy) with no
+ * arithmetic, no guarded read (a padded copy exists so that its reader's
+ * inner loop has no guard), and reads in the order of its dims (a
+ * transpose inlined into such a reader turns its contiguous loads into
+ * strided ones, which costs more than the one pass that writes the
+ * transposed copy). Arithmetic is left out even when it is one add: the
+ * reader (a matmul) packs its operands, and an operand computed on the fly
+ * cannot be packed, which costs more than the pass the inlining saves. */
 static bool is_cheap(const Kernel *k, const StructuredOp *op) {
   const Operand *out = &op->operands[op->yields[0].operand];
   for (int i = 0; i < op->ndims; i++)
@@ -274,19 +278,41 @@ static const char *op_label(const Kernel *k, const StructuredOp *op) {
   return k->tensors[op->operands[op->yields[0].operand].tensor].name;
 }
 
+/* The schedule file's override for tensor t, or NULL; marks it used. */
+static const FuseOverride *override_of(Fuser *f, int t) {
+  for (int i = 0; i < f->opt->noverrides; i++)
+    if (strcmp(f->opt->overrides[i].tensor, f->k->tensors[t].name) == 0) {
+      f->used[i] = true;
+      return &f->opt->overrides[i];
+    }
+  return NULL;
+}
+
 static void try_inline(Fuser *f, int p) {
   Kernel *k = f->k;
   int pos_of_dim[LG_MAX_DIMS];
   int t = inlinable_output(f, p, pos_of_dim);
   if (t < 0)
     return;
-  bool cheap = is_cheap(k, &k->ops[p]);
+  const FuseOverride *o = override_of(f, t);
+  if (o && !o->inline_it) {
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "keep '%s' (the schedule file says so)", k->tensors[t].name));
+    return;
+  }
+  /* an override to inline treats the producer as cheap: it may recompute */
+  bool cheap = o || is_cheap(k, &k->ops[p]);
   int consumers = 0;
   for (int c = p + 1; c < k->nops; c++) {
     if (f->removed[c] || !op_reads(&k->ops[c], t))
       continue;
-    if (!consumer_accepts(f, p, c, t, cheap))
+    if (!consumer_accepts(f, p, c, t, cheap)) {
+      if (o)
+        diag_warning(f->diag, o->loc, "'%s' cannot be inlined into the op writing '%s' (a padded read, a write of "
+                     "it, or a payload too large); it stays in the workspace", k->tensors[t].name,
+                     op_label(k, &k->ops[c]));
       return;
+    }
     consumers++;
   }
   if (consumers == 0) /* a dead value: lowering keeps only what is used, so leave it */
@@ -302,14 +328,25 @@ static void try_inline(Fuser *f, int p) {
 }
 
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
-  if (!opt->enabled || k->nops == 0)
+  if (!opt->enabled) {
+    for (int i = 0; i < opt->noverrides; i++)
+      diag_warning(diag, opt->overrides[i].loc, "fusion is off (--fuse=none): the entry for '%s' has no effect",
+                   opt->overrides[i].tensor);
     return;
-  Fuser f = {.k = k, .arena = arena, .report = report};
+  }
+  Fuser f = {.k = k, .arena = arena, .diag = diag, .opt = opt, .report = report};
   f.removed = arena_alloc(arena, sizeof(bool) * (size_t)k->nops);
+  f.used = arena_alloc(arena, sizeof(bool) * (size_t)(opt->noverrides + 1));
   /* in op order: once P is inlined into C, C may be inlined further, so a
    * chain folds into its last op in one pass, each step linear in size */
   for (int p = 0; p < k->nops; p++)
     try_inline(&f, p);
+  for (int i = 0; i < opt->noverrides; i++)
+    if (!f.used[i])
+      diag_warning(diag, opt->overrides[i].loc,
+                   "'%s' is not an intermediate that fusion could inline (a graph input, output or constant, the "
+                   "result of a reduction, or no tensor of '%s'); the entry has no effect",
+                   opt->overrides[i].tensor, k->name);
   int n = 0;
   for (int i = 0; i < k->nops; i++)
     if (!f.removed[i])

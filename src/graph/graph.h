@@ -116,6 +116,7 @@ typedef struct {
 void intvec_push(Arena *arena, IntVec *v, int x);
 
 typedef struct NameIndex NameIndex;
+typedef struct JsonIndex JsonIndex;
 
 typedef struct {
   Arena *arena;
@@ -130,6 +131,7 @@ typedef struct {
   const Module *specs; /* defs a node may call by name (may be NULL) */
   NameIndex *index;    /* value lookup by name */
   int temp_counter;    /* for generated value names */
+  JsonIndex *locs;     /* graph_loc's index of src, built on its first call */
 } Graph;
 
 #define GRAPH_VALUE(g, v) ((GraphValue *)(g)->values.items[(v)])
@@ -200,6 +202,16 @@ int64_t graph_const_i(const GraphValue *v, int64_t i);
  * its types are not foldable (the node then runs at run time). */
 bool graph_fold_node(Graph *g, GraphNode *n);
 
+/* ---- fold_bn.c ---- */
+/* Folds per-channel scale and shift (mul, div, add, sub by a constant that
+ * varies only along the output-channel axis: inference BatchNormalization,
+ * Gemm's alpha and bias) into the constant weights and bias of the conv or
+ * matmul that feeds it, when each value of the chain has no other reader.
+ * The chain's nodes leave the graph (an op without a bias input keeps one
+ * add of the folded bias). One line per fold goes to `notes` (const char*),
+ * for --print-schedule. */
+void graph_fold_scale_shift(Graph *g, PtrVec *notes);
+
 /* ---- expand.c ---- */
 /* softmax(x) along axis = exp(x - max) / sum(exp(x - max)), from reduce_max,
  * sub, exp, reduce_sum and div; log = true: (x - max) - log(sum). Returns the
@@ -212,6 +224,17 @@ int graph_softmax(Graph *g, int x, int64_t axis, bool log, const char *out_name,
  * "/graph/node/3/input/0") names; the deepest existing prefix when the whole
  * pointer does not resolve; 0 if text is not JSON. */
 size_t json_locate(const char *text, size_t len, const char *pointer);
+/* The same answers from one pass over the text, for many lookups (graph_loc
+ * on a big model): the offsets of every value a pointer reaches (but the
+ * elements of long arrays of scalars, i.e. weights) in a hash table, and
+ * line checkpoints. Pointers it lacks go to json_locate; fallbacks counts
+ * those scans. */
+JsonIndex *json_index_new(Arena *arena, const char *text, size_t len);
+size_t json_index_locate(JsonIndex *ix, const char *pointer);
+/* 1-based line and column (in bytes) of an offset, line ends as diag.c
+ * shows them (\n, \r\n or a lone \r). */
+void json_index_line_col(const JsonIndex *ix, size_t offset, int *line, int *col);
+size_t json_index_fallbacks(const JsonIndex *ix);
 /* Standard base64 (RFC 4648, padding optional, no whitespace inside):
  * false on a bad character or length. The bytes go to the arena. */
 bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t *out_len);

@@ -303,19 +303,28 @@ size_t json_locate(const char *text, size_t len, const char *pointer) {
 
 /* ---- base64 (RFC 4648, standard alphabet) ---- */
 
-static int base64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
+/* The value of each byte as a base64 digit, -1 if it is none: a table
+ * rather than range tests, whose branches mispredict on random weights. */
+static const signed char base64_digit[256] = {
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 62, -1, -1, -1, 63,
+    52, 53, 54, 55, 56, 57, 58, 59, 60, 61, -1, -1, -1, -1, -1, -1,
+    -1, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+    15, 16, 17, 18, 19, 20, 21, 22, 23, 24, 25, -1, -1, -1, -1, -1,
+    -1, 26, 27, 28, 29, 30, 31, 32, 33, 34, 35, 36, 37, 38, 39, 40,
+    41, 42, 43, 44, 45, 46, 47, 48, 49, 50, 51, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+    -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1,
+};
+
+static int base64_value(unsigned char c) { return base64_digit[c]; }
 
 bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t *out_len) {
   /* Padding is optional, but when it is there it must complete the last
@@ -329,22 +338,335 @@ bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t 
     return false;
   size_t bytes = n / 4 * 3 + (n % 4 ? n % 4 - 1 : 0);
   uint8_t *buf = arena_alloc(arena, bytes ? bytes : 1);
-  size_t o = 0;
+  size_t o = 0, i = 0;
+  /* whole groups of four characters (three bytes) first: this runs over
+   * every byte of a model's weights */
+  for (; n - i >= 4; i += 4) {
+    int a = base64_value((unsigned char)s[i]), b = base64_value((unsigned char)s[i + 1]);
+    int c = base64_value((unsigned char)s[i + 2]), d = base64_value((unsigned char)s[i + 3]);
+    if ((a | b | c | d) < 0)
+      return false;
+    uint32_t x = (uint32_t)a << 18 | (uint32_t)b << 12 | (uint32_t)c << 6 | (uint32_t)d;
+    buf[o] = (uint8_t)(x >> 16);
+    buf[o + 1] = (uint8_t)(x >> 8);
+    buf[o + 2] = (uint8_t)x;
+    o += 3;
+  }
+  /* then the last two or three characters: one or two bytes (the bits
+   * left over past them are ignored) */
   uint32_t acc = 0;
-  int nbits = 0;
-  for (size_t i = 0; i < n; i++) {
-    int v = base64_value((unsigned char)s[i]);
+  for (size_t k = i; k < n; k++) {
+    int v = base64_value((unsigned char)s[k]);
     if (v < 0)
       return false;
-    acc = (acc << 6) | (uint32_t)v;
-    nbits += 6;
-    if (nbits >= 8) {
-      nbits -= 8;
-      buf[o++] = (uint8_t)(acc >> nbits);
-      acc &= (1u << nbits) - 1;
-    }
+    acc |= (uint32_t)v << (18 - 6 * (k - i));
   }
+  for (size_t k = 0; k + 1 < n - i; k++)
+    buf[o++] = (uint8_t)(acc >> (16 - 8 * k));
   *out = buf;
   *out_len = o;
   return true;
 }
+
+/* ---- JsonIndex: every pointer's offset from one pass ----
+ *
+ * graph_loc runs for every input, output, constant and many nodes when a
+ * graph is lowered, and json_locate rescans the text each time, which is
+ * quadratic in practice on big models. The index walks the text once and
+ * records the offset of every value a pointer reaches, keyed by its
+ * canonical pointer (keys decoded, then '~' spelled ~0 and '/' ~1; indices
+ * in plain decimal). Elements past the first few of an array are recorded
+ * only when they are containers: big arrays of numbers are weights, and an
+ * error about one element of them is rare enough to pay for a scan.
+ *
+ * Any pointer the index lacks goes to json_locate, so the index only has to
+ * be right about what it records: the walk mirrors json_locate's rules (the
+ * same skip_string, the same scalar runs, brackets of either kind close),
+ * records a value only where json_locate would stop for that pointer, and
+ * simply stops recording on anything it does not expect. Members that
+ * json_locate can never reach are left out with their subtrees: a later
+ * duplicate of a key (the first one wins), a key with a bad escape or one
+ * that decodes to a NUL byte (no C-string pointer names it). */
+
+enum {
+  INDEX_SMALL_ARRAY = 64,  /* elements of any kind recorded per array */
+  LINE_BLOCK = 1024        /* bytes per line checkpoint */
+};
+
+typedef struct {
+  const char *pointer;
+  size_t offset;
+} IndexSlot;
+
+/* Line and column of the block starts: an offset's line is then one block
+ * scan away, and the table stays a small fraction of the text however many
+ * lines it has (a pretty-printed data array has one per number). */
+typedef struct {
+  int line;          /* 1-based line of the block's first byte */
+  size_t line_start; /* offset where that line starts */
+} LineCheckpoint;
+
+struct JsonIndex {
+  const char *text;
+  size_t len;
+  IndexSlot *slots;
+  size_t cap, count; /* cap: a power of two */
+  LineCheckpoint *lines;
+  size_t fallbacks;
+};
+
+static uint32_t pointer_hash(const char *s, size_t n) {
+  uint32_t h = 2166136261u; /* FNV-1a */
+  for (size_t i = 0; i < n; i++)
+    h = (h ^ (unsigned char)s[i]) * 16777619u;
+  return h;
+}
+
+static size_t index_slot_of(const JsonIndex *ix, const char *pointer, size_t n) {
+  size_t mask = ix->cap - 1;
+  size_t i = pointer_hash(pointer, n) & mask;
+  while (ix->slots[i].pointer && (strncmp(ix->slots[i].pointer, pointer, n) != 0 || ix->slots[i].pointer[n]))
+    i = (i + 1) & mask;
+  return i;
+}
+
+static void index_grow_slots(Arena *arena, JsonIndex *ix) {
+  IndexSlot *old = ix->slots;
+  size_t oldcap = ix->cap;
+  ix->cap = oldcap ? oldcap * 2 : 256;
+  ix->slots = arena_alloc(arena, sizeof *ix->slots * ix->cap);
+  for (size_t i = 0; i < oldcap; i++)
+    if (old[i].pointer)
+      ix->slots[index_slot_of(ix, old[i].pointer, strlen(old[i].pointer))] = old[i];
+}
+
+/* Records the pointer (sb) at offset; false if it is already there. */
+static bool index_record(Arena *arena, JsonIndex *ix, const StrBuf *sb, size_t offset) {
+  if ((ix->count + 1) * 2 > ix->cap)
+    index_grow_slots(arena, ix);
+  const char *p = sb->len ? sb->data : "";
+  size_t s = index_slot_of(ix, p, sb->len);
+  if (ix->slots[s].pointer)
+    return false;
+  ix->slots[s].pointer = arena_strndup(arena, p, sb->len);
+  ix->slots[s].offset = offset;
+  ix->count++;
+  return true;
+}
+
+/* Appends "/" and the key s[start..end) (quotes included) as a pointer
+ * token; false if no pointer can reach the key. */
+static bool append_key_token(StrBuf *sb, const char *s, size_t start, size_t end) {
+  sb_putc(sb, '/');
+  if (end - start < 2 || s[end - 1] != '"')
+    return false;
+  KeyReader r = {s, start + 1, end - 1, {0}, 0, 0};
+  for (;;) {
+    int c = key_next(&r);
+    if (c == -1)
+      return true;
+    if (c == -2 || c == 0)
+      return false;
+    if (c == '~')
+      sb_puts(sb, "~0");
+    else if (c == '/')
+      sb_puts(sb, "~1");
+    else
+      sb_putc(sb, (char)c);
+  }
+}
+
+static void truncate_to(StrBuf *sb, size_t len) {
+  sb->len = len;
+  if (sb->data)
+    sb->data[len] = '\0';
+}
+
+/* One open container of the walk. */
+typedef struct {
+  bool is_object;
+  bool recording;   /* values inside it get entries */
+  size_t path_len;  /* its pointer's length in the path buffer */
+  size_t nelems;    /* arrays: elements seen */
+} IndexFrame;
+
+typedef struct {
+  Arena *arena;
+  JsonIndex *ix;
+  StrBuf path;
+  IndexFrame *frames;
+  size_t depth, cap;
+  bool opened; /* the last value opened a container: its contents come next */
+} IndexWalk;
+
+static void push_frame(IndexWalk *w, bool is_object, bool recording) {
+  if (w->depth == w->cap) {
+    size_t cap = w->cap ? w->cap * 2 : 32;
+    IndexFrame *frames = arena_alloc(w->arena, sizeof *frames * cap);
+    if (w->depth)
+      memcpy(frames, w->frames, sizeof *frames * w->depth);
+    w->frames = frames;
+    w->cap = cap;
+  }
+  IndexFrame f = {is_object, recording, w->path.len, 0};
+  w->frames[w->depth++] = f;
+  w->opened = true;
+}
+
+/* The value at pos, whose pointer is in w->path; recording says whether it
+ * gets an entry. Containers are opened (a frame); anything else is skipped.
+ * The offset just after what was consumed, or len to stop the walk. */
+static size_t index_value(IndexWalk *w, size_t pos, bool recording) {
+  const char *s = w->ix->text;
+  size_t len = w->ix->len;
+  if (pos >= len || s[pos] == '}' || s[pos] == ']')
+    return len;
+  if (recording && !index_record(w->arena, w->ix, &w->path, pos))
+    recording = false; /* a duplicate key: json_locate stops at the first */
+  if (s[pos] == '{' || s[pos] == '[') {
+    push_frame(w, s[pos] == '{', recording);
+    return pos + 1;
+  }
+  if (s[pos] == '"')
+    return skip_string(s, len, pos);
+  size_t end = skip_value(s, len, pos);
+  return end == pos ? len : end;
+}
+
+/* Inside an object, at a key: records its value. */
+static size_t index_member(IndexWalk *w, size_t pos) {
+  const char *s = w->ix->text;
+  size_t len = w->ix->len;
+  IndexFrame *f = &w->frames[w->depth - 1];
+  if (pos >= len || s[pos] != '"')
+    return len;
+  size_t key = pos;
+  pos = skip_string(s, len, pos);
+  truncate_to(&w->path, f->path_len);
+  bool recording = f->recording && append_key_token(&w->path, s, key, pos);
+  pos = skip_space(s, len, pos);
+  if (pos >= len || s[pos] != ':')
+    return len;
+  return index_value(w, skip_space(s, len, pos + 1), recording);
+}
+
+/* Inside an array, at an element. */
+static size_t index_element(IndexWalk *w, size_t pos) {
+  IndexFrame *f = &w->frames[w->depth - 1];
+  size_t i = f->nelems++;
+  const char *s = w->ix->text;
+  bool container = pos < w->ix->len && (s[pos] == '{' || s[pos] == '[');
+  bool recording = f->recording && (i < INDEX_SMALL_ARRAY || container);
+  truncate_to(&w->path, f->path_len);
+  if (recording)
+    sb_printf(&w->path, "/%zu", i);
+  return index_value(w, pos, recording);
+}
+
+/* After a value, in the innermost container: ',' goes on with the next
+ * member or element, a closing bracket closes containers. */
+static size_t index_after_value(IndexWalk *w, size_t pos) {
+  const char *s = w->ix->text;
+  size_t len = w->ix->len;
+  for (;;) {
+    pos = skip_space(s, len, pos);
+    if (pos >= len || w->depth == 0)
+      return len;
+    if (s[pos] == ',') {
+      pos = skip_space(s, len, pos + 1);
+      return w->frames[w->depth - 1].is_object ? index_member(w, pos) : index_element(w, pos);
+    }
+    if (s[pos] != '}' && s[pos] != ']')
+      return len;
+    w->depth--;
+    pos++;
+  }
+}
+
+/* Just inside a container that was opened: its first member or element,
+ * or its end. */
+static size_t index_first(IndexWalk *w, size_t pos) {
+  const char *s = w->ix->text;
+  size_t len = w->ix->len;
+  pos = skip_space(s, len, pos);
+  if (pos < len && (s[pos] == '}' || s[pos] == ']')) {
+    w->depth--; /* empty */
+    return index_after_value(w, pos + 1);
+  }
+  return w->frames[w->depth - 1].is_object ? index_member(w, pos) : index_element(w, pos);
+}
+
+static void index_values(Arena *arena, JsonIndex *ix) {
+  size_t pos = skip_space(ix->text, ix->len, 0);
+  if (pos >= ix->len || (ix->text[pos] != '{' && ix->text[pos] != '['))
+    return; /* a scalar root: the pointer "" is json_locate's fast case */
+  IndexWalk w = {arena, ix, {0}, NULL, 0, 0, false};
+  push_frame(&w, ix->text[pos] == '{', true);
+  pos++;
+  /* Every step consumes at least one byte or returns len. */
+  while (pos < ix->len) {
+    bool opened = w.opened;
+    w.opened = false;
+    pos = opened ? index_first(&w, pos) : index_after_value(&w, pos);
+  }
+  sb_free(&w.path);
+}
+
+static void index_lines(Arena *arena, JsonIndex *ix) {
+  size_t nblocks = ix->len / LINE_BLOCK + 1;
+  ix->lines = arena_alloc(arena, sizeof *ix->lines * nblocks);
+  int line = 1;
+  size_t line_start = 0;
+  for (size_t b = 0; b < nblocks; b++) {
+    ix->lines[b].line = line;
+    ix->lines[b].line_start = line_start;
+    size_t end = (b + 1) * LINE_BLOCK < ix->len ? (b + 1) * LINE_BLOCK : ix->len;
+    for (size_t i = b * LINE_BLOCK; i < end; i++) {
+      char c = ix->text[i];
+      /* line ends as diag.c shows them: \n, \r\n or a lone \r */
+      if (c == '\n' || (c == '\r' && (i + 1 >= ix->len || ix->text[i + 1] != '\n'))) {
+        line++;
+        line_start = i + 1;
+      }
+    }
+  }
+}
+
+JsonIndex *json_index_new(Arena *arena, const char *text, size_t len) {
+  JsonIndex *ix = arena_alloc(arena, sizeof *ix);
+  ix->text = text ? text : "";
+  ix->len = text ? len : 0;
+  index_grow_slots(arena, ix);
+  index_values(arena, ix);
+  index_lines(arena, ix);
+  return ix;
+}
+
+size_t json_index_locate(JsonIndex *ix, const char *pointer) {
+  if (pointer && pointer[0] == '/') {
+    size_t s = index_slot_of(ix, pointer, strlen(pointer));
+    if (ix->slots[s].pointer)
+      return ix->slots[s].offset;
+    ix->fallbacks++;
+  }
+  return json_locate(ix->text, ix->len, pointer);
+}
+
+void json_index_line_col(const JsonIndex *ix, size_t offset, int *line, int *col) {
+  if (offset > ix->len)
+    offset = ix->len;
+  const LineCheckpoint *cp = &ix->lines[offset / LINE_BLOCK];
+  int ln = cp->line;
+  size_t line_start = cp->line_start;
+  for (size_t i = offset / LINE_BLOCK * LINE_BLOCK; i < offset; i++) {
+    char c = ix->text[i];
+    if (c == '\n' || (c == '\r' && (i + 1 >= ix->len || ix->text[i + 1] != '\n'))) {
+      ln++;
+      line_start = i + 1;
+    }
+  }
+  *line = ln;
+  *col = (int)(offset - line_start) + 1;
+}
+
+size_t json_index_fallbacks(const JsonIndex *ix) { return ix->fallbacks; }

@@ -877,8 +877,8 @@ static int padded_window_input(Lower *L, int xt, const GraphValue *y, Window *w,
                             mul(L, sub(L, kext[i], cst(L, 1)), cst(L, w->dilation[i])));
     shape[sp0 + i] = add(L, reach, cst(L, 1));
   }
-  int pt = add_tensor(L, arena_printf(L->arena, "%s_padded", x->name), x->type, x->rank, shape, TS_WORKSPACE, true,
-                      NULL);
+  int pt = add_tensor(L, arena_printf(L->arena, "%s_padded_input", y->name), x->type, x->rank, shape, TS_WORKSPACE,
+                      true, NULL);
   OpBuilder *b = op_begin(L);
   int first = op_dims_over(b, "d", x->rank, shape);
   int o = op_bare(b, pt, first);

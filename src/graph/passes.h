@@ -18,8 +18,19 @@
 #include "ir/ir.h"
 
 /* ---- fuse.c ---- */
+/* A schedule file's word on one intermediate (`fuse: {t: keep}` under the
+ * graph's name): keep it materialised, or inline it wherever legal even
+ * when auto would not (it recomputes). */
+typedef struct {
+  const char *tensor;
+  bool inline_it;
+  Loc loc;
+} FuseOverride;
+
 typedef struct {
   bool enabled; /* false: --fuse=none */
+  int noverrides;
+  const FuseOverride *overrides;
 } FuseOptions;
 
 typedef struct {

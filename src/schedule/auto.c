@@ -205,7 +205,7 @@ static int innermost_input_dim(const Kernel *k, const StructuredOp *op) {
   for (int o = 0; o < op->noperands; o++) {
     const Operand *operand = &op->operands[o];
     const TensorParam *p = &k->tensors[operand->tensor];
-    if (p->is_output || operand->shape_only || p->rank <= best_rank)
+    if (!op_reads_only(k, op, operand->tensor) || operand->shape_only || p->rank <= best_rank)
       continue;
     best = operand;
     best_rank = p->rank;
@@ -225,7 +225,7 @@ static int innermost_input_dim(const Kernel *k, const StructuredOp *op) {
 static bool windowed(const Kernel *k, const StructuredOp *op, int d) {
   for (int o = 0; o < op->noperands; o++) {
     const Operand *operand = &op->operands[o];
-    if (operand->shape_only || k->tensors[operand->tensor].is_output)
+    if (operand->shape_only || !op_reads_only(k, op, operand->tensor))
       continue;
     for (int i = 0; i < k->tensors[operand->tensor].rank; i++)
       for (int r = 0; r < op->ndims; r++)

@@ -38,6 +38,18 @@ static int operands_of(const StructuredOp *op, int tensor) {
   return n;
 }
 
+bool op_reads_only(const Kernel *k, const StructuredOp *op, int t) {
+  const TensorParam *p = &k->tensors[t];
+  if (!p->is_output)
+    return true;
+  if (p->storage == TS_PARAM) /* a def's output, even where a later comprehension only reads it */
+    return false;
+  for (int y = 0; y < op->nyields; y++)
+    if (op->operands[op->yields[y].operand].tensor == t)
+      return false;
+  return true;
+}
+
 /* The operand of tensor t, if it is read through bare dims only. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t) {
   if (operands_of(op, t) != 1)
@@ -47,7 +59,7 @@ const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t) 
     if (operand->tensor != t)
       continue;
     /* a guarded read gives its pad value outside the tensor, which a packed copy cannot */
-    if (operand->shape_only || operand->guarded || k->tensors[t].is_output || k->tensors[t].rank == 0)
+    if (operand->shape_only || operand->guarded || !op_reads_only(k, op, t) || k->tensors[t].rank == 0)
       return NULL;
     for (int i = 0; i < k->tensors[t].rank; i++)
       if (operand->map[i]->kind != AE_DIM)

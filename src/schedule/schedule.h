@@ -118,6 +118,10 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
  * need not match the payload's handling of NaN; integer partials could
  * overflow where the payload wraps). */
 bool float_sum_or_product(const StructuredOp *op);
+/* Whether tensor t is an input of the op: not written by it. A model graph's
+ * intermediates are inputs of the ops that read them; a .tc def's output
+ * parameters count as outputs even in a comprehension that only reads them. */
+bool op_reads_only(const Kernel *k, const StructuredOp *op, int t);
 /* The operand through which tensor t is packed; NULL if it cannot be. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
 /* The plan as a schedule file entry: fold and collapse in the op's dims, the

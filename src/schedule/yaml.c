@@ -15,6 +15,7 @@
  *   mlp:                         # a def with several comprehensions:
  *     - op: 0                    #   a list, one entry per comprehension
  *       parallel: [i]
+ *     - fuse: {h: keep}          # a model graph: intermediates to keep or inline
  *
  * Every error points at the offending node: file:line:col. */
 #include "schedule/schedule.h"
@@ -111,6 +112,26 @@ static ScheduleEntry *group_list(YamlReader *r, const char *key, yaml_node_t *no
   return e;
 }
 
+/* {tensor: inline | keep}: a model graph's fusion overrides (values[] 1: inline) */
+static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node) {
+  if (node->type != YAML_MAPPING_NODE)
+    fail(r, node, "'%s' maps intermediates to inline or keep, like {h: keep}", key);
+  int n = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+  ScheduleEntry *e = new_entry(r, key, node, n);
+  for (int i = 0; i < n; i++) {
+    yaml_node_pair_t *pair = &node->data.mapping.pairs.start[i];
+    yaml_node_t *name = yaml_document_get_node(&r->doc, pair->key);
+    yaml_node_t *value = yaml_document_get_node(&r->doc, pair->value);
+    e->names[i] = scalar(r, name, "an intermediate's name");
+    e->locs[i] = loc_of(r, name);
+    const char *v = scalar(r, value, "inline or keep");
+    if (strcmp(v, "inline") != 0 && strcmp(v, "keep") != 0)
+      fail(r, value, "expected inline or keep, found '%s'", v);
+    e->values[i * LG_MAX_LEVELS] = strcmp(v, "inline") == 0;
+  }
+  return e;
+}
+
 /* {dim: size} or {dim: [size, size, ...]} */
 static ScheduleEntry *size_map(YamlReader *r, const char *key, yaml_node_t *node, bool levels) {
   if (node->type != YAML_MAPPING_NODE)
@@ -168,6 +189,8 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "a number"); /* errors point at the value */
     } else if (strcmp(key, "collapse") == 0) {
       e = group_list(r, key, v);
+    } else if (strcmp(key, "fuse") == 0) {
+      e = fuse_map(r, key, v);
     } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
                strcmp(key, "fold") == 0) {
       e = name_list(r, key, v);
@@ -177,7 +200,7 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "a single value");
     } else {
       fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
-                 "partials, pack, split_reduction, library_call or op)", key);
+                 "partials, pack, split_reduction, library_call, op, or fuse for a model graph)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);

@@ -178,7 +178,47 @@ def g_softmax(seed):
     return g
 
 
-RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax]
+def conv_nchw(x, w, b=None, group=1):
+    """No padding, stride 1; w is [F, C/group, KH, KW]."""
+    win = np.lib.stride_tricks.sliding_window_view(x, w.shape[2:], axis=(2, 3))  # [N, C, OH, OW, KH, KW]
+    cg, fg = w.shape[1], w.shape[0] // group
+    y = np.concatenate([np.einsum("ncijkl,fckl->nfij", win[:, g * cg:(g + 1) * cg], w[g * fg:(g + 1) * fg])
+                        for g in range(group)], axis=1)
+    return y if b is None else y + b.reshape(1, -1, 1, 1)
+
+
+def conv_nhwc(x, w):
+    """No padding, stride 1; x [N, H, W, C], w [KH, KW, C, F]."""
+    win = np.lib.stride_tricks.sliding_window_view(x, w.shape[:2], axis=(1, 2))  # [N, OH, OW, C, KH, KW]
+    return np.einsum("nijckl,klcf->nijf", win, w)
+
+
+def g_fold_scale_shift(seed):
+    """Per-channel scale and shift after convs and a matmul, which lgen folds
+    into their weights (src/graph/fold_bn.c)."""
+    g = G("fold%d" % seed, np.random.default_rng(seed))
+    x = g.input([2, 4, 6, 6])
+    c = g.op("conv", [x, g.const([6, 2, 3, 3], 0.3), g.const([6])],
+             lambda a, w, b: conv_nchw(a, w, b, group=2), group=2)
+    c = g.op("mul", [c, g.const([6, 1, 1])], np.multiply)
+    c = g.op("add", [g.const([1, 6, 1, 1]), c], np.add)
+    g.output(g.op("relu", [c], UNARY["relu"]))
+    xh = g.input([1, 5, 5, 3])
+    h = g.op("conv_2d_nhwc_hwcf", [xh, g.const([2, 2, 3, 4], 0.3)], conv_nhwc)
+    h = g.op("mul", [h, g.const([4])], np.multiply)
+    h = g.op("sub", [h, g.const([4])], np.subtract)
+    g.output(g.op("tanh", [h], np.tanh))
+    xm = g.input([3, 8])
+    m = g.op("matmul", [xm, g.const([8, 5], 0.3)], lambda p, q: p @ q)
+    m = g.op("add", [m, g.const([5])], np.add)
+    m = g.op("mul", [m, g.const([1, 5])], np.multiply)
+    m = g.op("add", [m, g.const([5])], np.add)
+    g.output(m)
+    return g
+
+
+RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
+                 g_fold_scale_shift]
 
 
 # ---------------------------------------------------------------------------

@@ -273,14 +273,27 @@ Test(graph_lower, padded_conv_reads_are_guarded) {
   int in[3] = {x, w, bias};
   graph_add_output(t->g, node(t, GOP_CONV, 3, in, 3, attrs), "");
   Kernel *k = lower(t);
-  cr_assert_eq(k->nops, 2);
+  cr_assert_eq(k->nops, 3);
   /* the bias is the initial value */
   expect_map(k, &k->ops[0], "bias", "d1");
-  const StructuredOp *cv = &k->ops[1];
-  int o = operand_of(cv, 0);
-  cr_assert(cv->operands[o].guarded);
-  cr_assert(cv->operands[o].pad_value == 0);
-  expect_map(k, cv, "x", "n, f floordiv 3 * 2 + c, o0 * 2 + k0 - 1, o1 + k1");
+  /* the input is copied once into a padded buffer: a guarded read of x
+   * (out-of-bounds positions read 0), covering exactly what the windows
+   * touch: (3 - 1) * 2 + 3 rows and (5 - 1) + 3 columns */
+  const StructuredOp *pad = &k->ops[1];
+  int o = operand_of(pad, 0);
+  cr_assert(pad->operands[o].guarded);
+  cr_assert(pad->operands[o].pad_value == 0);
+  int xp = pad->operands[pad->yields[0].operand].tensor;
+  cr_assert_eq(k->tensors[xp].storage, TS_WORKSPACE);
+  int64_t want_shape[4] = {1, 4, 7, 7};
+  for (int i = 0; i < 4; i++)
+    cr_assert(k->tensors[xp].shape[i]->kind == AE_CONST && k->tensors[xp].shape[i]->value == want_shape[i],
+              "padded extent %d", i);
+  /* the conv reads the padded copy, unguarded */
+  const StructuredOp *cv = &k->ops[2];
+  cr_assert_eq(operand_of(cv, 0), -1);
+  cr_assert(!cv->operands[operand_of(cv, xp)].guarded);
+  expect_map(k, cv, k->tensors[xp].name, "n, f floordiv 3 * 2 + c, o0 * 2 + k0, o1 + k1");
   expect_map(k, cv, "w", "f, c, k0, k1");
   cr_assert(!cv->operands[operand_of(cv, tensor_named(k, "w"))].guarded);
   g_free(t);
@@ -297,18 +310,27 @@ Test(graph_lower, pools) {
   graph_add_output(t->g, mx, "");
   graph_add_output(t->g, av, "");
   Kernel *k = lower(t);
-  /* max: fill -inf, reduce; avg: fill 0, sum, divide by the count table */
-  cr_assert_eq(k->nops, 5);
+  /* max: fill -inf, pad with -inf, reduce; avg: fill 0, pad with 0, sum,
+   * divide by the count table */
+  cr_assert_eq(k->nops, 7);
   expect_fill(k, &k->ops[0], 1, -INFINITY);
-  const StructuredOp *p = &k->ops[1];
-  int o = operand_of(p, 0);
-  cr_assert(p->operands[o].guarded);
-  cr_assert(isinf(p->operands[o].pad_value) && p->operands[o].pad_value < 0);
+  const StructuredOp *pad = &k->ops[1];
+  int o = operand_of(pad, 0);
+  cr_assert(pad->operands[o].guarded);
+  cr_assert(isinf(pad->operands[o].pad_value) && pad->operands[o].pad_value < 0);
+  int xp = pad->operands[pad->yields[0].operand].tensor;
+  const StructuredOp *p = &k->ops[2];
+  cr_assert(!p->operands[operand_of(p, xp)].guarded);
   int xx;
   cr_assert_eq(match_reduction(p, 0, &xx), COMBINE_MAX);
-  expect_fill(k, &k->ops[2], 2, 0);
-  cr_assert_eq(match_reduction(&k->ops[3], 0, &xx), COMBINE_ADD);
-  int counts = k->ops[4].operands[operand_of(&k->ops[4], 3)].tensor;
+  expect_fill(k, &k->ops[3], 2, 0);
+  cr_assert(k->ops[4].operands[operand_of(&k->ops[4], 0)].pad_value == 0);
+  cr_assert_eq(match_reduction(&k->ops[5], 0, &xx), COMBINE_ADD);
+  int counts = -1;
+  for (int i = 0; i < k->ops[6].noperands; i++)
+    if (k->tensors[k->ops[6].operands[i].tensor].storage == TS_CONST)
+      counts = k->ops[6].operands[i].tensor;
+  cr_assert_geq(counts, 0, "the division reads a count table");
   cr_assert_eq(k->tensors[counts].storage, TS_CONST);
   cr_assert_eq(k->tensors[counts].rank, 2);
   /* 3x3 windows at stride 2 over 5 with padding 1: 2, 3, 2 per dim */
