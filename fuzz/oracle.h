@@ -1,6 +1,5 @@
 /* oracle.h - the oracles every lgen fuzz harness applies to one
- * lgen_compile, parametrised by the source's name (fuzz_graph.c; the same
- * checks as fuzz_tc.c's, which predates this header).
+ * lgen_compile, parametrised by the source's name (fuzz_tc.c, fuzz_graph.c).
  *
  *   fuzz_check_compile(name, data, size): compiles the bytes as one source
  *   called `name` and abort()s, saying why, when
