@@ -24,7 +24,10 @@
 
 #include "graph/graph.h"
 
-enum { ONNX_MAX_LIST = 4096, ONNX_MIN_OPSET = 7 };
+/* Opsets before 7 differ from today's operators mostly in the attributes
+ * they took (Add's broadcast, Reshape's shape): each importer checks the
+ * forms it reads, so old models whose operators did not change load. */
+enum { ONNX_MAX_LIST = 4096, ONNX_MIN_OPSET = 1 };
 
 typedef struct OnnxOp OnnxOp;
 
@@ -742,14 +745,27 @@ static void import_unary(Onnx *cx, ONode *n) {
 }
 
 static void import_binary(Onnx *cx, ONode *n) {
+  /* before opset 7, broadcasting was asked for and aligned at an axis */
+  if (cx->opset < 7 && attr_int(cx, n, "broadcast", 0) != 0)
+    graph_error(cx->g, attr_path(cx, n, "broadcast"), "%sthe opset < 7 'broadcast' attribute is not supported",
+                node_desc(cx, n));
   emit(cx, n, n->entry->gop, n->ninputs, n->inputs, 0, NULL, out0(n));
 }
 
-/* Pow's exponent may have another type than its base (opset 12+). */
+/* Pow's exponent may have another type than its base (opset 12+); the
+ * result has the base's type. An integer base is raised in double and
+ * converted back, as the ONNX reference (NumPy) does: exact while the
+ * result fits in 53 bits. */
 static void import_pow(Onnx *cx, ONode *n) {
   int base = n->inputs[0];
-  int e = as_type(cx, n, n->inputs[1], value(cx, base)->type);
-  emit2(cx, n, GOP_POW, base, e, out0(n));
+  ElemType t = value(cx, base)->type;
+  if (elem_type_is_float(t)) {
+    emit2(cx, n, GOP_POW, base, as_type(cx, n, n->inputs[1], t), out0(n));
+    return;
+  }
+  int p = emit2(cx, n, GOP_POW, as_type(cx, n, base, TY_F64), as_type(cx, n, n->inputs[1], TY_F64), NULL);
+  GraphAttr to = gattr_string("to", elem_type_name(t));
+  emit(cx, n, GOP_CAST, 1, &p, 1, &to, out0(n));
 }
 
 static void import_copy(Onnx *cx, ONode *n) { emit1(cx, n, GOP_COPY, n->inputs[0], out0(n)); }
@@ -1653,8 +1669,14 @@ static void read_opset(Onnx *cx, json_t *root) {
       graph_error(cx->g, path_join(cx, p, "version"), "ONNX opset %lld is too old (lgen reads opsets %d and later)",
                   (long long)cx->opset, ONNX_MIN_OPSET);
   }
+}
+
+/* After check_operators, so that a model of other domains' operators only
+ * (training ops) hears which operators those are. */
+static void require_default_opset(Onnx *cx, json_t *root) {
   if (cx->opset < 0)
-    graph_error(cx->g, list ? "/opsetImport" : "", "the model imports no opset of the default ONNX domain");
+    graph_error(cx->g, json_object_get(root, "opsetImport") ? "/opsetImport" : "",
+                "the model imports no opset of the default ONNX domain");
 }
 
 static void read_initializers(Onnx *cx, json_t *root) {
@@ -1939,6 +1961,7 @@ Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, cons
   read_opset(&cx, root);
   json_t *nodes = graph_member(&cx, root, "node");
   check_operators(&cx, nodes);
+  require_default_opset(&cx, root);
   read_initializers(&cx, root);
   read_inputs(&cx, root);
   for (size_t i = 0; i < list_len(nodes); i++)
