@@ -318,7 +318,42 @@ static void transpose_tiles(const Kernel *k, const StructuredOp *op, Schedule *s
   s->tile[0][out->map[rank - 1]->index] = 32;
 }
 
+/* Points of the iteration domain when every extent is a constant; -1 if
+ * some extent depends on a size symbol. */
+static int64_t static_points(const StructuredOp *op) {
+  int64_t points = 1;
+  for (int d = 0; d < op->ndims; d++) {
+    const AffineExpr *e = op->dims[d].extent;
+    if (e->kind != AE_CONST)
+      return -1;
+    points *= e->value;
+    if (points > (INT64_C(1) << 40))
+      return points;
+  }
+  return points;
+}
+
+/* An op this small finishes in about the time a fork/join of the threads
+ * takes (a few microseconds), so it runs on the calling thread: a model
+ * graph's softmax over a batch of 64 rows of 10, a bias of 128. */
+enum { MIN_PARALLEL_POINTS = 16384 };
+
+static void drop_parallelism(const StructuredOp *op, Schedule *s) {
+  for (int d = 0; d < op->ndims; d++)
+    s->parallel[d] = s->parallel_reg[d] = false;
+  s->split_reduction = false;
+}
+
+static void schedule_auto_parallel(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s);
+
 void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
+  schedule_auto_parallel(k, op, t, s);
+  int64_t points = static_points(op);
+  if (points >= 0 && points <= MIN_PARALLEL_POINTS)
+    drop_parallelism(op, s);
+}
+
+static void schedule_auto_parallel(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
   schedule_none(op, s);
   bool has_parallel = false, has_reduction = false;
   for (int d = 0; d < op->ndims; d++) {
