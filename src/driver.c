@@ -75,6 +75,7 @@ typedef struct {
 typedef struct {
   Kernel *k;
   PtrVec folded; /* const char*: scale/shift chains folded into weights (fold_bn.c) */
+  PtrVec shared; /* const char*: matmuls merged over one input (share_input.c) */
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
@@ -86,6 +87,10 @@ static GraphKernel *graph_kernel(const Compilation *cx, const Kernel *k) {
   return NULL;
 }
 
+static bool fusion_enabled(const lgen_options *options) {
+  return !(options->fuse && strcmp(options->fuse, "none") == 0);
+}
+
 static bool only_fusion(const ScheduleSpec *spec) {
   for (int i = 0; i < spec->entries.len; i++)
     if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0)
@@ -95,7 +100,7 @@ static bool only_fusion(const ScheduleSpec *spec) {
 
 /* The schedule file's `fuse:` entries for kernel k. */
 static FuseOptions fuse_options(const Compilation *cx, const Kernel *k, const lgen_options *options, Arena *arena) {
-  FuseOptions fo = {.enabled = !(options->fuse && strcmp(options->fuse, "none") == 0)};
+  FuseOptions fo = {.enabled = fusion_enabled(options)};
   const ScheduleFile *file = cx->schedule_file;
   PtrVec found = {0};
   for (int f = 0; file && f < file->specs.len; f++) {
@@ -207,6 +212,8 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
   Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
   /* always on: folding constants is not fusion, so --fuse=none keeps it */
   graph_fold_scale_shift(g, &gk->folded);
+  if (fusion_enabled(options))
+    graph_share_inputs(g, &gk->shared);
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
   FuseOptions fuse = fuse_options(cx, gk->k, options, arena);
   fuse_kernel(gk->k, &fuse, &gk->fusion, arena, &cx->diag);
@@ -224,6 +231,10 @@ static void print_graph_passes(Compilation *cx) {
       sb_printf(&cx->sched, "# folded in %s:\n", gk->k->name);
     for (int d = 0; d < gk->folded.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->folded.items[d]);
+    if (gk->shared.len)
+      sb_printf(&cx->sched, "# input sharing in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->shared.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->shared.items[d]);
     sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);

@@ -211,6 +211,10 @@ bool graph_fold_node(Graph *g, GraphNode *n);
  * add of the folded bias). One line per fold goes to `notes` (const char*),
  * for --print-schedule. */
 void graph_fold_scale_shift(Graph *g, PtrVec *notes);
+/* share_input.c: matmuls reading one activation with constant [K, N_i]
+ * weights become one matmul over the concatenated weights, each result a
+ * slice of it; one note per group. */
+void graph_share_inputs(Graph *g, PtrVec *notes);
 
 /* ---- expand.c ---- */
 /* softmax(x) along axis = exp(x - max) / sum(exp(x - max)), from reduce_max,
