@@ -592,6 +592,49 @@ static int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *p
   return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
 }
 
+/* One op of G_run as C, in `code`. In the graph's parallel region
+ * (e->graph_region), an op with no worksharing loop runs under `omp
+ * single` (whose barrier orders it before the next op), and an op whose
+ * parallel loop cannot be orphaned is emitted again as it would be alone,
+ * under `omp single` (its own region is then nested and inactive: it runs
+ * on one thread). Returns whether the op needs `omp single`. */
+static bool emit_graph_op(Emitter *e, StrBuf *code, const Kernel *k, const OpPlan *op_plan, int i, int indent) {
+  e->out = code;
+  e->indent = indent;
+  e->sched = &op_plan->s;
+  e->k = op_plan->view.k;
+  e->op_index = i;
+  e->op_worksharing = e->op_not_orphanable = false;
+  bool saved_cap = e->region_thread_cap;
+  emit_op(e, op_plan->view.op, i);
+  bool single = e->graph_region && (!e->op_worksharing || e->op_not_orphanable);
+  if (e->graph_region && e->op_not_orphanable) {
+    sb_free(code);
+    *code = (StrBuf){0};
+    e->out = code;
+    e->region_thread_cap = saved_cap;
+    e->graph_region = false;
+    emit_op(e, op_plan->view.op, i);
+    e->graph_region = true;
+  }
+  e->k = k;
+  return single;
+}
+
+/* Whether some op of the graph has a parallel loop that can be orphaned (no
+ * reduction clause, no library call): then G_run opens one region for all. */
+static bool graph_wants_region(const Emitter *e, int index) {
+  for (int i = 0; i < e->k->nops; i++) {
+    const Schedule *s = &e->opt->plans[index][i].s;
+    if (s->split_reduction || s->library_call)
+      continue;
+    for (int d = 0; d < LG_MAX_DIMS; d++)
+      if (s->parallel[d] || s->parallel_reg[d])
+        return true;
+  }
+  return false;
+}
+
 static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan *plan, const char *ws) {
   const Kernel *k = e->k;
   e->out = body;
@@ -599,20 +642,20 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
   graph_packing(e);
   if (e->opt->checks)
     emit_checks(e);
+  bool region = graph_wants_region(e, index);
+  StrBuf ops = {0};
+  e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
     StrBuf code = {0};
-    e->out = &code;
-    e->indent = 2;
-    e->sched = &op_plan->s;
-    e->k = op_plan->view.k;
-    e->op_index = i;
-    emit_op(e, op_plan->view.op, i);
-    e->k = k;
-    e->out = body;
-    e->indent = 1;
+    int base = region ? 2 : 1;
+    bool single = emit_graph_op(e, &code, k, op_plan, i, base + 1);
+    e->out = &ops;
+    e->indent = base;
+    if (single)
+      line(e, "LGEN_OMP(omp single)");
     line(e, "{");
-    e->indent = 2;
+    e->indent = base + 1;
     declare_op_tensors(e, plan, &k->ops[i], sb_cstr(&code), ws);
     if (mentions_identifier(sb_cstr(&code), scratch_name)) {
       const AffineExpr *end = plan->total;
@@ -621,11 +664,30 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
       else /* the plan's total is a multiple of 64: so is the scratch area */
         line(e, "char *restrict %s = (char *)%s + %s;", scratch_name, ws, affine_str(e, end));
     }
-    sb_puts(body, sb_cstr(&code));
-    e->indent = 1;
+    sb_puts(&ops, sb_cstr(&code));
+    e->indent = base;
     line(e, "}");
     sb_free(&code);
   }
+  e->graph_region = false;
+  e->out = body;
+  e->indent = 1;
+  if (region) {
+    /* per-thread scratch slots exist for LG_SCRATCH_THREAD_SLOTS threads */
+    if (e->region_thread_cap)
+      use_helper(e->helpers_used, "lgen_thread_slots");
+    line(e, "/* one parallel region for the whole graph: the ops share its threads */");
+    line(e, "LGEN_OMP(omp parallel%s)", e->region_thread_cap
+                                            ? arena_printf(e->arena, " num_threads(lgen_thread_slots(%d))",
+                                                           LG_SCRATCH_THREAD_SLOTS)
+                                            : "");
+    line(e, "{");
+  }
+  sb_puts(body, sb_cstr(&ops));
+  if (region)
+    line(e, "}");
+  e->region_thread_cap = false;
+  sb_free(&ops);
 }
 
 static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan *plan) {

@@ -31,6 +31,17 @@ typedef struct {
   bool prepack_constants; /* packed TS_CONST operands read pre-packed arrays */
   bool weights_file;      /* pre-packed arrays are defined for the --weights file */
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
+  /* A graph's G_run is one OpenMP parallel region (a fork/join per op
+   * costs as much as a small op): with graph_region set, an op's parallel
+   * loops are orphaned worksharing loops (`omp for`) of that region. emit_op
+   * reports what it did: op_worksharing (an `omp for` was emitted; the
+   * threads meet at its barrier), op_not_orphanable (a reduction clause,
+   * which needs a region of its own: the op runs under `omp single`),
+   * region_thread_cap (per-thread scratch slots cap the team). */
+  bool graph_region;
+  bool op_worksharing;
+  bool op_not_orphanable;
+  bool region_thread_cap;
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

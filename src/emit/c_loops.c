@@ -833,8 +833,10 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     return;
   }
   const char *vars[LG_MAX_RANK * 2];
-  if (p->shared) /* every thread of the region gets here: share the copy out */
+  if (p->shared) { /* every thread of the region gets here: share the copy out */
     line(e, "LGEN_OMP(omp for)");
+    e->op_worksharing = true;
+  }
   for (int i = 0; i < p->nlayout; i++) {
     int d = p->layout_dim[i];
     int64_t u = n->s->unroll[d];
@@ -941,6 +943,10 @@ static const char *point_value(Nest *n, int d, const char *v) {
 static const char *thread_cap(Nest *n) {
   if (!n->thread_slots)
     return "";
+  if (n->e->graph_region) { /* the graph's region carries the cap */
+    n->e->region_thread_cap = true;
+    return "";
+  }
   use_helper(n->e->helpers_used, "lgen_thread_slots");
   return arena_printf(n->e->arena, " num_threads(lgen_thread_slots(%d))", LG_SCRATCH_THREAD_SLOTS);
 }
@@ -961,7 +967,14 @@ static const char *pragma_for(Nest *n, int i) {
       if (!clause)
         vector = false;
     }
-    const char *construct = n->hoisted ? "for" : arena_printf(n->e->arena, "parallel for%s", thread_cap(n));
+    if (n->e->graph_region) {
+      n->e->op_worksharing = true;
+      n->e->op_not_orphanable |= n->split; /* its reduction variable would be private to each thread */
+      (void)thread_cap(n);
+    }
+    const char *construct = n->hoisted || n->e->graph_region
+                                ? "for"
+                                : arena_printf(n->e->arena, "parallel for%s", thread_cap(n));
     if (vector)
       return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp %s simd%s%s)", construct, collapse, reduction);
     return arena_printf(n->e->arena, "LGEN_OMP(omp %s%s%s)", construct, collapse, reduction);
@@ -1486,8 +1499,14 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_alloc(n, &n->packs[i]);
-  line(e, "LGEN_OMP(omp parallel%s)", thread_cap(n));
-  line(e, "{");
+  if (e->graph_region) { /* already in the graph's region: every thread runs the nest */
+    (void)thread_cap(n);
+    e->op_worksharing = true;
+    line(e, "{");
+  } else {
+    line(e, "LGEN_OMP(omp parallel%s)", thread_cap(n));
+    line(e, "{");
+  }
   e->indent++;
   for (int i = 0; i < n->npacks; i++)
     if (!n->packs[i].shared)
@@ -1498,6 +1517,8 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
       emit_pack_free(n, &n->packs[i]);
   e->indent--;
   line(e, "}");
+  if (e->graph_region) /* the barrier that closing a region of its own would give */
+    line(e, "LGEN_OMP(omp barrier)");
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);
