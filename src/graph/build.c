@@ -154,8 +154,8 @@ Loc graph_loc(const Graph *g, const char *path) {
   size_t off = path && *path ? json_index_locate(ix, path) : 0;
   if (off > g->src->len)
     off = g->src->len;
+  json_index_line_col(ix, &off, &loc.line, &loc.col);
   loc.offset = off;
-  json_index_line_col(ix, off, &loc.line, &loc.col);
   return loc;
 }
 

@@ -237,7 +237,10 @@ JsonIndex *json_index_new(Arena *arena, const char *text, size_t len);
 size_t json_index_locate(JsonIndex *ix, const char *pointer);
 /* 1-based line and column (in bytes) of an offset, line ends as diag.c
  * shows them (\n, \r\n or a lone \r). */
-void json_index_line_col(const JsonIndex *ix, size_t offset, int *line, int *col);
+/* Line and column of *offset, lines counted as the .tc lexer does (\n, \r,
+ * \r\n and \n\r are one newline each); an offset inside a two-byte newline
+ * moves to its first byte. */
+void json_index_line_col(const JsonIndex *ix, size_t *offset, int *line, int *col);
 size_t json_index_fallbacks(const JsonIndex *ix);
 /* Standard base64 (RFC 4648, padding optional, no whitespace inside):
  * false on a bad character or length. The bytes go to the arena. */

@@ -402,8 +402,9 @@ typedef struct {
  * scan away, and the table stays a small fraction of the text however many
  * lines it has (a pretty-printed data array has one per number). */
 typedef struct {
-  int line;          /* 1-based line of the block's first byte */
+  int line;          /* 1-based line at the block's first byte */
   size_t line_start; /* offset where that line starts */
+  size_t scan_from;  /* where a scan resumes: past a newline straddling the block start */
 } LineCheckpoint;
 
 struct JsonIndex {
@@ -612,23 +613,36 @@ static void index_values(Arena *arena, JsonIndex *ix) {
   sb_free(&w.path);
 }
 
+/* Line ends as the .tc lexer and diag.c count them: \n, \r, \r\n and \n\r
+ * are one newline each. i is at '\n' or '\r'; returns where the next line
+ * starts. */
+static size_t newline_end(const char *t, size_t len, size_t i) {
+  if (i + 1 < len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i])
+    return i + 2;
+  return i + 1;
+}
+
+static bool is_newline(char c) { return c == '\n' || c == '\r'; }
+
 static void index_lines(Arena *arena, JsonIndex *ix) {
   size_t nblocks = ix->len / LINE_BLOCK + 1;
   ix->lines = arena_alloc(arena, sizeof *ix->lines * nblocks);
   int line = 1;
-  size_t line_start = 0;
+  size_t line_start = 0, i = 0;
   for (size_t b = 0; b < nblocks; b++) {
-    ix->lines[b].line = line;
-    ix->lines[b].line_start = line_start;
-    size_t end = (b + 1) * LINE_BLOCK < ix->len ? (b + 1) * LINE_BLOCK : ix->len;
-    for (size_t i = b * LINE_BLOCK; i < end; i++) {
-      char c = ix->text[i];
-      /* line ends as diag.c shows them: \n, \r\n or a lone \r */
-      if (c == '\n' || (c == '\r' && (i + 1 >= ix->len || ix->text[i + 1] != '\n'))) {
+    /* scan on to the block's start (a two-byte newline may straddle it) */
+    while (i < b * LINE_BLOCK) {
+      if (is_newline(ix->text[i])) {
+        i = newline_end(ix->text, ix->len, i);
         line++;
-        line_start = i + 1;
+        line_start = i;
+      } else {
+        i++;
       }
     }
+    ix->lines[b].line = line;
+    ix->lines[b].line_start = line_start;
+    ix->lines[b].scan_from = i;
   }
 }
 
@@ -652,21 +666,32 @@ size_t json_index_locate(JsonIndex *ix, const char *pointer) {
   return json_locate(ix->text, ix->len, pointer);
 }
 
-void json_index_line_col(const JsonIndex *ix, size_t offset, int *line, int *col) {
-  if (offset > ix->len)
-    offset = ix->len;
-  const LineCheckpoint *cp = &ix->lines[offset / LINE_BLOCK];
+void json_index_line_col(const JsonIndex *ix, size_t *offset, int *line, int *col) {
+  size_t off = *offset > ix->len ? ix->len : *offset;
+  const char *t = ix->text;
+  size_t b = off / LINE_BLOCK;
+  if (ix->lines[b].scan_from > off) /* the second byte of a newline straddling the block start */
+    off = b-- * LINE_BLOCK - 1;
+  const LineCheckpoint *cp = &ix->lines[b];
   int ln = cp->line;
   size_t line_start = cp->line_start;
-  for (size_t i = offset / LINE_BLOCK * LINE_BLOCK; i < offset; i++) {
-    char c = ix->text[i];
-    if (c == '\n' || (c == '\r' && (i + 1 >= ix->len || ix->text[i + 1] != '\n'))) {
-      ln++;
-      line_start = i + 1;
+  for (size_t i = cp->scan_from; i < off;) {
+    if (!is_newline(t[i])) {
+      i++;
+      continue;
     }
+    size_t next = newline_end(t, ix->len, i);
+    if (next > off) { /* off is inside this two-byte newline: its first byte */
+      off = i;
+      break;
+    }
+    i = next;
+    ln++;
+    line_start = i;
   }
+  *offset = off;
   *line = ln;
-  *col = (int)(offset - line_start) + 1;
+  *col = (int)(off - line_start) + 1;
 }
 
 size_t json_index_fallbacks(const JsonIndex *ix) { return ix->fallbacks; }

@@ -98,16 +98,25 @@ Test(json_index, mutated_text_gives_the_same_answers) {
 
 /* ---- lines and columns ---- */
 
-/* graph_loc's rule before the index: count line ends up to the offset. */
-static void naive_line_col(const char *t, size_t len, size_t off, int *line, int *col) {
+/* The .tc lexer's rule, counted naively: \n, \r, \r\n and \n\r are one
+ * newline each; an offset inside a two-byte newline is its first byte. */
+static void naive_line_col(const char *t, size_t len, size_t *off, int *line, int *col) {
   size_t start = 0;
   *line = 1;
-  for (size_t i = 0; i < off; i++)
-    if (t[i] == '\n' || (t[i] == '\r' && (i + 1 >= len || t[i + 1] != '\n'))) {
-      ++*line;
-      start = i + 1;
+  for (size_t i = 0; i < *off; i++) {
+    if (t[i] != '\n' && t[i] != '\r')
+      continue;
+    bool pair = i + 1 < len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i];
+    if (pair && i + 1 == *off) { /* *off is the pair's second byte */
+      *off = i;
+      break;
     }
-  *col = (int)(off - start) + 1;
+    if (pair)
+      i++;
+    ++*line;
+    start = i + 1;
+  }
+  *col = (int)(*off - start) + 1;
 }
 
 Test(json_index, lines_and_columns_across_blocks) {
@@ -121,15 +130,19 @@ Test(json_index, lines_and_columns_across_blocks) {
   }
   t[1023] = '\r'; /* a \r\n split by a block boundary */
   t[1024] = '\n';
+  t[2047] = '\n'; /* and a \n\r */
+  t[2048] = '\r';
   t[len] = '\0';
   Arena *a = arena_new();
   JsonIndex *ix = json_index_new(a, t, len);
   for (size_t off = 0; off <= len + 2; off++) {
     int line, col, want_line, want_col;
-    json_index_line_col(ix, off, &line, &col);
-    naive_line_col(t, len, off > len ? len : off, &want_line, &want_col);
+    size_t got_off = off, want_off = off > len ? len : off;
+    json_index_line_col(ix, &got_off, &line, &col);
+    naive_line_col(t, len, &want_off, &want_line, &want_col);
     cr_assert_eq(line, want_line, "offset %zu", off);
     cr_assert_eq(col, want_col, "offset %zu", off);
+    cr_assert_eq(got_off, want_off, "offset %zu", off);
   }
   arena_free(a);
   free(t);
