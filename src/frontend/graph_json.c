@@ -37,17 +37,18 @@ static Loc loc_at(const Source *src, size_t offset) {
   const char *t = src->text;
   if (offset > src->len)
     offset = src->len;
-  /* inside a two-byte newline: point at its first byte */
-  if (offset > 0 && offset < src->len && (t[offset] == '\n' || t[offset] == '\r') &&
-      (t[offset - 1] == '\n' || t[offset - 1] == '\r') && t[offset - 1] != t[offset])
-    offset--;
   int line = 1;
   size_t start = 0;
   for (size_t i = 0; i < offset; i++) {
     if (t[i] != '\n' && t[i] != '\r')
       continue;
-    if (i + 1 < src->len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i])
+    if (i + 1 < src->len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i]) {
+      if (i + 1 == offset) { /* inside a two-byte newline: point at its first byte */
+        offset = i;
+        break;
+      }
       i++;
+    }
     line++;
     start = i + 1;
   }
