@@ -81,12 +81,17 @@ if ! $CC -fopenmp "$out/bench.o" "$out/auto.o" "$out/none.o" -o "$out/bench" \
 fi
 
 # OpenBLAS 0.3.21 picks its Haswell (AVX2) kernels on AMD CPUs that have
-# AVX-512 (Zen 4, Zen 5), where its SkylakeX kernels run up to twice as fast:
-# give the reference its best kernels unless the caller chose some.
-if [ -z "${OPENBLAS_CORETYPE:-}" ] && grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+# AVX-512 (Zen 4, Zen 5), and this machine's environment even sets
+# OPENBLAS_CORETYPE=Haswell; its SkylakeX kernels run up to twice as fast
+# there. The reference gets its best kernels (BENCH_OPENBLAS_CORETYPE
+# overrides the choice).
+if [ -n "${BENCH_OPENBLAS_CORETYPE:-}" ]; then
+  OPENBLAS_CORETYPE=$BENCH_OPENBLAS_CORETYPE
+  export OPENBLAS_CORETYPE
+elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
+  echo "bench: the CPU has AVX-512: OpenBLAS uses its SkylakeX kernels (OPENBLAS_CORETYPE was '${OPENBLAS_CORETYPE:-}')"
   OPENBLAS_CORETYPE=SkylakeX
   export OPENBLAS_CORETYPE
-  echo "bench: the CPU has AVX-512: OpenBLAS uses its SkylakeX kernels (OPENBLAS_CORETYPE=SkylakeX)"
 fi
 echo "bench: running $out/bench ${BENCH_ARGS:-} $*"
 status=0
