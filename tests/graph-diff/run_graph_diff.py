@@ -5,9 +5,10 @@ Every graph -- the examples (examples/models.py: mlp, cnn, transformer, as
 ONNX JSON; needs python3-onnx) and small seeded random lgen-graph/1 graphs
 (elementwise chains with broadcasting, matmul + bias + relu, reductions,
 transposes and reshapes, softmax) -- is generated with lgen three ways
-(default --fuse=auto, --fuse=none, --schedule=none), compiled with gcc
--fopenmp, and run at OMP_NUM_THREADS=1 and 2 on the same random input. All
-six results must agree with each other and with the graph's NumPy reference
+(default --fuse=auto, --fuse=none, --schedule=none, and the default again
+compiled with -fsanitize=address,undefined), compiled with gcc -fopenmp, and
+run at OMP_NUM_THREADS=1 and 2 on the same random input. All eight results
+must agree with each other and with the graph's NumPy reference
 within 1e-4 relative (|a - b| <= 1e-4 * max(1, |ref|)).
 
 Prints PASS/FAIL per graph and variant, then "N passed, N failed".
@@ -27,7 +28,10 @@ import numpy as np
 sys.dont_write_bytecode = True
 
 TOL = 1e-4
-VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
+VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"]),
+            ("auto-asan", [])]
+# the generated C of this variant runs under AddressSanitizer and UBSan
+SANITIZED = {"auto-asan": ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-g"]}
 THREADS = (1, 2)
 
 
@@ -251,8 +255,9 @@ def build_variant(case, vname, vargs, opts, models, work):
                                                if out.strip() else "")
     with open(os.path.join(d, "shim.c"), "w") as f:
         f.write(models.shim_from_io(cname, case.ins, case.outs, case.dims))
-    rc, out = run([opts.cc, "-std=c99", "-O2", "-fopenmp", "-I.", "-o", "prog",
-                   os.path.join(opts.srcdir, "examples", "run_model.c"), "model.c", "shim.c", "-lm"], d)
+    rc, out = run([opts.cc, "-std=c99", "-O2", "-fopenmp"] + SANITIZED.get(vname, []) +
+                  ["-I.", "-o", "prog", os.path.join(opts.srcdir, "examples", "run_model.c"), "model.c", "shim.c",
+                   "-lm"], d)
     if rc != 0:
         return None, "gcc: %s" % "\n".join(out.strip().splitlines()[:3])
     for i, x in enumerate(case.inputs):
@@ -262,7 +267,9 @@ def build_variant(case, vname, vargs, opts, models, work):
 
 def run_variant(case, prog, threads):
     d = os.path.dirname(prog)
-    rc, out = run([prog], d, env=dict(os.environ, OMP_NUM_THREADS=str(threads)))
+    # libgomp's thread pool outlives main: not a leak of the generated code
+    env = dict(os.environ, OMP_NUM_THREADS=str(threads), ASAN_OPTIONS="detect_leaks=0:abort_on_error=1")
+    rc, out = run([prog], d, env=env)
     if rc != 0:
         return None, "run exit %d: %s" % (rc, out.strip()[:200])
     res = []
