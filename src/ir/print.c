@@ -29,14 +29,35 @@ static void print_affine(StrBuf *out, const AffineExpr *e, Names *n) {
   affine_print(out, e, &names);
 }
 
-static void print_tensor(StrBuf *out, const TensorParam *t, Names *n) {
-  sb_printf(out, "  %s %s: %s[", t->is_output ? "out" : "in ", t->name, elem_type_name(t->type));
+/* Parameters are `in` or `out`; a model graph's other tensors say where
+ * they live: `const` (embedded), `ws` (the workspace), `alias` (another
+ * tensor's memory, named after the shape). */
+static void print_tensor(StrBuf *out, const Kernel *k, const TensorParam *t, Names *n) {
+  static const char *const storage[] = {"", "const", "ws ", "alias"};
+  const char *kind = t->storage == TS_PARAM ? (t->is_output ? "out" : "in ") : storage[t->storage];
+  sb_printf(out, "  %s %s: %s[", kind, t->name, elem_type_name(t->type));
   for (int i = 0; i < t->rank; i++) {
     if (i)
       sb_puts(out, ", ");
     print_affine(out, t->shape[i], n);
   }
-  sb_puts(out, "]\n");
+  sb_puts(out, "]");
+  if (t->storage == TS_ALIAS)
+    sb_printf(out, " of %s", k->tensors[t->alias_of].name);
+  sb_puts(out, "\n");
+}
+
+/* Whether some op reads or writes tensor t, directly or through an alias. */
+static bool tensor_used(const Kernel *k, int t) {
+  for (int i = 0; i < k->nops; i++)
+    for (int o = 0; o < k->ops[i].noperands; o++) {
+      int u = k->ops[i].operands[o].tensor;
+      while (u != t && k->tensors[u].storage == TS_ALIAS)
+        u = k->tensors[u].alias_of;
+      if (u == t)
+        return true;
+    }
+  return false;
 }
 
 static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, Names *n) {
@@ -107,7 +128,8 @@ void ir_print_kernel(StrBuf *out, const Kernel *k) {
   Names n = {.k = k};
   sb_printf(out, "kernel @%s\n", k->name);
   for (int t = 0; t < k->ntensors; t++)
-    print_tensor(out, &k->tensors[t], &n);
+    if (k->tensors[t].storage == TS_PARAM || tensor_used(k, t)) /* fusion leaves dead intermediates */
+      print_tensor(out, k, &k->tensors[t], &n);
   sb_puts(out, "  sizes (");
   for (int s = 0; s < k->nsizes; s++)
     sb_printf(out, "%s%s", s ? ", " : "", k->sizes[s].name);
@@ -129,12 +151,19 @@ void ir_print_kernel(StrBuf *out, const Kernel *k) {
 void ir_print_signature(StrBuf *out, const Kernel *k) {
   Names n = {.k = k};
   sb_printf(out, "%s(", k->name);
+  /* the C signature's tensors: parameters (a graph's constants and
+   * intermediates are not), inputs before outputs */
+  bool first = true, in_outputs = false;
   for (int i = 0; i < k->ntensors; i++) {
     const TensorParam *t = &k->tensors[i];
-    if (t->is_output && (i == 0 || !k->tensors[i - 1].is_output))
+    if (t->storage != TS_PARAM)
+      continue;
+    if (t->is_output && !in_outputs)
       sb_puts(out, ") -> (");
-    else if (i)
+    else if (!first)
       sb_puts(out, ", ");
+    in_outputs |= t->is_output;
+    first = false;
     sb_printf(out, "%s: %s(", t->name, elem_type_name(t->type));
     for (int j = 0; j < t->rank; j++) {
       if (j)
