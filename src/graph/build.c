@@ -546,10 +546,30 @@ static AffineExpr **copy_shape(Graph *g, int rank, AffineExpr *const *shape) {
   return s;
 }
 
+/* Element counts stay below 2^40 (the .tc front-end's bound on extents'
+ * products is of the same kind): index arithmetic in the generated C and in
+ * lgen itself multiplies extents in int64_t, and must not overflow. Only
+ * static extents can be checked here; symbolic ones are the caller's. */
+enum { MAX_ELEMENTS_LOG2 = 40 };
+
+static void check_size(Graph *g, const char *name, int rank, AffineExpr *const *shape, const char *path) {
+  int64_t count = 1;
+  for (int i = 0; i < rank; i++) {
+    int64_t extent;
+    if (!graph_dim_value(shape[i], &extent) || extent <= 0)
+      continue;
+    if (extent > (INT64_C(1) << MAX_ELEMENTS_LOG2) / count)
+      graph_error(g, path, "'%s' would have more than 2^%d elements (extent %lld at position %d)", name,
+                  MAX_ELEMENTS_LOG2, (long long)extent, i);
+    count *= extent;
+  }
+}
+
 static GraphValue *new_value(Graph *g, const char *name, ElemType t, int rank, AffineExpr *const *shape,
                              GraphValueKind kind, const char *path) {
   check_new_name(g, name, path);
   check_rank(g, rank, path);
+  check_size(g, name, rank, shape, path);
   GraphValue *v = arena_alloc(g->arena, sizeof *v);
   v->name = arena_strdup(g->arena, name);
   v->type = t;
@@ -577,9 +597,10 @@ int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int6
     if (shape[i] < 0)
       graph_error(g, path, "constant '%s' has a negative extent %lld", name, (long long)shape[i]);
     dims[i] = graph_dim_const(g, shape[i]);
-    count *= shape[i];
   }
-  GraphValue *v = new_value(g, name, t, rank, dims, GV_CONST, path);
+  GraphValue *v = new_value(g, name, t, rank, dims, GV_CONST, path); /* bounds the count */
+  for (int i = 0; i < rank; i++)
+    count *= shape[i];
   size_t bytes = (size_t)count * (size_t)graph_elem_bytes(t);
   void *copy = arena_alloc(g->arena, bytes ? bytes : 1);
   if (bytes)
