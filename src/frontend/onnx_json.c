@@ -488,36 +488,45 @@ static const char *attr_string(Onnx *cx, const ONode *n, const char *name, const
   return arena_strndup(cx->arena, (const char *)bytes, len);
 }
 
+/* The JSON list of a list attribute (INTS: "ints", FLOATS: "floats") and
+ * its length, bounded; *attr is NULL when the attribute is absent. */
+static json_t *list_attr(Onnx *cx, const ONode *n, const char *name, const char *type, const char *member,
+                         const OAttr **attr, size_t *len) {
+  *len = 0;
+  *attr = typed_attr(cx, n, name, type);
+  if (!*attr)
+    return NULL;
+  json_t *l = attr_member(cx, n, *attr, member, true);
+  *len = list_len(l);
+  if (*len > ONNX_MAX_LIST)
+    graph_error(cx->g, (*attr)->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
+  return l;
+}
+
 /* An INTS attribute; NULL (count 0) when absent. */
 static int64_t *attr_ints(Onnx *cx, const ONode *n, const char *name, int *count) {
-  *count = 0;
-  const OAttr *a = typed_attr(cx, n, name, "INTS");
+  const OAttr *a;
+  size_t len;
+  json_t *l = list_attr(cx, n, name, "INTS", "ints", &a, &len);
+  *count = (int)len;
   if (!a)
     return NULL;
-  json_t *l = attr_member(cx, n, a, "ints", true);
-  size_t len = list_len(l);
-  if (len > ONNX_MAX_LIST)
-    graph_error(cx->g, a->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
   int64_t *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
   for (size_t i = 0; i < len; i++)
     v[i] = json_int64(cx, json_array_get(l, i), path_index(cx, a->path, "ints", i));
-  *count = (int)len;
   return v;
 }
 
 static double *attr_floats(Onnx *cx, const ONode *n, const char *name, int *count) {
-  *count = 0;
-  const OAttr *a = typed_attr(cx, n, name, "FLOATS");
+  const OAttr *a;
+  size_t len;
+  json_t *l = list_attr(cx, n, name, "FLOATS", "floats", &a, &len);
+  *count = (int)len;
   if (!a)
     return NULL;
-  json_t *l = attr_member(cx, n, a, "floats", true);
-  size_t len = list_len(l);
-  if (len > ONNX_MAX_LIST)
-    graph_error(cx->g, a->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
   double *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
   for (size_t i = 0; i < len; i++)
     v[i] = json_double(cx, json_array_get(l, i), path_index(cx, a->path, "floats", i));
-  *count = (int)len;
   return v;
 }
 
