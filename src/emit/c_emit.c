@@ -523,8 +523,10 @@ static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const Structu
                                const char *ws) {
   const Kernel *k = e->k;
   bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
-  for (int o = 0; o < op->noperands; o++)
-    used[op->operands[o].tensor] = mentions_identifier(code, e->kn.tensors[op->operands[o].tensor]);
+  for (int o = 0; o < op_all_operands(op); o++) {
+    int t = op_operand_at(op, o)->tensor;
+    used[t] = mentions_identifier(code, e->kn.tensors[t]);
+  }
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *tp = &k->tensors[t];
     if (!used[t] || tp->storage == TS_PARAM)
@@ -783,9 +785,10 @@ static bool module_uses_type(const Module *m, ElemType t) {
       if (k->tensors[j].type == t)
         return true;
     for (int j = 0; j < k->nops; j++)
-      for (int n = 0; n < k->ops[j].nnodes; n++)
-        if (k->ops[j].nodes[n].type == t)
-          return true;
+      for (const StructuredOp *op = &k->ops[j]; op; op = op->epilogue)
+        for (int n = 0; n < op->nnodes; n++)
+          if (op->nodes[n].type == t)
+            return true;
   }
   return false;
 }

@@ -42,6 +42,7 @@ typedef struct {
   bool op_worksharing;
   bool op_not_orphanable;
   bool region_thread_cap;
+  bool epilogue_at_store; /* emit_op applied the op's epilogue in its stores */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

@@ -87,6 +87,8 @@ typedef struct {
   int vector_loop;  /* gets omp simd; -1: none */
   const char *vector_clause; /* reduction clause of a vectorised reduction loop */
   bool split;       /* the parallel loop is a reduction split across threads */
+  bool epilogue_at_store; /* the op's epilogue is applied to its accumulators
+                             (else it runs as a loop nest of its own after) */
   Pack packs[LG_MAX_TENSORS];
   int npacks;
   /* scratch area (graphs): buffers once per call, then one slot per thread */
@@ -325,6 +327,9 @@ static void plan(Nest *n) {
       n->par_count++;
     }
   }
+  n->epilogue_at_store = op->epilogue && n->acc_start >= 0 && !n->split;
+  for (int i = 0; i < n->acc_start && n->epilogue_at_store; i++)
+    n->epilogue_at_store = !(n->loops[i].kind == LOOP_REG_TILE && op->dims[n->loops[i].dim].kind == ITER_REDUCTION);
   n->vector_loop = -1;
   if (s->vector_dim >= 0 && n->nloops > 0 && n->loops[n->nloops - 1].dim == s->vector_dim &&
       simd_friendly(op, n->e->k)) {
@@ -1190,6 +1195,89 @@ static void block_loops(Nest *n, bool open) {
 
 static void emit_from(Nest *n, int i, bool region_done, bool acc_done);
 
+/* When the accumulators hold final values: every reduction dim with loops
+ * outside the accumulator run is at its last iteration there (a tile that
+ * ends at the extent, or the last point). "" when that is always so. */
+static const char *final_condition(Nest *n) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  StrBuf sb = {0};
+  for (int d = 0; d < op->ndims; d++) {
+    if (op->dims[d].kind != ITER_REDUCTION)
+      continue;
+    int inner = -1;
+    for (int i = 0; i < n->acc_start; i++)
+      if (n->loops[i].dim == d)
+        inner = i;
+    if (inner < 0)
+      continue;
+    const char *extent = affine_str(e, op->dims[d].extent);
+    if (needs_parens(extent))
+      extent = arena_printf(e->arena, "(%s)", extent);
+    if (n->loops[inner].kind == LOOP_POINT)
+      sb_printf(&sb, "%s%s + 1 == %s", sb.len ? " && " : "", n->value[d], extent);
+    else
+      sb_printf(&sb, "%s%s == %s", sb.len ? " && " : "", n->hi[d], extent);
+  }
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* The store of one output point through the epilogue: its payload over the
+ * accumulated value (`acc`) and its other operands, at the op's point. */
+static void emit_epilogue_store(Nest *n, const char *acc) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op, *E = op->epilogue;
+  int out = op->operands[op->yields[0].operand].tensor;
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(E->ndims + 1));
+  for (int j = 0; j < E->ndims; j++)
+    names[j] = op->epilogue_dims[j] < 0 ? "0" : n->value[op->epilogue_dims[j]];
+  e->op = E;
+  e->dim_names = names;
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)E->noperands);
+  for (int o = 0; o < E->noperands; o++) {
+    const Operand *x = &E->operands[o];
+    values[o] = x->shape_only ? "" : x->tensor == out ? acc : x->guarded ? guarded_access(e, x) : access_str(e, x);
+  }
+  const char *target = access_str(e, &E->operands[E->yields[0].operand]);
+  emit_body(e, values, &target);
+  e->op = op;
+  e->dim_names = n->value;
+}
+
+/* Stores the accumulators after their run (`block`: over the register
+ * block's loops), through the epilogue where the values are final. */
+static void emit_stores(Nest *n, const char *index, bool block) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  const char *cond = n->epilogue_at_store ? final_condition(n) : NULL;
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  for (int pass = 0; pass < 2; pass++) {
+    bool epilogue = pass == 0;
+    if (epilogue ? !cond : cond && !*cond)
+      continue;
+    if (cond && *cond)
+      line(e, epilogue ? "if (%s) {" : "} else {", cond);
+    e->indent += cond && *cond;
+    if (block)
+      block_loops(n, true);
+    e->dim_names = n->value;
+    if (epilogue)
+      emit_epilogue_store(n, arena_printf(e->arena, "%s%s", n->acc[0], index));
+    else
+      for (int y = 0; y < op->nyields; y++)
+        line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], index);
+    if (block)
+      block_loops(n, false);
+    memcpy(n->value, saved, sizeof saved);
+    e->indent -= cond && *cond;
+  }
+  if (cond && *cond)
+    line(e, "}");
+}
+
 static void emit_accumulated(Nest *n, int i) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
@@ -1201,9 +1289,7 @@ static void emit_accumulated(Nest *n, int i) {
       line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
     }
     emit_from(n, i, true, true);
-    e->dim_names = n->value;
-    for (int y = 0; y < op->nyields; y++)
-      line(e, "%s = %s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y]);
+    emit_stores(n, "", false);
     return;
   }
   for (int y = 0; y < op->nyields; y++) {
@@ -1223,12 +1309,7 @@ static void emit_accumulated(Nest *n, int i) {
   memcpy(n->value, saved, sizeof saved);
   emit_from(n, i, true, true);
   memcpy(n->value, saved, sizeof saved);
-  block_loops(n, true);
-  e->dim_names = n->value;
-  for (int y = 0; y < op->nyields; y++)
-    line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], index);
-  block_loops(n, false);
-  memcpy(n->value, saved, sizeof saved);
+  emit_stores(n, index, true);
 }
 
 /* The one blocked dim other than the vector dim among the register points
@@ -1463,7 +1544,50 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
        e->kn.tensors[op->operands[g.b].tensor], g.trans_b ? K : N, one, e->kn.tensors[op->operands[g.c].tensor], N);
 }
 
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue);
+
+/* An epilogue that the op's schedule keeps no accumulators for (a parallel
+ * loop inside its reductions, a split reduction, a library call) runs as an
+ * op of its own after the op, under auto's schedule for it. In a graph's
+ * parallel region it shares the op's threads when the op used them, and
+ * runs on the op's one thread when the op runs under `omp single`. */
+static void emit_epilogue_nest(Emitter *e, const StructuredOp *op, int index) {
+  const StructuredOp *E = op->epilogue;
+  Schedule s;
+  schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
+  bool threads = false;
+  for (int d = 0; d < E->ndims; d++) {
+    if (e->graph_region && !e->op_worksharing)
+      s.parallel[d] = s.parallel_reg[d] = false;
+    threads |= s.parallel[d] || s.parallel_reg[d];
+  }
+  memset(s.pack, 0, sizeof s.pack); /* its scratch is not in the op's reservation */
+  const Schedule *saved = e->sched;
+  e->sched = &s;
+  line(e, "/* the epilogue of comprehension %d, after it (its schedule keeps no accumulators) */", index + 1);
+  bool single = e->graph_region && e->op_worksharing && !threads;
+  if (single) {
+    line(e, "LGEN_OMP(omp single)");
+    line(e, "{");
+    e->indent++;
+  }
+  emit_nest(e, E, index, true);
+  if (single) {
+    e->indent--;
+    line(e, "}");
+  }
+  e->sched = saved;
+  e->op = op;
+}
+
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  emit_nest(e, op, index, false);
+  if (op->epilogue && !e->epilogue_at_store)
+    emit_epilogue_nest(e, op, index);
+}
+
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue) {
+  e->epilogue_at_store = false;
   if (e->sched->library_call) {
     e->op = op;
     emit_library_call(e, op);
@@ -1488,9 +1612,10 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   }
   plan_packs(n);
   name_packs(n);
+  e->epilogue_at_store = n->epilogue_at_store;
   if (e->scratch)
     layout_scratch(n);
-  if (e->k->nops > 1)
+  if (e->k->nops > 1 && !epilogue)
     line(e, "/* comprehension %d */", index + 1);
   if (!n->hoisted) {
     emit_from(n, 0, false, false);

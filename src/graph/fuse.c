@@ -38,14 +38,14 @@ static bool op_writes(const StructuredOp *op, int t) {
   for (int y = 0; y < op->nyields; y++)
     if (op->operands[op->yields[y].operand].tensor == t)
       return true;
-  return false;
+  return op->epilogue && op_writes(op->epilogue, t);
 }
 
 static bool op_reads(const StructuredOp *op, int t) {
   for (int n = 0; n < op->nnodes; n++)
     if (op->nodes[n].kind == PN_READ && op->operands[op->nodes[n].operand].tensor == t)
       return true;
-  return false;
+  return op->epilogue && op_reads(op->epilogue, t);
 }
 
 /* The tensor an op reads memory of, seen through aliases. */
@@ -327,6 +327,173 @@ static void try_inline(Fuser *f, int p) {
   f->removed[p] = true;
 }
 
+/* ---- epilogues ----
+ *
+ * A reduction (a matmul, a conv, a row sum) P writes T, and T's one reader
+ * is a pointwise op C that reads it at the point P writes (a bias add, an
+ * activation, a residual add, a scale). C then becomes P's epilogue: P
+ * applies it to each output point once that point's reductions are done,
+ * in registers, before the one store (emit/c_loops.c), so T is never
+ * written and read back. C's output U takes T's place: P and the ops that
+ * initialise T (its identity, or a conv's bias) write U instead, and the
+ * epilogue rewrites U in place. Inlining runs first, so an elementwise
+ * chain after P is one C by then. */
+
+/* If P can take an epilogue: the tensor it writes, at bare distinct dims
+ * that are exactly its parallel dims (one output point per point of them)
+ * and at 0 where T's extent is 1 (a reduction's kept dims), with
+ * out_pos[d] = the position of T that P's dim d indexes; else -1. */
+static int reduction_output(const Fuser *f, int p, int *out_pos) {
+  const Kernel *k = f->k;
+  const StructuredOp *op = &k->ops[p];
+  if (op->nyields != 1 || op->epilogue || op->ndims > LG_MAX_DIMS)
+    return -1;
+  int parallel = 0;
+  for (int d = 0; d < op->ndims; d++) {
+    parallel += op->dims[d].kind == ITER_PARALLEL;
+    out_pos[d] = -1;
+  }
+  const Operand *out = &op->operands[op->yields[0].operand];
+  int t = out->tensor;
+  const TensorParam *T = &k->tensors[t];
+  if (parallel == op->ndims || T->storage != TS_WORKSPACE || has_alias(k, t))
+    return -1;
+  int seen = 0;
+  for (int i = 0; i < T->rank; i++) {
+    const AffineExpr *m = out->map[i];
+    if (m->kind == AE_CONST && m->value == 0 && T->shape[i]->kind == AE_CONST && T->shape[i]->value == 1)
+      continue;
+    if (m->kind != AE_DIM || op->dims[m->index].kind != ITER_PARALLEL || out_pos[m->index] >= 0)
+      return -1;
+    out_pos[m->index] = i;
+    seen++;
+  }
+  if (seen != parallel)
+    return -1;
+  for (int o = 0; o < op->noperands; o++) /* the accumulator is read where it is written */
+    for (int i = 0; i < T->rank && op->operands[o].tensor == t; i++)
+      if (!affine_equal(op->operands[o].map[i], out->map[i]) || op->operands[o].guarded)
+        return -1;
+  return t;
+}
+
+/* Whether op c is pointwise over T: all dims parallel, one output U != T
+ * written where it reads T, and every read of T one permutation of its
+ * dims; U gets T's shape and type. Sets *u. */
+static bool pointwise_over(const Kernel *k, const StructuredOp *C, int t, int *u) {
+  const TensorParam *T = &k->tensors[t];
+  if (C->nyields != 1 || C->epilogue || C->ndims != T->rank)
+    return false;
+  for (int d = 0; d < C->ndims; d++)
+    if (C->dims[d].kind != ITER_PARALLEL)
+      return false;
+  const Operand *out = &C->operands[C->yields[0].operand];
+  const TensorParam *U = &k->tensors[out->tensor];
+  if (out->tensor == t || U->type != T->type || U->rank != T->rank ||
+      !(U->storage == TS_WORKSPACE || (U->storage == TS_PARAM && U->is_output)) || op_reads(C, out->tensor))
+    return false;
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int i = 0; i < T->rank; i++) {
+    const AffineExpr *m = out->map[i];
+    if (m->kind != AE_DIM || seen[m->index] || !affine_equal(U->shape[i], T->shape[i]))
+      return false;
+    seen[m->index] = true;
+  }
+  for (int o = 0; o < C->noperands; o++) {
+    const Operand *x = &C->operands[o];
+    if (x->tensor != t)
+      continue;
+    if (x->guarded || x->shape_only)
+      return false;
+    for (int i = 0; i < T->rank; i++)
+      if (!affine_equal(x->map[i], out->map[i]))
+        return false;
+  }
+  *u = out->tensor;
+  return true;
+}
+
+static Operand *renamed_operands(Fuser *f, const StructuredOp *op, int from, int to) {
+  Operand *operands = arena_alloc(f->arena, sizeof(Operand) * (size_t)(op->noperands + 1));
+  memcpy(operands, op->operands, sizeof(Operand) * (size_t)op->noperands);
+  for (int o = 0; o < op->noperands; o++)
+    if (operands[o].tensor == from)
+      operands[o].tensor = to;
+  return operands;
+}
+
+static void try_epilogue(Fuser *f, int p) {
+  Kernel *k = f->k;
+  int out_pos[LG_MAX_DIMS];
+  int t = reduction_output(f, p, out_pos);
+  if (t < 0)
+    return;
+  int c = -1, u = -1;
+  for (int q = 0; q < k->nops; q++) {
+    if (f->removed[q] || q == p)
+      continue;
+    if (op_writes(&k->ops[q], t) && q > p)
+      return; /* written again later: not one value */
+    if (!op_reads(&k->ops[q], t))
+      continue;
+    if (c >= 0 || q < p)
+      return;
+    c = q;
+  }
+  if (c < 0 || !pointwise_over(k, &k->ops[c], t, &u))
+    return;
+  const StructuredOp *C = &k->ops[c];
+  for (int q = 0; q < k->nops; q++) /* U has one writer, C */
+    if (q != c && !f->removed[q] && op_writes(&k->ops[q], u))
+      return;
+  /* the epilogue runs when P does: C's inputs must hold their values by
+   * then, and nothing in between may look at U's memory */
+  for (int q = p + 1; q < c; q++) {
+    if (f->removed[q])
+      continue;
+    const StructuredOp *Q = &k->ops[q];
+    for (int o = 0; o < op_all_operands(Q); o++)
+      if (root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, u))
+        return;
+    for (int o = 0; o < C->noperands; o++)
+      if (C->operands[o].tensor != t && op_writes(Q, C->operands[o].tensor))
+        return;
+    for (int x = 0; x < k->ntensors; x++) /* through an alias */
+      if (op_writes(Q, x))
+        for (int o = 0; o < C->noperands; o++)
+          if (C->operands[o].tensor != t && root_of(k, C->operands[o].tensor) == root_of(k, x))
+            return;
+  }
+  const FuseOverride *o = override_of(f, t);
+  if (o && !o->inline_it) {
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "keep '%s' (the schedule file says so)", k->tensors[t].name));
+    return;
+  }
+  StructuredOp *E = arena_alloc(f->arena, sizeof *E);
+  *E = *C;
+  E->operands = renamed_operands(f, C, t, u);
+  E->npre = 0;
+  E->pre = NULL;
+  int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(E->ndims + 1));
+  const Operand *e_out = &C->operands[C->yields[0].operand];
+  for (int j = 0; j < E->ndims; j++)
+    dims[j] = -1; /* at T's unit positions: the point 0 */
+  for (int d = 0; d < k->ops[p].ndims; d++)
+    if (out_pos[d] >= 0)
+      dims[e_out->map[out_pos[d]]->index] = d;
+  for (int q = 0; q <= p; q++)
+    if (!f->removed[q] && op_writes(&k->ops[q], t))
+      k->ops[q].operands = renamed_operands(f, &k->ops[q], t, u);
+  k->ops[p].epilogue = E;
+  k->ops[p].epilogue_dims = dims;
+  f->removed[c] = true;
+  vec_push(f->arena, &f->report->decisions,
+           arena_printf(f->arena, "epilogue: the op writing '%s' is applied in the op writing '%s' before its store; "
+                        "'%s' is not kept (the op writes '%s' directly)",
+                        k->tensors[u].name, k->tensors[t].name, k->tensors[t].name, k->tensors[u].name));
+}
+
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
   if (!opt->enabled) {
     for (int i = 0; i < opt->noverrides; i++)
@@ -341,11 +508,14 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
    * chain folds into its last op in one pass, each step linear in size */
   for (int p = 0; p < k->nops; p++)
     try_inline(&f, p);
+  for (int p = 0; p < k->nops; p++)
+    if (!f.removed[p])
+      try_epilogue(&f, p);
   for (int i = 0; i < opt->noverrides; i++)
     if (!f.used[i])
       diag_warning(diag, opt->overrides[i].loc,
-                   "'%s' is not an intermediate that fusion could inline (a graph input, output or constant, the "
-                   "result of a reduction, or no tensor of '%s'); the entry has no effect",
+                   "'%s' is not an intermediate that fusion could inline or apply as an epilogue (a graph input, "
+                   "output or constant, or no tensor of '%s'); the entry has no effect",
                    opt->overrides[i].tensor, k->name);
   int n = 0;
   for (int i = 0; i < k->nops; i++)

@@ -4,7 +4,8 @@
  *   fuse.c  producer-consumer fusion decided from maps, iterator kinds and
  *           payloads (never op names): an op whose result feeds one
  *           consumer elementwise is inlined into that consumer's payload,
- *           layout ops become indexing maps of their readers; the
+ *           layout ops become indexing maps of their readers, and a
+ *           pointwise op after a reduction becomes its epilogue; the
  *           intermediates that disappear leave the kernel
  *   plan.c  buffer planning: every TS_WORKSPACE tensor gets a byte offset
  *           in one workspace, 64-byte aligned, from liveness over the op

@@ -152,8 +152,8 @@ static Buffer *collect_buffers(const Kernel *k, int *count, Arena *arena) {
     }
   }
   for (int i = 0; i < k->nops; i++)
-    for (int o = 0; o < k->ops[i].noperands; o++) {
-      const Operand *opd = &k->ops[i].operands[o];
+    for (int o = 0; o < op_all_operands(&k->ops[i]); o++) {
+      const Operand *opd = op_operand_at(&k->ops[i], o);
       int root = storage_root(k, opd->tensor);
       if (!opd->shape_only && slot_of[root] >= 0)
         touch(&bufs[slot_of[root]], i);

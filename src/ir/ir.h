@@ -179,7 +179,7 @@ typedef struct {
   Loc loc;
 } Precondition;
 
-typedef struct {
+typedef struct StructuredOp {
   int ndims;
   Dim *dims;
   int noperands;
@@ -191,7 +191,25 @@ typedef struct {
   int npre;
   Precondition *pre;
   Loc loc;
+  /* An epilogue (graph/fuse.c): a pointwise op applied to each point of
+   * this op's one output once its reductions are complete, before the value
+   * is stored; bias, activation and residual adds of a contraction. Its dims
+   * are all parallel, its dim j is this op's dim epilogue_dims[j] (-1: a
+   * dim of extent 1 where the op writes index 0), and it
+   * reads and writes this op's output tensor at the same point: run as an op
+   * of its own right after this one, it computes the same thing. NULL: none. */
+  const struct StructuredOp *epilogue;
+  const int *epilogue_dims;
 } StructuredOp;
+
+/* Every operand of an op, its epilogue's after its own: what liveness and
+ * the C declarations of an op's tensors must see. */
+static inline int op_all_operands(const StructuredOp *op) {
+  return op->noperands + (op->epilogue ? op->epilogue->noperands : 0);
+}
+static inline const Operand *op_operand_at(const StructuredOp *op, int i) {
+  return i < op->noperands ? &op->operands[i] : &op->epilogue->operands[i - op->noperands];
+}
 
 typedef struct {
   const char *name;      /* C function name without prefix */

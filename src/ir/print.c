@@ -50,8 +50,8 @@ static void print_tensor(StrBuf *out, const Kernel *k, const TensorParam *t, Nam
 /* Whether some op reads or writes tensor t, directly or through an alias. */
 static bool tensor_used(const Kernel *k, int t) {
   for (int i = 0; i < k->nops; i++)
-    for (int o = 0; o < k->ops[i].noperands; o++) {
-      int u = k->ops[i].operands[o].tensor;
+    for (int o = 0; o < op_all_operands(&k->ops[i]); o++) {
+      int u = op_operand_at(&k->ops[i], o)->tensor;
       while (u != t && k->tensors[u].storage == TS_ALIAS)
         u = k->tensors[u].alias_of;
       if (u == t)
@@ -60,10 +60,10 @@ static bool tensor_used(const Kernel *k, int t) {
   return false;
 }
 
-static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, Names *n) {
+static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, const char *indent, Names *n) {
   const Operand *operand = &op->operands[o];
   const TensorParam *t = &k->tensors[operand->tensor];
-  sb_printf(out, "    operand $%d = %s[", o, t->name);
+  sb_printf(out, "%soperand $%d = %s[", indent, o, t->name);
   for (int i = 0; i < t->rank; i++) {
     if (i)
       sb_puts(out, ", ");
@@ -72,15 +72,16 @@ static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, 
   sb_printf(out, "]%s\n", operand->shape_only ? " shape-only" : "");
 }
 
-static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, const Precondition *p, Names *n) {
+static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, const Precondition *p, const char *indent,
+                      Names *n) {
   const Operand *o = &op->operands[p->operand];
   const TensorParam *t = &k->tensors[o->tensor];
   if (p->kind == PRE_EQUAL) {
-    sb_printf(out, "    require %s.shape[%d] == ", t->name, p->pos);
+    sb_printf(out, "%srequire %s.shape[%d] == ", indent, t->name, p->pos);
     print_affine(out, op->dims[p->dim].extent, n);
     sb_printf(out, "  (both give the extent of %s)\n", op->dims[p->dim].name);
   } else {
-    sb_puts(out, "    require 0 <= ");
+    sb_printf(out, "%srequire 0 <= ", indent);
     print_affine(out, o->map[p->pos], n);
     sb_puts(out, " < ");
     print_affine(out, t->shape[p->pos], n);
@@ -88,10 +89,10 @@ static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, cons
   }
 }
 
-static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
-  const StructuredOp *op = &k->ops[index];
+/* The domain, operands, payload and yields; `indent` before each line. */
+static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, const char *indent, Names *n) {
   n->op = op;
-  sb_printf(out, "  op #%d\n    domain (", index);
+  sb_printf(out, "%sdomain (", indent);
   for (int d = 0; d < op->ndims; d++) {
     const Dim *dim = &op->dims[d];
     sb_printf(out, "%s%s: %s < ", d ? ", " : "", dim->name, dim->kind == ITER_PARALLEL ? "parallel" : "reduction");
@@ -99,29 +100,43 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
   }
   sb_puts(out, ")\n");
   for (int o = 0; o < op->noperands; o++)
-    print_operand(out, k, op, o, n);
+    print_operand(out, k, op, o, indent, n);
   for (int i = 0; i < op->nnodes; i++) {
     const PayloadNode *p = &op->nodes[i];
     if (p->kind == PN_READ) {
-      sb_printf(out, "    %%%d = read $%d : %s\n", i, p->operand, elem_type_name(p->type));
+      sb_printf(out, "%s%%%d = read $%d : %s\n", indent, i, p->operand, elem_type_name(p->type));
       continue;
     }
     if (p->kind == PN_CONST) {
       if (elem_type_is_float(p->type))
-        sb_printf(out, "    %%%d = constant %.17g : %s\n", i, p->fvalue, elem_type_name(p->type));
+        sb_printf(out, "%s%%%d = constant %.17g : %s\n", indent, i, p->fvalue, elem_type_name(p->type));
       else
-        sb_printf(out, "    %%%d = constant %lld : %s\n", i, (long long)p->ivalue, elem_type_name(p->type));
+        sb_printf(out, "%s%%%d = constant %lld : %s\n", indent, i, (long long)p->ivalue, elem_type_name(p->type));
       continue;
     }
-    sb_printf(out, "    %%%d = %s", i, scalar_op_info(p->op)->spelling);
+    sb_printf(out, "%s%%%d = %s", indent, i, scalar_op_info(p->op)->spelling);
     for (int a = 0; a < p->nargs; a++)
       sb_printf(out, "%s %%%d", a ? "," : "", p->args[a]);
     sb_printf(out, " : %s\n", elem_type_name(p->type));
   }
   for (int y = 0; y < op->nyields; y++)
-    sb_printf(out, "    yield $%d = %%%d\n", op->yields[y].operand, op->yields[y].value);
+    sb_printf(out, "%syield $%d = %%%d\n", indent, op->yields[y].operand, op->yields[y].value);
   for (int i = 0; i < op->npre; i++)
-    print_pre(out, k, op, &op->pre[i], n);
+    print_pre(out, k, op, &op->pre[i], indent, n);
+}
+
+static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
+  const StructuredOp *op = &k->ops[index];
+  sb_printf(out, "  op #%d\n", index);
+  print_body(out, k, op, "    ", n);
+  if (!op->epilogue)
+    return;
+  sb_puts(out, "    epilogue, at the final store (");
+  for (int d = 0; d < op->epilogue->ndims; d++)
+    sb_printf(out, "%s%s = %s", d ? ", " : "", op->epilogue->dims[d].name,
+              op->epilogue_dims[d] < 0 ? "0" : op->dims[op->epilogue_dims[d]].name);
+  sb_puts(out, ")\n");
+  print_body(out, k, op->epilogue, "      ", n);
 }
 
 void ir_print_kernel(StrBuf *out, const Kernel *k) {

@@ -38,6 +38,37 @@ static void verify_affine(Diag *diag, const Kernel *k, const StructuredOp *op, c
   verify_affine(diag, k, op, e->rhs);
 }
 
+void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op);
+
+/* An epilogue is a pointwise op over some of the op's parallel dims that
+ * rewrites the op's one output at the point the op writes it. */
+static void verify_epilogue(Diag *diag, const Kernel *k, const StructuredOp *op) {
+  const StructuredOp *e = op->epilogue;
+  ir_verify_op(diag, k, e);
+  if (op->nyields != 1 || e->nyields != 1 || e->epilogue)
+    diag_bug(diag, "%s: an epilogue needs one output on both sides", k->name);
+  for (int d = 0; d < e->ndims; d++) {
+    int od = op->epilogue_dims[d];
+    bool unit = od == -1 && e->dims[d].extent->kind == AE_CONST && e->dims[d].extent->value == 1;
+    if (e->dims[d].kind != ITER_PARALLEL || (!unit && (od < 0 || od >= op->ndims || op->dims[od].kind != ITER_PARALLEL)))
+      diag_bug(diag, "%s: epilogue dim %d is no parallel dim of its op", k->name, d);
+  }
+  const Operand *out = &op->operands[op->yields[0].operand];
+  for (int o = 0; o < e->noperands; o++) {
+    const Operand *x = &e->operands[o];
+    if (x->tensor != out->tensor)
+      continue;
+    for (int i = 0; i < k->tensors[x->tensor].rank; i++) {
+      const AffineExpr *m = x->map[i], *w = out->map[i];
+      bool same = m->kind == AE_DIM && (w->kind == AE_DIM ? op->epilogue_dims[m->index] == w->index
+                                                          : w->kind == AE_CONST && w->value == 0 &&
+                                                                op->epilogue_dims[m->index] == -1);
+      if (!same)
+        diag_bug(diag, "%s: the epilogue touches its op's output at another point", k->name);
+    }
+  }
+}
+
 void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
   for (int d = 0; d < op->ndims; d++) {
     if (!op->dims[d].extent || affine_has_dims(op->dims[d].extent))
@@ -78,6 +109,8 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
     if (op->nodes[yield->value].type != k->tensors[op->operands[yield->operand].tensor].type)
       diag_bug(diag, "%s: yield %d has the wrong type", k->name, y);
   }
+  if (op->epilogue)
+    verify_epilogue(diag, k, op);
 }
 
 void ir_verify_kernel(Diag *diag, const Kernel *k) {

@@ -53,6 +53,7 @@ class G:
         self.env = {}
         self.dims = []  # [(symbol, value)]
         self.n = 0
+        self.schedule = None  # a schedule file for one more variant ("model:" names the graph)
 
     def input(self, shape, sym=None):
         name = "x%d" % len(self.inputs)
@@ -221,18 +222,62 @@ def g_fold_scale_shift(seed):
     return g
 
 
+def g_epilogues(seed):
+    """Pointwise ops after reductions, which fusion applies in the reduction's
+    stores (src/graph/fuse.c, epilogues): prime sizes, a residual read, a
+    reduction that auto splits across threads (its epilogue runs as a loop
+    nest of its own), and a conv with bias."""
+    g = G("epi%d" % seed, np.random.default_rng(seed))
+    n = g.sym("N", 7)
+    x = g.input([n, 37])
+    h = g.op("matmul", [x, g.const([37, 53], 0.2)], lambda p, q: p @ q)
+    h = g.op("add", [h, g.const([53])], np.add)
+    h = g.op("tanh", [h], np.tanh)
+    r = g.op("mul", [x, g.const([37])], np.multiply)       # defined after the first matmul
+    m = g.op("matmul", [h, g.const([53, 37], 0.2)], lambda p, q: p @ q)
+    m = g.op("add", [m, r], np.add)                        # a residual read in the epilogue
+    g.output(g.op("sigmoid", [m], UNARY["sigmoid"]))
+    g.output(h)                                            # also a graph output
+    v = g.input([1, 60013])
+    s = g.op("reduce_sum", [v], lambda t: t.sum(axis=1, keepdims=True), axes=[1], keepdims=1)
+    g.output(g.op("mul", [s, g.const([1])], np.multiply))
+    xc = g.input([1, 3, 9, 11])
+    c = g.op("conv", [xc, g.const([5, 3, 3, 3], 0.3), g.const([5])], lambda a, w, b: conv_nchw(a, w, b))
+    c = g.op("relu", [c], UNARY["relu"])
+    g.output(g.op("add", [c, g.const([1, 5, 7, 9])], np.add))
+    # schedules that keep no accumulators across the reduction (the epilogue
+    # runs as its own nest after the op), or tile it (applied at the last tile)
+    g.schedule = """model:
+  - op: 1
+    tile: {m: [4]}
+    order: [k, m, n]
+    parallel: [m]
+  - op: 3
+    tile: {k: [16]}
+    order: [m, k, n]
+    parallel: [m]
+    vector: n
+  - op: 5
+    order: [d0, r1]
+    parallel: [r1]
+    split_reduction: true
+"""
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift]
+                 g_fold_scale_shift, g_epilogues]
 
 
 # ---------------------------------------------------------------------------
 # One graph: generate the variants, compile, run, compare
 
 class Case:
-    def __init__(self, name, json_path, shim_io, dims, inputs, refs):
+    def __init__(self, name, json_path, shim_io, dims, inputs, refs, schedule=None):
         self.name, self.json_path, self.dims = name, json_path, dims
         self.ins, self.outs = shim_io
         self.inputs, self.refs = inputs, refs
+        self.schedule = schedule  # path of a schedule file: one more variant
 
 
 def run(cmd, cwd, env=None, timeout=300):
@@ -294,7 +339,8 @@ def test_case(case, opts, models, work):
     """Lines of PASS/FAIL for one graph."""
     lines = []
     results = {}
-    for vname, vargs in VARIANTS:
+    variants = VARIANTS + ([("schedule-file", ["--schedule=" + case.schedule])] if case.schedule else [])
+    for vname, vargs in variants:
         prog, err = build_variant(case, vname, vargs, opts, models, work)
         if err:
             lines.append(("FAIL", "%s %s: %s" % (case.name, vname, err)))
@@ -345,7 +391,12 @@ def random_cases(work):
         path = os.path.join(d, g.name + ".json")
         with open(path, "w") as f:
             json.dump(g.doc(), f)
-        cases.append(Case(g.name, path, g.io(), g.dims, g.input_arrays(), g.refs()))
+        schedule = None
+        if g.schedule:
+            schedule = os.path.join(d, "schedule.yaml")
+            with open(schedule, "w") as f:
+                f.write(g.schedule)
+        cases.append(Case(g.name, path, g.io(), g.dims, g.input_arrays(), g.refs(), schedule))
     return cases
 
 
