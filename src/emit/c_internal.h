@@ -43,6 +43,7 @@ typedef struct {
   bool op_not_orphanable;
   bool region_thread_cap;
   bool epilogue_at_store; /* emit_op applied the op's epilogue in its stores */
+  bool init_at_load;      /* ... and its init in its accumulators' first value */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

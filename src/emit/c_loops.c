@@ -89,6 +89,8 @@ typedef struct {
   bool split;       /* the parallel loop is a reduction split across threads */
   bool epilogue_at_store; /* the op's epilogue is applied to its accumulators
                              (else it runs as a loop nest of its own after) */
+  bool init_at_load;      /* the op's init gives its accumulators their first
+                             value (else it runs as a loop nest before) */
   Pack packs[LG_MAX_TENSORS];
   int npacks;
   /* scratch area (graphs): buffers once per call, then one slot per thread */
@@ -327,9 +329,14 @@ static void plan(Nest *n) {
       n->par_count++;
     }
   }
-  n->epilogue_at_store = op->epilogue && n->acc_start >= 0 && !n->split;
-  for (int i = 0; i < n->acc_start && n->epilogue_at_store; i++)
-    n->epilogue_at_store = !(n->loops[i].kind == LOOP_REG_TILE && op->dims[n->loops[i].dim].kind == ITER_REDUCTION);
+  /* accumulators that hold a whole reduction run: its first and last
+   * iterations are known there (no register tile of a reduction dim
+   * outside them) */
+  bool whole = n->acc_start >= 0 && !n->split;
+  for (int i = 0; i < n->acc_start && whole; i++)
+    whole = !(n->loops[i].kind == LOOP_REG_TILE && op->dims[n->loops[i].dim].kind == ITER_REDUCTION);
+  n->epilogue_at_store = op->epilogue && whole;
+  n->init_at_load = op->init && whole;
   n->vector_loop = -1;
   if (s->vector_dim >= 0 && n->nloops > 0 && n->loops[n->nloops - 1].dim == s->vector_dim &&
       simd_friendly(op, n->e->k)) {
@@ -1224,15 +1231,35 @@ static const char *final_condition(Nest *n) {
   return s;
 }
 
-/* The store of one output point through the epilogue: its payload over the
- * accumulated value (`acc`) and its other operands, at the op's point. */
-static void emit_epilogue_store(Nest *n, const char *acc) {
+/* When the accumulators start a reduction run: every reduction dim with
+ * loops outside the run is at its first iteration there. "" when always. */
+static const char *first_condition(Nest *n) {
+  const StructuredOp *op = n->op;
+  StrBuf sb = {0};
+  for (int d = 0; d < op->ndims; d++) {
+    int inner = -1;
+    for (int i = 0; i < n->acc_start; i++)
+      if (op->dims[d].kind == ITER_REDUCTION && n->loops[i].dim == d)
+        inner = i;
+    if (inner >= 0)
+      sb_printf(&sb, "%s%s == 0", sb.len ? " && " : "", n->loops[inner].kind == LOOP_POINT ? n->value[d] : n->lo[d]);
+  }
+  const char *s = arena_strdup(n->e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* One output point through an attached op E (init or epilogue, dims[j] the
+ * op's dim of E's dim j) at the op's current point: E's payload, with its
+ * reads of the output giving `acc`, assigned to `target` (NULL: E's own
+ * write of the output). */
+static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims, const char *acc, const char *target) {
   Emitter *e = n->e;
-  const StructuredOp *op = n->op, *E = op->epilogue;
+  const StructuredOp *op = n->op;
   int out = op->operands[op->yields[0].operand].tensor;
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(E->ndims + 1));
   for (int j = 0; j < E->ndims; j++)
-    names[j] = op->epilogue_dims[j] < 0 ? "0" : n->value[op->epilogue_dims[j]];
+    names[j] = dims[j] < 0 ? "0" : n->value[dims[j]];
   e->op = E;
   e->dim_names = names;
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)E->noperands);
@@ -1240,10 +1267,44 @@ static void emit_epilogue_store(Nest *n, const char *acc) {
     const Operand *x = &E->operands[o];
     values[o] = x->shape_only ? "" : x->tensor == out ? acc : x->guarded ? guarded_access(e, x) : access_str(e, x);
   }
-  const char *target = access_str(e, &E->operands[E->yields[0].operand]);
+  if (!target)
+    target = access_str(e, &E->operands[E->yields[0].operand]);
   emit_body(e, values, &target);
   e->op = op;
   e->dim_names = n->value;
+}
+
+/* Gives the accumulators their first values before their run (`block`:
+ * over the register block's loops): the init's where the run starts the
+ * reduction, else the output's stored partial results. */
+static void emit_loads(Nest *n, const char *index, bool block) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  const char *cond = n->init_at_load ? first_condition(n) : NULL;
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  for (int pass = 0; pass < 2; pass++) {
+    bool init = pass == 0;
+    if (init ? !cond : cond && !*cond)
+      continue;
+    if (cond && *cond)
+      line(e, init ? "if (%s) {" : "} else {", cond);
+    e->indent += cond && *cond;
+    if (block)
+      block_loops(n, true);
+    e->dim_names = n->value;
+    if (init)
+      emit_attached_point(n, op->init, op->init_dims, NULL, arena_printf(e->arena, "%s%s", n->acc[0], index));
+    else
+      for (int y = 0; y < op->nyields; y++)
+        line(e, "%s%s = %s;", n->acc[y], index, access_str(e, &op->operands[op->yields[y].operand]));
+    if (block)
+      block_loops(n, false);
+    memcpy(n->value, saved, sizeof saved);
+    e->indent -= cond && *cond;
+  }
+  if (cond && *cond)
+    line(e, "}");
 }
 
 /* Stores the accumulators after their run (`block`: over the register
@@ -1265,7 +1326,7 @@ static void emit_stores(Nest *n, const char *index, bool block) {
       block_loops(n, true);
     e->dim_names = n->value;
     if (epilogue)
-      emit_epilogue_store(n, arena_printf(e->arena, "%s%s", n->acc[0], index));
+      emit_attached_point(n, op->epilogue, op->epilogue_dims, arena_printf(e->arena, "%s%s", n->acc[0], index), NULL);
     else
       for (int y = 0; y < op->nyields; y++)
         line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], index);
@@ -1286,8 +1347,13 @@ static void emit_accumulated(Nest *n, int i) {
   if (!*dims) {
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
-      line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
+      if (n->init_at_load)
+        line(e, "%s %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y]);
+      else
+        line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
     }
+    if (n->init_at_load)
+      emit_loads(n, "", false);
     emit_from(n, i, true, true);
     emit_stores(n, "", false);
     return;
@@ -1301,12 +1367,7 @@ static void emit_accumulated(Nest *n, int i) {
   }
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
-  block_loops(n, true);
-  e->dim_names = n->value;
-  for (int y = 0; y < op->nyields; y++)
-    line(e, "%s%s = %s;", n->acc[y], index, access_str(e, &op->operands[op->yields[y].operand]));
-  block_loops(n, false);
-  memcpy(n->value, saved, sizeof saved);
+  emit_loads(n, index, true);
   emit_from(n, i, true, true);
   memcpy(n->value, saved, sizeof saved);
   emit_stores(n, index, true);
@@ -1546,13 +1607,13 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
 
 static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue);
 
-/* An epilogue that the op's schedule keeps no accumulators for (a parallel
- * loop inside its reductions, a split reduction, a library call) runs as an
- * op of its own after the op, under auto's schedule for it. In a graph's
- * parallel region it shares the op's threads when the op used them, and
- * runs on the op's one thread when the op runs under `omp single`. */
-static void emit_epilogue_nest(Emitter *e, const StructuredOp *op, int index) {
-  const StructuredOp *E = op->epilogue;
+/* An init or epilogue that the op's schedule keeps no accumulators for (a
+ * parallel loop inside its reductions, a split reduction, a library call)
+ * runs as an op of its own right before or after the op, under auto's
+ * schedule for it. In a graph's parallel region it shares the op's threads
+ * when the op used them, and runs on the op's one thread when the op runs
+ * under `omp single`. */
+static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
@@ -1563,9 +1624,11 @@ static void emit_epilogue_nest(Emitter *e, const StructuredOp *op, int index) {
   }
   memset(s.pack, 0, sizeof s.pack); /* its scratch is not in the op's reservation */
   const Schedule *saved = e->sched;
+  bool worksharing = e->op_worksharing;
   e->sched = &s;
-  line(e, "/* the epilogue of comprehension %d, after it (its schedule keeps no accumulators) */", index + 1);
-  bool single = e->graph_region && e->op_worksharing && !threads;
+  line(e, "/* the %s of comprehension %d, %s it (its schedule keeps no accumulators) */", before ? "init" : "epilogue",
+       index + 1, before ? "before" : "after");
+  bool single = e->graph_region && worksharing && !threads;
   if (single) {
     line(e, "LGEN_OMP(omp single)");
     line(e, "{");
@@ -1578,16 +1641,35 @@ static void emit_epilogue_nest(Emitter *e, const StructuredOp *op, int index) {
   }
   e->sched = saved;
   e->op = op;
+  e->op_worksharing = worksharing;
 }
 
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  if (!op->init) {
+    emit_nest(e, op, index, false);
+    if (op->epilogue && !e->epilogue_at_store)
+      emit_attached_nest(e, op, op->epilogue, index, false);
+    return;
+  }
+  /* the init goes first when the nest cannot start from it, which is known
+   * once the nest is written */
+  StrBuf *out = e->out, nest = {0};
+  int indent = e->indent;
+  e->out = &nest;
   emit_nest(e, op, index, false);
-  if (op->epilogue && !e->epilogue_at_store)
-    emit_epilogue_nest(e, op, index);
+  bool at_store = e->epilogue_at_store, at_load = e->init_at_load;
+  e->out = out;
+  if (!at_load)
+    emit_attached_nest(e, op, op->init, index, true);
+  e->indent = indent;
+  sb_puts(out, sb_cstr(&nest));
+  sb_free(&nest);
+  if (op->epilogue && !at_store)
+    emit_attached_nest(e, op, op->epilogue, index, false);
 }
 
 static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue) {
-  e->epilogue_at_store = false;
+  e->epilogue_at_store = e->init_at_load = false;
   if (e->sched->library_call) {
     e->op = op;
     emit_library_call(e, op);
@@ -1613,6 +1695,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
   plan_packs(n);
   name_packs(n);
   e->epilogue_at_store = n->epilogue_at_store;
+  e->init_at_load = n->init_at_load;
   if (e->scratch)
     layout_scratch(n);
   if (e->k->nops > 1 && !epilogue)

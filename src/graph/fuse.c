@@ -339,6 +339,8 @@ static void try_inline(Fuser *f, int p) {
  * epilogue rewrites U in place. Inlining runs first, so an elementwise
  * chain after P is one C by then. */
 
+static int accumulated_output(const Kernel *k, const StructuredOp *op, int *out_pos);
+
 /* If P can take an epilogue: the tensor it writes, at bare distinct dims
  * that are exactly its parallel dims (one output point per point of them)
  * and at 0 where T's extent is 1 (a reduction's kept dims), with
@@ -346,7 +348,17 @@ static void try_inline(Fuser *f, int p) {
 static int reduction_output(const Fuser *f, int p, int *out_pos) {
   const Kernel *k = f->k;
   const StructuredOp *op = &k->ops[p];
-  if (op->nyields != 1 || op->epilogue || op->ndims > LG_MAX_DIMS)
+  if (op->epilogue)
+    return -1;
+  int t = accumulated_output(k, op, out_pos);
+  return t >= 0 && k->tensors[t].storage == TS_WORKSPACE && !has_alias(k, t) ? t : -1;
+}
+
+/* The output of a reduction op with one output, written once per point of
+ * its parallel dims (see reduction_output) and read only as its
+ * accumulator; -1 if it is not one. */
+static int accumulated_output(const Kernel *k, const StructuredOp *op, int *out_pos) {
+  if (op->nyields != 1 || op->ndims > LG_MAX_DIMS)
     return -1;
   int parallel = 0;
   for (int d = 0; d < op->ndims; d++) {
@@ -356,7 +368,7 @@ static int reduction_output(const Fuser *f, int p, int *out_pos) {
   const Operand *out = &op->operands[op->yields[0].operand];
   int t = out->tensor;
   const TensorParam *T = &k->tensors[t];
-  if (parallel == op->ndims || T->storage != TS_WORKSPACE || has_alias(k, t))
+  if (parallel == op->ndims)
     return -1;
   int seen = 0;
   for (int i = 0; i < T->rank; i++) {
@@ -494,6 +506,76 @@ static void try_epilogue(Fuser *f, int p) {
                         k->tensors[u].name, k->tensors[t].name, k->tensors[t].name, k->tensors[u].name));
 }
 
+/* ---- inits ----
+ *
+ * A reduction's output is first filled with the reduction's identity (or a
+ * conv's bias, broadcast) by a pointwise op Q that reads nothing of it. Q
+ * becomes P's init: P starts each output point's accumulators from Q's
+ * payload instead of loading what Q stored (emit/c_loops.c), so the fill
+ * pass, and in a graph's parallel region its barrier, are gone. */
+static void try_init(Fuser *f, int p) {
+  Kernel *k = f->k;
+  StructuredOp *P = &k->ops[p];
+  int out_pos[LG_MAX_DIMS];
+  int t = P->init ? -1 : accumulated_output(k, P, out_pos);
+  if (t < 0)
+    return;
+  int q = p - 1; /* the last op before P that touches T's memory */
+  for (; q >= 0; q--) {
+    if (f->removed[q])
+      continue;
+    const StructuredOp *Q = &k->ops[q];
+    bool touches = false;
+    for (int o = 0; o < op_all_operands(Q) && !touches; o++)
+      touches = root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, t);
+    if (touches)
+      break;
+  }
+  if (q < 0)
+    return;
+  const StructuredOp *Q = &k->ops[q];
+  const TensorParam *T = &k->tensors[t];
+  if (Q->nyields != 1 || Q->init || Q->epilogue || Q->ndims != T->rank || op_reads(Q, t))
+    return;
+  const Operand *w = &Q->operands[Q->yields[0].operand];
+  if (w->tensor != t)
+    return;
+  for (int o = 0; o < Q->noperands; o++)
+    if (root_of(k, Q->operands[o].tensor) == root_of(k, t) && Q->operands[o].tensor != t)
+      return;
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int i = 0; i < T->rank; i++) { /* Q writes all of T, each element once */
+    const AffineExpr *m = w->map[i];
+    if (m->kind != AE_DIM || seen[m->index] || Q->dims[m->index].kind != ITER_PARALLEL ||
+        !affine_equal(Q->dims[m->index].extent, T->shape[i]))
+      return;
+    seen[m->index] = true;
+  }
+  /* Q's inputs must hold their values when P runs */
+  for (int r = q + 1; r < p; r++) {
+    if (f->removed[r])
+      continue;
+    for (int o = 0; o < Q->noperands; o++)
+      for (int x = 0; x < k->ntensors; x++)
+        if (op_writes(&k->ops[r], x) && root_of(k, x) == root_of(k, Q->operands[o].tensor))
+          return;
+  }
+  int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(Q->ndims + 1));
+  const Operand *out = &P->operands[P->yields[0].operand];
+  for (int i = 0; i < T->rank; i++)
+    dims[w->map[i]->index] = out->map[i]->kind == AE_DIM ? out->map[i]->index : -1;
+  StructuredOp *init = arena_alloc(f->arena, sizeof *init);
+  *init = *Q;
+  init->npre = 0;
+  init->pre = NULL;
+  P->init = init;
+  P->init_dims = dims;
+  f->removed[q] = true;
+  vec_push(f->arena, &f->report->decisions,
+           arena_printf(f->arena, "init: the op writing '%s' starts its accumulators from the op that filled it",
+                        k->tensors[t].name));
+}
+
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
   if (!opt->enabled) {
     for (int i = 0; i < opt->noverrides; i++)
@@ -511,6 +593,9 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
   for (int p = 0; p < k->nops; p++)
     if (!f.removed[p])
       try_epilogue(&f, p);
+  for (int p = 0; p < k->nops; p++)
+    if (!f.removed[p])
+      try_init(&f, p);
   for (int i = 0; i < opt->noverrides; i++)
     if (!f.used[i])
       diag_warning(diag, opt->overrides[i].loc,

@@ -200,15 +200,28 @@ typedef struct StructuredOp {
    * of its own right after this one, it computes the same thing. NULL: none. */
   const struct StructuredOp *epilogue;
   const int *epilogue_dims;
+  /* An init (graph/fuse.c), the epilogue's counterpart before the
+   * reductions: a pointwise op that gives each output point its initial
+   * value (the reduction's identity, or a conv's bias), so the op starts its
+   * accumulators from it instead of loading the output. It writes this op's
+   * output at the same point and does not read it; run as an op of its own
+   * right before this one, it computes the same thing. NULL: none. */
+  const struct StructuredOp *init;
+  const int *init_dims;
 } StructuredOp;
 
-/* Every operand of an op, its epilogue's after its own: what liveness and
- * the C declarations of an op's tensors must see. */
+/* Every operand of an op, then its init's and its epilogue's: what
+ * liveness and the C declarations of an op's tensors must see. */
 static inline int op_all_operands(const StructuredOp *op) {
-  return op->noperands + (op->epilogue ? op->epilogue->noperands : 0);
+  return op->noperands + (op->init ? op->init->noperands : 0) + (op->epilogue ? op->epilogue->noperands : 0);
 }
 static inline const Operand *op_operand_at(const StructuredOp *op, int i) {
-  return i < op->noperands ? &op->operands[i] : &op->epilogue->operands[i - op->noperands];
+  if (i < op->noperands)
+    return &op->operands[i];
+  i -= op->noperands;
+  if (op->init && i < op->init->noperands)
+    return &op->init->operands[i];
+  return &op->epilogue->operands[i - (op->init ? op->init->noperands : 0)];
 }
 
 typedef struct {

@@ -129,14 +129,19 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
   const StructuredOp *op = &k->ops[index];
   sb_printf(out, "  op #%d\n", index);
   print_body(out, k, op, "    ", n);
-  if (!op->epilogue)
-    return;
-  sb_puts(out, "    epilogue, at the final store (");
-  for (int d = 0; d < op->epilogue->ndims; d++)
-    sb_printf(out, "%s%s = %s", d ? ", " : "", op->epilogue->dims[d].name,
-              op->epilogue_dims[d] < 0 ? "0" : op->dims[op->epilogue_dims[d]].name);
-  sb_puts(out, ")\n");
-  print_body(out, k, op->epilogue, "      ", n);
+  const StructuredOp *attached[2] = {op->init, op->epilogue};
+  const int *dims[2] = {op->init_dims, op->epilogue_dims};
+  static const char *const title[2] = {"init, for the accumulators", "epilogue, at the final store"};
+  for (int a = 0; a < 2; a++) {
+    if (!attached[a])
+      continue;
+    sb_printf(out, "    %s (", title[a]);
+    for (int d = 0; d < attached[a]->ndims; d++)
+      sb_printf(out, "%s%s = %s", d ? ", " : "", attached[a]->dims[d].name,
+                dims[a][d] < 0 ? "0" : op->dims[dims[a][d]].name);
+    sb_puts(out, ")\n");
+    print_body(out, k, attached[a], "      ", n);
+  }
 }
 
 void ir_print_kernel(StrBuf *out, const Kernel *k) {

@@ -40,33 +40,39 @@ static void verify_affine(Diag *diag, const Kernel *k, const StructuredOp *op, c
 
 void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op);
 
-/* An epilogue is a pointwise op over some of the op's parallel dims that
- * rewrites the op's one output at the point the op writes it. */
-static void verify_epilogue(Diag *diag, const Kernel *k, const StructuredOp *op) {
-  const StructuredOp *e = op->epilogue;
+/* An init or epilogue is a pointwise op over some of the op's parallel
+ * dims (or dims of extent 1 where the op writes index 0) that writes the
+ * op's one output at the point the op writes it; an init never reads it. */
+static void verify_attached(Diag *diag, const Kernel *k, const StructuredOp *op, const StructuredOp *e,
+                            const int *dims, const char *what) {
   ir_verify_op(diag, k, e);
-  if (op->nyields != 1 || e->nyields != 1 || e->epilogue)
-    diag_bug(diag, "%s: an epilogue needs one output on both sides", k->name);
+  if (op->nyields != 1 || e->nyields != 1 || e->epilogue || e->init)
+    diag_bug(diag, "%s: an %s needs one output on both sides", k->name, what);
   for (int d = 0; d < e->ndims; d++) {
-    int od = op->epilogue_dims[d];
+    int od = dims[d];
     bool unit = od == -1 && e->dims[d].extent->kind == AE_CONST && e->dims[d].extent->value == 1;
     if (e->dims[d].kind != ITER_PARALLEL || (!unit && (od < 0 || od >= op->ndims || op->dims[od].kind != ITER_PARALLEL)))
-      diag_bug(diag, "%s: epilogue dim %d is no parallel dim of its op", k->name, d);
+      diag_bug(diag, "%s: %s dim %d is no parallel dim of its op", k->name, what, d);
   }
   const Operand *out = &op->operands[op->yields[0].operand];
+  if (e->nyields == 1 && e->operands[e->yields[0].operand].tensor != out->tensor)
+    diag_bug(diag, "%s: the %s writes another tensor than its op", k->name, what);
   for (int o = 0; o < e->noperands; o++) {
     const Operand *x = &e->operands[o];
     if (x->tensor != out->tensor)
       continue;
     for (int i = 0; i < k->tensors[x->tensor].rank; i++) {
       const AffineExpr *m = x->map[i], *w = out->map[i];
-      bool same = m->kind == AE_DIM && (w->kind == AE_DIM ? op->epilogue_dims[m->index] == w->index
-                                                          : w->kind == AE_CONST && w->value == 0 &&
-                                                                op->epilogue_dims[m->index] == -1);
+      bool same = m->kind == AE_DIM && (w->kind == AE_DIM ? dims[m->index] == w->index
+                                                          : w->kind == AE_CONST && w->value == 0 && dims[m->index] == -1);
       if (!same)
-        diag_bug(diag, "%s: the epilogue touches its op's output at another point", k->name);
+        diag_bug(diag, "%s: the %s touches its op's output at another point", k->name, what);
     }
   }
+  if (e == op->init)
+    for (int n = 0; n < e->nnodes; n++)
+      if (e->nodes[n].kind == PN_READ && e->operands[e->nodes[n].operand].tensor == out->tensor)
+        diag_bug(diag, "%s: an init reads the output it initialises", k->name);
 }
 
 void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
@@ -109,8 +115,10 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
     if (op->nodes[yield->value].type != k->tensors[op->operands[yield->operand].tensor].type)
       diag_bug(diag, "%s: yield %d has the wrong type", k->name, y);
   }
+  if (op->init)
+    verify_attached(diag, k, op, op->init, op->init_dims, "init");
   if (op->epilogue)
-    verify_epilogue(diag, k, op);
+    verify_attached(diag, k, op, op->epilogue, op->epilogue_dims, "epilogue");
 }
 
 void ir_verify_kernel(Diag *diag, const Kernel *k) {

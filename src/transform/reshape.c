@@ -22,10 +22,10 @@ bool reshape_is_identity(const Reshape *r, int ndims) {
 
 static bool is_const(const AffineExpr *e, int64_t v) { return e->kind == AE_CONST && e->value == v; }
 
-/* An op with a fused epilogue folds its unit dims together with the
- * epilogue's (fold_with_epilogue), but is never collapsed: that would need
- * the epilogue's maps to allow the same merge (left for later). */
-static const char *const epilogue_problem = "the op has a fused epilogue, whose dims cannot be merged with it";
+/* An op with a fused init or epilogue folds its unit dims together with
+ * theirs (fold_attached), but is never collapsed: that would need their
+ * maps to allow the same merge (left for later). */
+static const char *const epilogue_problem = "the op has a fused init or epilogue, whose dims cannot be merged with it";
 
 const char *reshape_fold_problem(const StructuredOp *op, int d) {
   if (!is_const(op->dims[d].extent, 1))
@@ -270,7 +270,7 @@ void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *ar
   reshape_identity(r);
   for (int d = 0; d < op->ndims; d++)
     r->fold[d] = reshape_fold_problem(op, d) == NULL;
-  if (op->epilogue)
+  if (op->epilogue || op->init)
     return;
   int dim_map[LG_MAX_DIMS], original[LG_MAX_DIMS];
   OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
@@ -303,7 +303,7 @@ void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *ar
 
 const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, const Reshape *r, int a, int b,
                                      Arena *arena) {
-  if (op->epilogue)
+  if (op->epilogue || op->init)
     return epilogue_problem;
   if (r->fold[a] || r->fold[b])
     return arena_printf(arena, "'%s' is folded away and cannot be merged", op->dims[r->fold[a] ? a : b].name);
@@ -312,25 +312,23 @@ const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, co
   return pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
 }
 
-/* Folds an op with an epilogue: the epilogue's dims of folded dims (and
- * those at the op's unit output positions) fold too. The view's tensors
- * are the op's, and the epilogue's for the tensors only it reads; the
- * output they share must lose the same positions in both (it does: its
- * unit positions are indexed by folded dims or 0 on both sides), else
- * nothing is folded. */
-static OpView fold_with_epilogue(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a) {
-  const StructuredOp *E = op->epilogue;
+/* Folds an op's attached op E (its init or epilogue, dims[j] the op's dim
+ * of E's dim j): E's dims of folded dims (and those at the op's unit output
+ * positions) fold too. The view vk takes E's view of the tensors only E
+ * reads; the output they share must lose the same positions in both (it
+ * does: its unit positions are indexed by folded dims or 0 on both
+ * sides). False if E cannot follow. */
+static bool fold_attached(const Kernel *k, const StructuredOp *op, const StructuredOp *E, const int *dims,
+                          const bool *fold, const int *dim_map, Kernel *vk, const StructuredOp **out_e,
+                          const int **out_dims, Arena *a) {
   bool e_fold[LG_MAX_DIMS];
   for (int j = 0; j < E->ndims; j++) {
-    e_fold[j] = op->epilogue_dims[j] < 0 || fold[op->epilogue_dims[j]];
+    e_fold[j] = dims[j] < 0 || fold[dims[j]];
     if (e_fold[j] && !is_const(E->dims[j].extent, 1))
-      return (OpView){k, op};
+      return false;
   }
-  int dim_map[LG_MAX_DIMS], e_map[LG_MAX_DIMS];
-  OpView v = fold_unit_dims(k, op, fold, a, dim_map);
+  int e_map[LG_MAX_DIMS];
   OpView ve = fold_unit_dims(k, E, e_fold, a, e_map);
-  Kernel *vk = (Kernel *)v.k; /* fold_unit_dims's own copies */
-  StructuredOp *vop = (StructuredOp *)v.op;
   for (int t = 0; t < k->ntensors; t++) {
     bool in_op = false, in_e = false;
     for (int o = 0; o < op->noperands; o++)
@@ -338,24 +336,39 @@ static OpView fold_with_epilogue(const Kernel *k, const StructuredOp *op, const 
     for (int o = 0; o < E->noperands; o++)
       in_e |= E->operands[o].tensor == t;
     if (in_e && in_op && vk->tensors[t].rank != ve.k->tensors[t].rank)
-      return (OpView){k, op};
+      return false;
     if (in_e && !in_op)
       vk->tensors[t] = ve.k->tensors[t];
   }
-  int *dims = arena_alloc(a, sizeof(int) * (size_t)(ve.op->ndims + 1));
+  int *new_dims = arena_alloc(a, sizeof(int) * (size_t)(ve.op->ndims + 1));
   for (int j = 0; j < E->ndims; j++)
     if (e_map[j] >= 0)
-      dims[e_map[j]] = dim_map[op->epilogue_dims[j]];
-  vop->epilogue = ve.op;
-  vop->epilogue_dims = dims;
+      new_dims[e_map[j]] = dim_map[dims[j]];
+  *out_e = ve.op;
+  *out_dims = new_dims;
+  return true;
+}
+
+/* Folds an op with an init or epilogue, and them with it; nothing when
+ * one of them cannot follow. */
+static OpView fold_with_attached(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a) {
+  int dim_map[LG_MAX_DIMS];
+  OpView v = fold_unit_dims(k, op, fold, a, dim_map);
+  Kernel *vk = (Kernel *)v.k; /* fold_unit_dims's own copies */
+  StructuredOp *vop = (StructuredOp *)v.op;
+  if (op->init && !fold_attached(k, op, op->init, op->init_dims, fold, dim_map, vk, &vop->init, &vop->init_dims, a))
+    return (OpView){k, op};
+  if (op->epilogue && !fold_attached(k, op, op->epilogue, op->epilogue_dims, fold, dim_map, vk, &vop->epilogue,
+                                     &vop->epilogue_dims, a))
+    return (OpView){k, op};
   return v;
 }
 
 OpView reshape_apply(const Kernel *k, const StructuredOp *op, const Reshape *r, Arena *arena) {
   if (reshape_is_identity(r, op->ndims))
     return (OpView){k, op};
-  if (op->epilogue)
-    return fold_with_epilogue(k, op, r->fold, arena); /* reshape_*_problem refuse collapsing */
+  if (op->epilogue || op->init)
+    return fold_with_attached(k, op, r->fold, arena); /* reshape_*_problem refuse collapsing */
   int dim_map[LG_MAX_DIMS];
   OpView folded = fold_unit_dims(k, op, r->fold, arena, dim_map);
   int next[LG_MAX_DIMS];

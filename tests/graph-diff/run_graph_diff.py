@@ -247,17 +247,18 @@ def g_epilogues(seed):
     g.output(g.op("add", [c, g.const([1, 5, 7, 9])], np.add))
     # schedules that keep no accumulators across the reduction (the epilogue
     # runs as its own nest after the op), or tile it (applied at the last tile)
+    # (the op numbers are those after fusion: --print-schedule)
     g.schedule = """model:
-  - op: 1
+  - op: 0
     tile: {m: [4]}
     order: [k, m, n]
     parallel: [m]
-  - op: 3
+  - op: 1
     tile: {k: [16]}
     order: [m, k, n]
     parallel: [m]
     vector: n
-  - op: 5
+  - op: 2
     order: [d0, r1]
     parallel: [r1]
     split_reduction: true
