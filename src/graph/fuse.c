@@ -201,9 +201,8 @@ static int add_operand(const Kernel *k, Operand *list, int *n, Operand o) {
 }
 
 /* Rewrites consumer C so that every read of t computes P's payload instead. */
-static void inline_into(Fuser *f, int p, int c, int t, const int *pos_of_dim) {
+static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int *pos_of_dim) {
   const Kernel *k = f->k;
-  const StructuredOp *P = &k->ops[p];
   StructuredOp *C = &f->k->ops[c];
   Arena *a = f->arena;
   int max_operands = C->noperands + P->noperands * C->nnodes + 1;
@@ -322,7 +321,7 @@ static void try_inline(Fuser *f, int p) {
       vec_push(f->arena, &f->report->decisions,
                arena_printf(f->arena, "inline '%s' into the op writing '%s'", k->tensors[t].name,
                             op_label(k, &k->ops[c])));
-      inline_into(f, p, c, t, pos_of_dim);
+      inline_into(f, &k->ops[p], c, t, pos_of_dim);
     }
   f->removed[p] = true;
 }
@@ -335,28 +334,17 @@ static void try_inline(Fuser *f, int p) {
  * applies it to each output point once that point's reductions are done,
  * in registers, before the one store (emit/c_loops.c), so T is never
  * written and read back. C's output U takes T's place: P and the ops that
- * initialise T (its identity, or a conv's bias) write U instead, and the
- * epilogue rewrites U in place. Inlining runs first, so an elementwise
- * chain after P is one C by then. */
+ * initialise T write U instead, and the epilogue rewrites U in place. C may
+ * also rewrite T in place (a mean's division), and when P has an epilogue
+ * already, C reads its result: C is composed after it (the old epilogue is
+ * inlined into C, as inlining does between ops). Inlining runs first, so an
+ * elementwise chain after P is one C by then. */
 
-static int accumulated_output(const Kernel *k, const StructuredOp *op, int *out_pos);
-
-/* If P can take an epilogue: the tensor it writes, at bare distinct dims
- * that are exactly its parallel dims (one output point per point of them)
- * and at 0 where T's extent is 1 (a reduction's kept dims), with
- * out_pos[d] = the position of T that P's dim d indexes; else -1. */
-static int reduction_output(const Fuser *f, int p, int *out_pos) {
-  const Kernel *k = f->k;
-  const StructuredOp *op = &k->ops[p];
-  if (op->epilogue)
-    return -1;
-  int t = accumulated_output(k, op, out_pos);
-  return t >= 0 && k->tensors[t].storage == TS_WORKSPACE && !has_alias(k, t) ? t : -1;
-}
-
-/* The output of a reduction op with one output, written once per point of
- * its parallel dims (see reduction_output) and read only as its
- * accumulator; -1 if it is not one. */
+/* The output of a reduction op with one output: written at bare distinct
+ * dims that are exactly its parallel dims (one output point per point of
+ * them) and at 0 where T's extent is 1 (a reduction's kept dims), and read
+ * only there, as the accumulator; out_pos[d] = the position of T that dim
+ * d indexes. -1 if the op is no such reduction. */
 static int accumulated_output(const Kernel *k, const StructuredOp *op, int *out_pos) {
   if (op->nyields != 1 || op->ndims > LG_MAX_DIMS)
     return -1;
@@ -389,20 +377,21 @@ static int accumulated_output(const Kernel *k, const StructuredOp *op, int *out_
   return t;
 }
 
-/* Whether op c is pointwise over T: all dims parallel, one output U != T
- * written where it reads T, and every read of T one permutation of its
- * dims; U gets T's shape and type. Sets *u. */
+/* Whether op c is pointwise over T: all dims parallel, one output U
+ * written where it reads T (U may be T: in place), and every read of T one
+ * permutation of its dims; U gets T's shape and type. Sets *u. */
 static bool pointwise_over(const Kernel *k, const StructuredOp *C, int t, int *u) {
   const TensorParam *T = &k->tensors[t];
-  if (C->nyields != 1 || C->epilogue || C->ndims != T->rank)
+  if (C->nyields != 1 || C->epilogue || C->init || C->ndims != T->rank)
     return false;
   for (int d = 0; d < C->ndims; d++)
     if (C->dims[d].kind != ITER_PARALLEL)
       return false;
   const Operand *out = &C->operands[C->yields[0].operand];
   const TensorParam *U = &k->tensors[out->tensor];
-  if (out->tensor == t || U->type != T->type || U->rank != T->rank ||
-      !(U->storage == TS_WORKSPACE || (U->storage == TS_PARAM && U->is_output)) || op_reads(C, out->tensor))
+  if (U->type != T->type || U->rank != T->rank ||
+      !(U->storage == TS_WORKSPACE || (U->storage == TS_PARAM && U->is_output)) ||
+      (out->tensor != t && op_reads(C, out->tensor)))
     return false;
   bool seen[LG_MAX_DIMS] = {false};
   for (int i = 0; i < T->rank; i++) {
@@ -434,30 +423,49 @@ static Operand *renamed_operands(Fuser *f, const StructuredOp *op, int from, int
   return operands;
 }
 
-static void try_epilogue(Fuser *f, int p) {
-  Kernel *k = f->k;
-  int out_pos[LG_MAX_DIMS];
-  int t = reduction_output(f, p, out_pos);
-  if (t < 0)
-    return;
-  int c = -1, u = -1;
-  for (int q = 0; q < k->nops; q++) {
+/* The op that can take P's result T as an epilogue's input: T's first
+ * reader after P, which must be its only reader, or rewrite T in place
+ * (later readers then see what P with the epilogue stores). -1: none. */
+static int sole_reader(const Fuser *f, int p, int t) {
+  int c = -1;
+  for (int q = 0; q < f->k->nops; q++) {
     if (f->removed[q] || q == p)
       continue;
-    if (op_writes(&k->ops[q], t) && q > p)
-      return; /* written again later: not one value */
-    if (!op_reads(&k->ops[q], t))
-      continue;
-    if (c >= 0 || q < p)
-      return;
-    c = q;
+    const StructuredOp *Q = &f->k->ops[q];
+    if (op_reads(Q, t)) {
+      if (q < p)
+        return -1;
+      if (c >= 0) {
+        const StructuredOp *C = &f->k->ops[c];
+        return op_writes(C, t) && C->nyields == 1 ? c : -1;
+      }
+      c = q;
+    } else if (q > p && op_writes(Q, t)) {
+      return c >= 0 && op_writes(&f->k->ops[c], t) ? c : -1;
+    }
   }
+  return c;
+}
+
+static bool try_epilogue(Fuser *f, int p) {
+  Kernel *k = f->k;
+  int out_pos[LG_MAX_DIMS];
+  int t = accumulated_output(k, &k->ops[p], out_pos);
+  if (t < 0)
+    return false;
+  int c = sole_reader(f, p, t), u = -1;
   if (c < 0 || !pointwise_over(k, &k->ops[c], t, &u))
-    return;
-  const StructuredOp *C = &k->ops[c];
-  for (int q = 0; q < k->nops; q++) /* U has one writer, C */
+    return false;
+  bool in_place = u == t;
+  const StructuredOp *P = &k->ops[p], *C = &k->ops[c], *old = P->epilogue;
+  /* T vanishes unless C rewrites it in place: then nothing else may see it */
+  if (!in_place && (k->tensors[t].storage != TS_WORKSPACE || has_alias(k, t)))
+    return false;
+  if (old && old->nnodes + C->nnodes > MAX_FUSED_NODES)
+    return false;
+  for (int q = 0; q < k->nops && !in_place; q++) /* U has one writer, C */
     if (q != c && !f->removed[q] && op_writes(&k->ops[q], u))
-      return;
+      return false;
   /* the epilogue runs when P does: C's inputs must hold their values by
    * then, and nothing in between may look at U's memory */
   for (int q = p + 1; q < c; q++) {
@@ -466,21 +474,28 @@ static void try_epilogue(Fuser *f, int p) {
     const StructuredOp *Q = &k->ops[q];
     for (int o = 0; o < op_all_operands(Q); o++)
       if (root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, u))
-        return;
-    for (int o = 0; o < C->noperands; o++)
-      if (C->operands[o].tensor != t && op_writes(Q, C->operands[o].tensor))
-        return;
-    for (int x = 0; x < k->ntensors; x++) /* through an alias */
+        return false;
+    for (int x = 0; x < k->ntensors; x++)
       if (op_writes(Q, x))
         for (int o = 0; o < C->noperands; o++)
           if (C->operands[o].tensor != t && root_of(k, C->operands[o].tensor) == root_of(k, x))
-            return;
+            return false;
   }
   const FuseOverride *o = override_of(f, t);
-  if (o && !o->inline_it) {
+  if (o && !o->inline_it && !in_place) {
     vec_push(f->arena, &f->report->decisions,
              arena_printf(f->arena, "keep '%s' (the schedule file says so)", k->tensors[t].name));
-    return;
+    return false;
+  }
+  const Operand *c_out = &C->operands[C->yields[0].operand];
+  if (old) { /* C computes C(old(T)): the old epilogue writes T in place at C's read point */
+    int pos_of_dim[LG_MAX_DIMS];
+    const Operand *old_out = &old->operands[old->yields[0].operand];
+    for (int i = 0; i < k->tensors[t].rank; i++)
+      pos_of_dim[old_out->map[i]->index] = i;
+    inline_into(f, old, c, t, pos_of_dim);
+    C = &k->ops[c];
+    c_out = &C->operands[C->yields[0].operand];
   }
   StructuredOp *E = arena_alloc(f->arena, sizeof *E);
   *E = *C;
@@ -488,22 +503,28 @@ static void try_epilogue(Fuser *f, int p) {
   E->npre = 0;
   E->pre = NULL;
   int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(E->ndims + 1));
-  const Operand *e_out = &C->operands[C->yields[0].operand];
   for (int j = 0; j < E->ndims; j++)
     dims[j] = -1; /* at T's unit positions: the point 0 */
-  for (int d = 0; d < k->ops[p].ndims; d++)
+  for (int d = 0; d < P->ndims; d++)
     if (out_pos[d] >= 0)
-      dims[e_out->map[out_pos[d]]->index] = d;
-  for (int q = 0; q <= p; q++)
+      dims[c_out->map[out_pos[d]]->index] = d;
+  for (int q = 0; q <= p && !in_place; q++)
     if (!f->removed[q] && op_writes(&k->ops[q], t))
       k->ops[q].operands = renamed_operands(f, &k->ops[q], t, u);
   k->ops[p].epilogue = E;
   k->ops[p].epilogue_dims = dims;
   f->removed[c] = true;
-  vec_push(f->arena, &f->report->decisions,
-           arena_printf(f->arena, "epilogue: the op writing '%s' is applied in the op writing '%s' before its store; "
-                        "'%s' is not kept (the op writes '%s' directly)",
-                        k->tensors[u].name, k->tensors[t].name, k->tensors[t].name, k->tensors[u].name));
+  const char *what = old ? "is applied after the epilogue of" : "is applied in";
+  if (in_place)
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "epilogue: the op rewriting '%s' in place %s the op writing it, before its store",
+                          k->tensors[t].name, what));
+  else
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "epilogue: the op writing '%s' %s the op writing '%s' before its store; '%s' is "
+                          "not kept (the op writes '%s' directly)",
+                          k->tensors[u].name, what, k->tensors[t].name, k->tensors[t].name, k->tensors[u].name));
+  return true;
 }
 
 /* ---- inits ----
@@ -590,9 +611,9 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
    * chain folds into its last op in one pass, each step linear in size */
   for (int p = 0; p < k->nops; p++)
     try_inline(&f, p);
-  for (int p = 0; p < k->nops; p++)
-    if (!f.removed[p])
-      try_epilogue(&f, p);
+  for (int p = 0; p < k->nops; p++) /* again after each: the next reader may follow */
+    while (!f.removed[p] && try_epilogue(&f, p))
+      ;
   for (int p = 0; p < k->nops; p++)
     if (!f.removed[p])
       try_init(&f, p);

@@ -245,6 +245,15 @@ def g_epilogues(seed):
     c = g.op("conv", [xc, g.const([5, 3, 3, 3], 0.3), g.const([5])], lambda a, w, b: conv_nchw(a, w, b))
     c = g.op("relu", [c], UNARY["relu"])
     g.output(g.op("add", [c, g.const([1, 5, 7, 9])], np.add))
+    # a LayerNorm by hand: reduce_mean divides its sum in place (an in-place
+    # epilogue read by two later ops), and the variance's chain composes
+    xl = g.input([5, 13])
+    mu = g.op("reduce_mean", [xl], lambda t: t.mean(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    d = g.op("sub", [xl, mu], np.subtract)
+    var = g.op("reduce_mean", [g.op("mul", [d, d], np.multiply)], lambda t: t.mean(axis=-1, keepdims=True),
+               axes=[-1], keepdims=1)
+    inv = g.op("reciprocal", [g.op("sqrt", [g.op("add", [var, g.const([1])], np.add)], np.sqrt)], np.reciprocal)
+    g.output(g.op("mul", [g.op("mul", [d, inv], np.multiply), mu], np.multiply))
     # schedules that keep no accumulators across the reduction (the epilogue
     # runs as its own nest after the op), or tile it (applied at the last tile)
     # (the op numbers are those after fusion: --print-schedule)
