@@ -171,6 +171,7 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
                    k->nops == 1 ? "" : "s", spec->op);
       OpPlan *plan = &all[ki][spec->op];
       schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
+      plan->from_file = true;
       ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
     }
@@ -271,11 +272,31 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
   if (!target)
     diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());
   OpPlan **plans = choose_schedules(cx, arena, options, target);
+  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(options); i++) {
+    GraphKernel *gk = graph_kernel(cx, cx->module.kernels.items[i]);
+    if (!gk)
+      continue;
+    FuseOptions fo = fuse_options(cx, gk->k, options, arena);
+    const char **keep = arena_alloc(arena, sizeof(char *) * (size_t)(fo.noverrides + 1));
+    int nkeep = 0;
+    for (int o = 0; o < fo.noverrides; o++)
+      if (!fo.overrides[o].inline_it)
+        keep[nkeep++] = fo.overrides[o].tensor;
+    plan_row_groups(gk->k, plans[i], target, keep, nkeep, arena, &gk->fusion.decisions);
+  }
   BufferPlan **buffer_plans = arena_alloc(arena, sizeof *buffer_plans * (size_t)(cx->module.kernels.len + 1));
   for (int i = 0; i < cx->module.kernels.len; i++) {
     GraphKernel *gk = graph_kernel(cx, cx->module.kernels.items[i]);
-    if (gk)
-      buffer_plans[i] = gk->plan = plan_buffers(gk->k, arena);
+    if (!gk)
+      continue;
+    OpSpan *spans = arena_alloc(arena, sizeof(OpSpan) * (size_t)(gk->k->nops + 1));
+    for (int j = 0; j < gk->k->nops; j++) {
+      int size = plans[i][j].group_size;
+      for (int m = j; m < j + (size > 1 ? size : 1); m++)
+        spans[m] = (OpSpan){j, j + (size > 1 ? size : 1) - 1};
+      j += size > 1 ? size - 1 : 0;
+    }
+    buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, arena);
   }
   print_graph_passes(cx);
   EmitOptions eo = {

@@ -637,6 +637,83 @@ static bool graph_wants_region(const Emitter *e, int index) {
   return false;
 }
 
+/* A row-fused group (schedule/rows.c), ops first .. first + size - 1, into
+ * `ops`: one loop nest over the rows (a worksharing loop when a member
+ * would have used threads; else, in the graph's region, under `omp
+ * single`), each member's block inside it with its row dims bound to the
+ * rows and no threads of its own. */
+static void emit_graph_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
+                             bool region) {
+  const Kernel *k = e->k;
+  const OpPlan *head = &e->opt->plans[index][first];
+  const StructuredOp *op0 = &k->ops[first];
+  int size = head->group_size, rows = head->group_rows, base = region ? 2 : 1;
+  bool threads = head->group_threads;
+  const char *values[LG_MAX_DIMS];
+  int loops = 0;
+  e->out = ops;
+  e->indent = base;
+  if (region && !threads)
+    line(e, "LGEN_OMP(omp single)");
+  line(e, "{");
+  e->indent++;
+  for (int q = 0; q < rows; q++) {
+    const AffineExpr *x = op0->dims[q].extent;
+    values[q] = x->kind == AE_CONST && x->value == 1 ? "0" : names_claim(&e->kn.table, op0->dims[q].name);
+    loops += values[q][0] != '0';
+  }
+  line(e, "/* comprehensions %d to %d, row by row */", first + 1, first + size);
+  if (threads) {
+    const char *collapse = loops > 1 ? arena_printf(e->arena, " collapse(%d)", loops) : "";
+    line(e, "LGEN_OMP(omp %sfor%s)", region ? "" : "parallel ", collapse);
+  }
+  for (int q = 0; q < rows; q++)
+    if (values[q][0] != '0') {
+      line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", values[q], values[q], affine_str(e, op0->dims[q].extent),
+           values[q]);
+      e->indent++;
+    }
+  bool saved_region = e->graph_region;
+  e->graph_region = false;
+  e->in_row_group = true;
+  for (int m = first; m < first + size; m++) {
+    OpPlan member = e->opt->plans[index][m];
+    for (int d = 0; d < LG_MAX_DIMS; d++)
+      member.s.parallel[d] = member.s.parallel_reg[d] = false;
+    const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
+    row_group_bindings(&member, &k->ops[m], rows, values, bound);
+    StrBuf code = {0};
+    int indent = e->indent;
+    e->out = &code;
+    e->indent = indent + 1;
+    e->sched = &member.s;
+    e->k = member.view.k;
+    e->op_index = m;
+    e->bound_dims = bound;
+    emit_op(e, member.view.op, m);
+    e->bound_dims = NULL;
+    e->k = k;
+    e->out = ops;
+    e->indent = indent;
+    line(e, "{");
+    e->indent++;
+    declare_op_tensors(e, plan, &k->ops[m], sb_cstr(&code), ws);
+    e->indent--;
+    sb_puts(ops, sb_cstr(&code));
+    line(e, "}");
+    sb_free(&code);
+  }
+  e->in_row_group = false;
+  e->graph_region = saved_region;
+  for (int q = 0; q < rows; q++)
+    if (values[q][0] != '0') {
+      e->indent--;
+      line(e, "}");
+    }
+  e->indent--;
+  line(e, "}");
+}
+
 static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan *plan, const char *ws) {
   const Kernel *k = e->k;
   e->out = body;
@@ -649,6 +726,11 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
   e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
+    if (op_plan->group_size > 1) {
+      emit_graph_group(e, &ops, index, i, plan, ws, region);
+      i += op_plan->group_size - 1;
+      continue;
+    }
     StrBuf code = {0};
     int base = region ? 2 : 1;
     bool single = emit_graph_op(e, &code, k, op_plan, i, base + 1);

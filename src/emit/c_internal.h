@@ -44,6 +44,11 @@ typedef struct {
   bool region_thread_cap;
   bool epilogue_at_store; /* emit_op applied the op's epilogue in its stores */
   bool init_at_load;      /* ... and its init in its accumulators' first value */
+  /* A member of a row-fused group (schedule/rows.c): the group's loops give
+   * the values of these dims of the op (NULL entries: its own loops), and
+   * the op opens no threads of its own. */
+  const char **bound_dims;
+  bool in_row_group;
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

@@ -194,6 +194,8 @@ static bool tiled(const Schedule *s, int d) {
 }
 
 static void add_loop(Nest *n, int dim, LoopKind kind, int level, int64_t step, bool band0) {
+  if (n->e->bound_dims && n->e->bound_dims[dim])
+    return; /* a row of a row-fused group: the group's loop gives its value */
   bool first = true;
   for (int i = 0; i < n->nloops; i++)
     first &= n->loops[i].dim != dim;
@@ -1618,7 +1620,7 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (e->graph_region && !e->op_worksharing)
+    if (e->in_row_group || (e->graph_region && !e->op_worksharing))
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
@@ -1690,7 +1692,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
     n->hi[d] = affine_str(e, op->dims[d].extent);
-    n->value[d] = dim_name(n, d);
+    n->value[d] = e->bound_dims && e->bound_dims[d] ? e->bound_dims[d] : dim_name(n, d);
   }
   plan_packs(n);
   name_packs(n);

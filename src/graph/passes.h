@@ -59,7 +59,13 @@ typedef struct {
   const char *strategy; /* which greedy strategy won */
 } BufferPlan;
 
-BufferPlan *plan_buffers(const Kernel *k, Arena *arena);
+/* When some ops run interleaved (row fusion: schedule/rows.c), op i runs
+ * from spans[i].first to spans[i].last (NULL: each op at its own step). */
+typedef struct {
+  int first, last;
+} OpSpan;
+
+BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena);
 /* The plan as YAML comments and keys for --print-schedule. */
 void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan);
 

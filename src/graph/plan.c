@@ -127,7 +127,7 @@ static void touch(Buffer *b, int op) {
 }
 
 /* The workspace tensors, their sizes and live ranges, in tensor order. */
-static Buffer *collect_buffers(const Kernel *k, int *count, Arena *arena) {
+static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, int *count, Arena *arena) {
   Buffer *bufs = arena_alloc(arena, sizeof *bufs * (size_t)(k->ntensors + 1));
   int *slot_of = arena_alloc(arena, sizeof *slot_of * (size_t)(k->ntensors + 1));
   int n = 0;
@@ -156,7 +156,12 @@ static Buffer *collect_buffers(const Kernel *k, int *count, Arena *arena) {
       const Operand *opd = op_operand_at(&k->ops[i], o);
       int root = storage_root(k, opd->tensor);
       if (!opd->shape_only && slot_of[root] >= 0)
-        touch(&bufs[slot_of[root]], i);
+      {
+        /* an op of a row-fused group runs interleaved with the others:
+         * it touches its buffers over the whole group */
+        touch(&bufs[slot_of[root]], spans ? spans[i].first : i);
+        touch(&bufs[slot_of[root]], spans ? spans[i].last : i);
+      }
     }
   /* a tensor no op touches (fusion left it behind) needs no bytes */
   int kept = 0;
@@ -340,10 +345,10 @@ static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena
   plan->strategy = "slots (symbolic sizes)";
 }
 
-BufferPlan *plan_buffers(const Kernel *k, Arena *arena) {
+BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena) {
   BufferPlan *plan = arena_alloc(arena, sizeof *plan);
   int n = 0;
-  Buffer *bufs = collect_buffers(k, &n, arena);
+  Buffer *bufs = collect_buffers(k, spans, &n, arena);
   plan->nbuffers = n;
   plan->buffers = arena_alloc(arena, sizeof *plan->buffers * (size_t)(n + 1));
   bool all_static = true;

@@ -320,7 +320,7 @@ static void transpose_tiles(const Kernel *k, const StructuredOp *op, Schedule *s
 
 /* Points of the iteration domain when every extent is a constant; -1 if
  * some extent depends on a size symbol. */
-static int64_t static_points(const StructuredOp *op) {
+int64_t schedule_static_points(const StructuredOp *op) {
   int64_t points = 1;
   for (int d = 0; d < op->ndims; d++) {
     const AffineExpr *e = op->dims[d].extent;
@@ -338,6 +338,8 @@ static int64_t static_points(const StructuredOp *op) {
  * graph's softmax over a batch of 64 rows of 10, a bias of 128. */
 enum { MIN_PARALLEL_POINTS = 16384 };
 
+bool schedule_worth_threads(int64_t points) { return points < 0 || points > MIN_PARALLEL_POINTS; }
+
 static void drop_parallelism(const StructuredOp *op, Schedule *s) {
   for (int d = 0; d < op->ndims; d++)
     s->parallel[d] = s->parallel_reg[d] = false;
@@ -348,7 +350,7 @@ static void schedule_auto_parallel(const Kernel *k, const StructuredOp *op, cons
 
 void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
   schedule_auto_parallel(k, op, t, s);
-  int64_t points = static_points(op);
+  int64_t points = schedule_static_points(op);
   if (points >= 0 && points <= MIN_PARALLEL_POINTS)
     drop_parallelism(op, s);
 }

@@ -59,6 +59,13 @@ typedef struct {
   Reshape reshape;
   OpView view;
   Schedule s;
+  /* Row fusion (rows.c): the first op of a group has group_size > 1 (its
+   * op count) and group_rows (how many of its leading dims, in the original
+   * op, are the group's rows); the other members have group_size -1. */
+  int group_size;
+  int group_rows;
+  bool group_threads; /* the group's row loop is shared out among threads */
+  bool from_file; /* the schedule file's: row fusion leaves it as it is */
 } OpPlan;
 
 /* A machine model: what --schedule=auto tunes for (--target=NAME). */
@@ -104,6 +111,10 @@ typedef struct {
 } ScheduleFile;
 
 void schedule_none(const StructuredOp *op, Schedule *s);
+/* Points of op's domain when every extent is a constant (-1 if not), and
+ * whether auto gives work of that many points threads (auto.c). */
+int64_t schedule_static_points(const StructuredOp *op);
+bool schedule_worth_threads(int64_t points);
 void schedule_auto(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s);
 /* Reads a schedule file; errors are located diagnostics. */
 ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag);
@@ -124,6 +135,15 @@ bool float_sum_or_product(const StructuredOp *op);
 bool op_reads_only(const Kernel *k, const StructuredOp *op, int t);
 /* The operand through which tensor t is packed; NULL if it cannot be. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
+/* Row fusion of a model graph's kernel (rows.c): sets the plans' groups
+ * and records each decision. An op writing a tensor named in `keep` (the
+ * schedule file's `fuse: {t: keep}`) ends its group. */
+void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
+                     Arena *arena, PtrVec *decisions);
+/* The C values of a group member's view dims: row_values[q] for the
+ * group's row q (its dim q in the original op), NULL for its own dims. */
+void row_group_bindings(const OpPlan *plan, const StructuredOp *op, int rows, const char *const *row_values,
+                        const char **bound);
 /* The plan as a schedule file entry: fold and collapse in the op's dims, the
  * rest in the view's. */
 void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const OpPlan *plan);

@@ -1,0 +1,307 @@
+/* rows.c - row fusion: consecutive ops of a model graph that share their
+ * leading parallel dims run in one loop nest over those dims (the rows),
+ * each op's own loops inside it.
+ *
+ * A softmax written from primitives is a row max, a row sum of exponentials
+ * and a division; a LayerNorm is a row mean, a row variance and a scale.
+ * Run one after another over the whole tensor, each pass reads every row
+ * from memory again. Run row by row, the later passes read a row the first
+ * one just brought into cache, and the graph's parallel region has one
+ * barrier for the group instead of one per op.
+ *
+ * Legal when each row's work depends only on the same row: every tensor
+ * that one member writes and another touches is indexed by each row dim
+ * bare, at the same position, in every access of the group, and by no
+ * other row index (then row r's elements and row r''s are disjoint, and
+ * within a row the ops keep their order). The decision uses maps, iterator
+ * kinds and the ops' schedules only: a member's row dims must be plain
+ * loops of its schedule (not tiled, register-blocked, vectorised or
+ * collapsed with other dims), and it must not pack, split a reduction or
+ * call a library. Unit row dims (a batch of one) need no loop. */
+#include "schedule/schedule.h"
+
+#include <string.h>
+
+static bool is_unit(const AffineExpr *e) { return e->kind == AE_CONST && e->value == 1; }
+
+/* Op dims of e's dims, through an attached op's dim map (NULL: the op's). */
+static unsigned long long dims_used(const AffineExpr *e, const int *dim_map) {
+  if (!e)
+    return 0;
+  unsigned long long m = dims_used(e->lhs, dim_map) | dims_used(e->rhs, dim_map);
+  if (e->kind == AE_DIM) {
+    int d = dim_map ? dim_map[e->index] : e->index;
+    if (d >= 0)
+      m |= 1ull << d;
+  }
+  return m;
+}
+
+static int bare_dim(const AffineExpr *e, const int *dim_map) {
+  if (e->kind != AE_DIM)
+    return -1;
+  return dim_map ? dim_map[e->index] : e->index;
+}
+
+/* Every access of tensor root t by the op (and its init and epilogue)
+ * indexes each row dim in `rows` bare at pos[q] and uses no row dim
+ * elsewhere. pos[q] = -1 on entry: set by the first access seen. */
+static bool row_local(const Kernel *k, const StructuredOp *op, int t, unsigned long long rows, int *pos) {
+  const StructuredOp *parts[3] = {op, op->init, op->epilogue};
+  const int *maps[3] = {NULL, op->init_dims, op->epilogue_dims};
+  for (int p = 0; p < 3; p++) {
+    if (!parts[p])
+      continue;
+    for (int o = 0; o < parts[p]->noperands; o++) {
+      const Operand *x = &parts[p]->operands[o];
+      if (x->tensor != t || x->shape_only)
+        continue;
+      unsigned long long seen = 0;
+      for (int i = 0; i < k->tensors[t].rank; i++) {
+        unsigned long long used = dims_used(x->map[i], maps[p]) & rows;
+        if (!used)
+          continue;
+        int q = bare_dim(x->map[i], maps[p]);
+        if (q < 0 || (used & ~(1ull << q)) || (seen & (1ull << q)) || (pos[q] >= 0 && pos[q] != i))
+          return false;
+        pos[q] = i;
+        seen |= 1ull << q;
+      }
+      if (seen != rows)
+        return false;
+    }
+  }
+  return true;
+}
+
+static int root(const Kernel *k, int t) {
+  while (k->tensors[t].storage == TS_ALIAS)
+    t = k->tensors[t].alias_of;
+  return t;
+}
+
+static bool touches(const StructuredOp *op, int t, bool write) {
+  const StructuredOp *parts[3] = {op, op->init, op->epilogue};
+  for (int p = 0; p < 3; p++) {
+    if (!parts[p])
+      continue;
+    for (int o = 0; o < parts[p]->noperands && !write; o++)
+      if (parts[p]->operands[o].tensor == t && !parts[p]->operands[o].shape_only)
+        return true;
+    for (int y = 0; y < parts[p]->nyields; y++)
+      if (parts[p]->operands[parts[p]->yields[y].operand].tensor == t)
+        return true;
+  }
+  return false;
+}
+
+/* The tensors op touches, at most LG_MAX_TENSORS; their count. */
+static int touched(const Kernel *k, const StructuredOp *op, int *list) {
+  int n = 0;
+  for (int i = 0; i < op_all_operands(op) && n < LG_MAX_TENSORS; i++) {
+    int t = op_operand_at(op, i)->tensor;
+    bool dup = false;
+    for (int j = 0; j < n; j++)
+      dup |= list[j] == t;
+    if (!dup && touches(op, t, false))
+      list[n++] = t;
+  }
+  (void)k;
+  return n;
+}
+
+/* Whether ops a and b (a before b) can share row loops over `rows`. */
+static bool rows_independent(const Kernel *k, const StructuredOp *a, const StructuredOp *b, unsigned long long rows) {
+  int la[LG_MAX_TENSORS], lb[LG_MAX_TENSORS];
+  int na = touched(k, a, la), nb = touched(k, b, lb);
+  for (int i = 0; i < na; i++)
+    for (int j = 0; j < nb; j++) {
+      int t = la[i], u = lb[j];
+      if (root(k, t) != root(k, u) || !(touches(a, t, true) || touches(b, u, true)))
+        continue;
+      if (t != u) /* the same memory under two names: not compared here */
+        return false;
+      int pos[LG_MAX_DIMS];
+      for (int q = 0; q < LG_MAX_DIMS; q++)
+        pos[q] = -1;
+      if (!row_local(k, a, t, rows, pos) || !row_local(k, b, t, rows, pos))
+        return false;
+    }
+  return true;
+}
+
+/* The view dim of original dim d under r (-1: folded; -2: merged with
+ * another dim). */
+static int view_dim_of(const Reshape *r, int ndims, int d) {
+  if (r->fold[d])
+    return -1;
+  if (r->next[d] >= 0 || reshape_head(r, ndims, d) != d)
+    return -2;
+  int v = 0;
+  for (int e = 0; e < d; e++)
+    if (!r->fold[e] && reshape_head(r, ndims, e) == e)
+      v++;
+  return v;
+}
+
+/* How many leading dims of op i can be row dims of a group whose rows have
+ * these extents (at most `want`): parallel, the same extent, plain loops of
+ * the op's plan. */
+static int row_dims_of(const Kernel *k, const OpPlan *plan, const StructuredOp *op, AffineExpr *const *extents,
+                       int want) {
+  const Schedule *s = &plan->s;
+  if (s->library_call || s->split_reduction)
+    return 0;
+  for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
+    if (s->pack[t])
+      return 0;
+  int n = 0;
+  for (; n < want && n < op->ndims; n++) {
+    const Dim *d = &op->dims[n];
+    if (d->kind != ITER_PARALLEL || (extents && !affine_equal(d->extent, extents[n])))
+      break;
+    int v = view_dim_of(&plan->reshape, op->ndims, n);
+    if (v == -2)
+      break;
+    if (v >= 0) {
+      bool plain = s->unroll[v] <= 1 && s->vector_dim != v;
+      for (int l = 0; l < s->nlevels; l++)
+        plain &= s->tile[l][v] == 0;
+      if (!plain)
+        break;
+    }
+  }
+  return n;
+}
+
+static unsigned long long row_mask(AffineExpr *const *extents, int n) {
+  unsigned long long m = 0;
+  for (int q = 0; q < n; q++)
+    if (!is_unit(extents[q]))
+      m |= 1ull << q;
+  return m;
+}
+
+/* Rows are the group's parallel work: a group of few rows would feed
+ * fewer threads than its members' own loops do. */
+enum { MIN_ROWS = 16 };
+
+static bool few_rows(AffineExpr *const *extents, int n) {
+  int64_t rows = 1;
+  for (int q = 0; q < n; q++) {
+    if (extents[q]->kind != AE_CONST)
+      return false; /* symbolic: a batch, assumed large */
+    rows *= extents[q]->value;
+    if (rows >= MIN_ROWS)
+      return false;
+  }
+  return true;
+}
+
+/* Whether op writes a tensor named in the keep overrides. */
+static bool writes_kept(const Kernel *k, const StructuredOp *op, const char *const *keep, int nkeep) {
+  for (int t = 0; t < k->ntensors; t++)
+    if (touches(op, t, true))
+      for (int i = 0; i < nkeep; i++)
+        if (strcmp(keep[i], k->tensors[t].name) == 0)
+          return true;
+  return false;
+}
+
+static const char *output_name(const Kernel *k, const StructuredOp *op) {
+  return op->nyields ? k->tensors[op->operands[op->yields[0].operand].tensor].name : "?";
+}
+
+/* An automatic plan whose reshape merges leading parallel dims (auto
+ * collapses every legal chain) is planned again, as a group member, with
+ * those dims kept apart so that they can be rows. */
+static OpPlan member_plan(const Kernel *k, const OpPlan *plan, const StructuredOp *op, const Target *t, Arena *arena) {
+  OpPlan p = *plan;
+  if (plan->from_file)
+    return p;
+  bool changed = false;
+  for (int d = 0; d < op->ndims && op->dims[d].kind == ITER_PARALLEL; d++)
+    if (p.reshape.next[d] >= 0) {
+      p.reshape.next[d] = -1;
+      changed = true;
+    }
+  if (!changed)
+    return p;
+  p.view = reshape_apply(k, op, &p.reshape, arena);
+  schedule_auto(p.view.k, p.view.op, t, &p.s);
+  return p;
+}
+
+void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
+                     Arena *arena, PtrVec *decisions) {
+  for (int i = 0; i < k->nops; i++)
+    plans[i].group_size = 0;
+  OpPlan *cand = arena_alloc(arena, sizeof(OpPlan) * (size_t)(k->nops + 1));
+  int i = 0;
+  while (i < k->nops) {
+    const StructuredOp *first = &k->ops[i];
+    AffineExpr *extents[LG_MAX_DIMS];
+    for (int d = 0; d < first->ndims && d < LG_MAX_DIMS; d++)
+      extents[d] = first->dims[d].extent;
+    cand[i] = member_plan(k, &plans[i], first, target, arena);
+    int rows = row_dims_of(k, &cand[i], first, NULL, first->ndims < LG_MAX_DIMS ? first->ndims : LG_MAX_DIMS);
+    int j = i + 1;
+    while (j < k->nops && rows > 0 && !writes_kept(k, &k->ops[j - 1], keep, nkeep)) {
+      cand[j] = member_plan(k, &plans[j], &k->ops[j], target, arena);
+      int r = row_dims_of(k, &cand[j], &k->ops[j], extents, rows);
+      if (!row_mask(extents, r))
+        break;
+      bool ok = true;
+      for (int m = i; m < j && ok; m++)
+        ok = rows_independent(k, &k->ops[m], &k->ops[j], row_mask(extents, r));
+      if (!ok)
+        break;
+      rows = r;
+      j++;
+    }
+    if (j - i < 2 || !row_mask(extents, rows) || few_rows(extents, rows)) {
+      i++;
+      continue;
+    }
+    /* the members' rows beyond the group's are their own loops again: each
+     * was checked with no more rows than the group ends with */
+    /* threads when a member would have had them, or the group's work
+     * together is worth them (auto's threshold) */
+    bool threads = false;
+    int64_t points = 0;
+    for (int m = i; m < j; m++) {
+      int64_t p = schedule_static_points(&k->ops[m]);
+      points = p < 0 || points < 0 ? -1 : points + p;
+      for (int d = 0; d < LG_MAX_DIMS && !cand[m].from_file; d++)
+        threads |= cand[m].s.parallel[d] || cand[m].s.parallel_reg[d];
+    }
+    threads |= !plans[i].from_file && schedule_worth_threads(points);
+    for (int m = i; m < j; m++) {
+      plans[m] = cand[m];
+      plans[m].group_size = m == i ? j - i : -1;
+      plans[m].group_rows = rows;
+      plans[m].group_threads = threads;
+    }
+    StrBuf sb = {0};
+    sb_printf(&sb, "rows: ops %d to %d run in one loop nest over their rows (", i, j - 1);
+    for (int q = 0; q < rows; q++)
+      sb_printf(&sb, "%s%s", q ? ", " : "", first->dims[q].name);
+    sb_printf(&sb, "): '%s'", output_name(k, first));
+    for (int m = i + 1; m < j; m++)
+      sb_printf(&sb, ", '%s'", output_name(k, &k->ops[m]));
+    vec_push(arena, decisions, arena_strdup(arena, sb_cstr(&sb)));
+    sb_free(&sb);
+    i = j;
+  }
+}
+
+void row_group_bindings(const OpPlan *plan, const StructuredOp *op, int rows, const char *const *row_values,
+                        const char **bound) {
+  for (int v = 0; v < plan->view.op->ndims; v++)
+    bound[v] = NULL;
+  for (int q = 0; q < rows; q++) {
+    int v = view_dim_of(&plan->reshape, op->ndims, q);
+    if (v >= 0)
+      bound[v] = row_values[q];
+  }
+}
