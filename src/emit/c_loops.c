@@ -1464,6 +1464,10 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
 }
 
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  if (op->ext) { /* a template, not a loop nest: c_ext.c */
+    emit_ext_op(e, op, index);
+    return;
+  }
   if (e->sched->library_call) {
     e->op = op;
     emit_library_call(e, op);
@@ -1526,7 +1530,7 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
 
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value) {
   *value = 0;
-  if (e->sched->library_call)
+  if (op->ext || e->sched->library_call) /* an ext op's scratch is a workspace tensor of its own */
     return "0";
   Nest *n = arena_alloc(e->arena, sizeof *n);
   n->e = e;
