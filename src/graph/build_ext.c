@@ -339,6 +339,157 @@ static int infer_diag(Ext *x) {
   return 1;
 }
 
+/* An integer list attribute (a lone int is a list of one); NULL when absent
+ * and not required. */
+static GraphAttr *get_ints(Ext *x, const char *name, bool required) {
+  GraphAttr *a = (GraphAttr *)graph_attr(x->g, x->n, name);
+  if (!a) {
+    if (required)
+      graph_error(x->g, x->n->path, "%sattribute '%s' is missing", x->desc, name);
+    return NULL;
+  }
+  if (a->kind == GA_INT) {
+    int64_t *one = arena_alloc(x->g->arena, sizeof *one);
+    *one = a->i;
+    a->kind = GA_INTS;
+    a->ints = one;
+    a->n = 1;
+  }
+  if (a->kind != GA_INTS)
+    graph_error(x->g, attr_path(x, name), "%s'%s' must be a list of ints", x->desc, name);
+  return a;
+}
+
+/* pack / unpack's tiling, checked against the unpacked rank r: tile_of[d]
+ * is d's tile (0: not tiled); perm[j] the unpacked dim of outer position j. */
+typedef struct {
+  int ntiles;
+  int64_t tile_of[LG_MAX_RANK];
+  int perm[LG_MAX_RANK];
+} Tiling;
+
+static Tiling get_tiling(Ext *x, int r) {
+  Tiling t = {0};
+  GraphAttr *pos = get_ints(x, "inner_dims_pos", true), *tiles = get_ints(x, "inner_tiles", true);
+  GraphAttr *perm = get_ints(x, "outer_dims_perm", false);
+  if (tiles->n != pos->n)
+    graph_error(x->g, attr_path(x, "inner_tiles"), "%s%d inner_tiles for %d inner_dims_pos", x->desc, tiles->n,
+                pos->n);
+  if (r + pos->n > LG_MAX_RANK)
+    graph_error(x->g, x->n->path, "%sthe packed rank %d exceeds %d", x->desc, r + pos->n, LG_MAX_RANK);
+  for (int k = 0; k < pos->n; k++) {
+    int64_t d = pos->ints[k];
+    if (d < -r || d >= r)
+      graph_error(x->g, attr_path(x, "inner_dims_pos"), "%sinner_dims_pos %lld is out of range for rank %d", x->desc,
+                  (long long)d, r);
+    if (d < 0)
+      pos->ints[k] = d += r;
+    if (t.tile_of[d])
+      graph_error(x->g, attr_path(x, "inner_dims_pos"), "%sdim %lld is tiled twice", x->desc, (long long)d);
+    if (tiles->ints[k] < 1)
+      graph_error(x->g, attr_path(x, "inner_tiles"), "%sinner_tiles must be positive (%lld)", x->desc,
+                  (long long)tiles->ints[k]);
+    t.tile_of[d] = tiles->ints[k];
+  }
+  t.ntiles = pos->n;
+  bool seen[LG_MAX_RANK] = {false};
+  if (perm && perm->n != r)
+    graph_error(x->g, attr_path(x, "outer_dims_perm"), "%souter_dims_perm needs %d entries, not %d", x->desc, r,
+                perm->n);
+  for (int j = 0; j < r; j++) {
+    int64_t d = perm ? perm->ints[j] : j;
+    if (d < 0 || d >= r || seen[d])
+      graph_error(x->g, attr_path(x, "outer_dims_perm"), "%souter_dims_perm is not a permutation of 0..%d", x->desc,
+                  r - 1);
+    seen[d] = true;
+    t.perm[j] = (int)d;
+  }
+  if (!perm) {
+    int64_t id[LG_MAX_RANK];
+    for (int j = 0; j < r; j++)
+      id[j] = j;
+    GraphAttr a = {.name = "outer_dims_perm", .kind = GA_INTS, .n = r};
+    a.ints = arena_alloc(x->g->arena, sizeof *a.ints * (size_t)(r + 1));
+    memcpy(a.ints, id, sizeof *a.ints * (size_t)r);
+    put(x, a);
+  }
+  return t;
+}
+
+/* pack: outer dims (ceil(extent / tile) for tiled dims) in outer_dims_perm
+ * order, then the tiles in inner_dims_pos order. A tile that does not divide
+ * its dim (or may not: a symbolic dim) needs padding_value. */
+static int infer_pack(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_rank_at_least(x, 0, 1);
+  Tiling t = get_tiling(x, v->rank);
+  const GraphAttr *pos = graph_attr(x->g, x->n, "inner_dims_pos");
+  bool padded = false;
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int j = 0; j < v->rank; j++) {
+    int d = t.perm[j];
+    int64_t e;
+    if (!t.tile_of[d]) {
+      shape[j] = v->shape[d];
+    } else if (static_dim(v->shape[d], &e)) {
+      shape[j] = graph_dim_const(x->g, (e + t.tile_of[d] - 1) / t.tile_of[d]);
+      padded |= e % t.tile_of[d] != 0;
+    } else {
+      shape[j] = affine_binary(x->g->arena, AE_CEILDIV, v->shape[d], graph_dim_const(x->g, t.tile_of[d]));
+      padded = true;
+    }
+  }
+  for (int k = 0; k < t.ntiles; k++)
+    shape[v->rank + k] = graph_dim_const(x->g, t.tile_of[pos->ints[k]]);
+  if (padded && !graph_attr(x->g, x->n, "padding_value"))
+    graph_error(x->g, x->n->path, "%sa tile does not divide its dim (or may not: a symbolic dim); give "
+                "padding_value", x->desc);
+  put(x, (GraphAttr){.name = "padding_value", .kind = GA_FLOAT, .f = graph_attr_float(x->g, x->n, "padding_value", 0)});
+  put(x, (GraphAttr){.name = "padded", .kind = GA_INT, .i = padded});
+  set_out(x, 0, v->type, v->rank + t.ntiles, shape);
+  return 1;
+}
+
+/* unpack: the inverse; the unpacked extents are outer * tile unless
+ * `shape` (static) cuts the padding off. */
+static int infer_unpack(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  GraphAttr *pos = get_ints(x, "inner_dims_pos", true);
+  int r = v->rank - pos->n;
+  if (r < 1)
+    graph_error(x->g, x->n->path, "%sinput '%s' of rank %d cannot hold %d tiled dims and an outer dim", x->desc,
+                v->name, v->rank, pos->n);
+  Tiling t = get_tiling(x, r);
+  for (int k = 0; k < t.ntiles; k++) {
+    int64_t e;
+    if (!static_dim(v->shape[r + k], &e) || e != t.tile_of[pos->ints[k]])
+      graph_error(x->g, x->n->path, "%sinput dim %d of '%s' must be the tile %lld", x->desc, r + k, v->name,
+                  (long long)t.tile_of[pos->ints[k]]);
+  }
+  GraphAttr *want = get_ints(x, "shape", false);
+  if (want && want->n != r)
+    graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs %d entries, not %d", x->desc, r, want->n);
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int j = 0; j < r; j++) {
+    int d = t.perm[j];
+    AffineExpr *full = t.tile_of[d] ? affine_binary(x->g->arena, AE_MUL, v->shape[j], graph_dim_const(x->g, t.tile_of[d]))
+                                    : v->shape[j];
+    int64_t outer = 0, f;
+    if (static_dim(v->shape[j], &outer))
+      full = graph_dim_const(x->g, t.tile_of[d] ? outer * t.tile_of[d] : outer);
+    shape[d] = full;
+    if (!want)
+      continue;
+    int64_t e = want->ints[d];
+    if (!static_dim(full, &f) || e < 1 || e > f || (t.tile_of[d] && e <= f - t.tile_of[d]) || (!t.tile_of[d] && e != f))
+      graph_error(x->g, attr_path(x, "shape"), "%sshape[%d] = %lld does not fit the packed dims", x->desc, d,
+                  (long long)e);
+    shape[d] = graph_dim_const(x->g, e);
+  }
+  set_out(x, 0, v->type, r, shape);
+  return 1;
+}
+
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
   switch (n->op) {
@@ -352,6 +503,8 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_SCATTER: return infer_scatter(&x);
   case GOP_SCATTER_ELEMENTS: return infer_scatter_elements(&x);
   case GOP_DIAG: return infer_diag(&x);
+  case GOP_PACK: return infer_pack(&x);
+  case GOP_UNPACK: return infer_unpack(&x);
   default: diag_bug(g->diag, "no shape rule for graph op %s", graph_op_info(n->op)->name);
   }
 }

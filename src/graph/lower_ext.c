@@ -72,10 +72,83 @@ static int scratch(Lower *L, ElemType t, int rank, AffineExpr **shape) {
   return lower_scratch(L, name, t, rank, copy);
 }
 
+static const GraphAttr *node_attr(const GraphNode *n, const char *name) {
+  for (int i = 0; i < n->nattrs; i++)
+    if (strcmp(n->attrs[i].name, name) == 0)
+      return &n->attrs[i];
+  return NULL;
+}
+
+/* pack and unpack are data movement through affine maps, so they are
+ * structured ops (fusion and schedules see them like a transpose): one
+ * parallel dim per output dim, out[dims] = in[map], where for pack the
+ * unpacked dim d tiled by t at outer position j and tile position k reads
+ * o_j * t + i_k (a guarded read: the padding gives padding_value), and for
+ * unpack the packed input is read at d floordiv t (outer) and d mod t
+ * (inner). */
+static void lower_pack(Lower *L, bool unpack) {
+  const GraphNode *n = lower_node_of(L);
+  Arena *arena = lower_arena(L);
+  int in = lower_read(L, 0), out = lower_write(L, 0);
+  const TensorParam *ti = lower_tensor(L, in), *to = lower_tensor(L, out);
+  const GraphAttr *pos = node_attr(n, "inner_dims_pos"), *tiles = node_attr(n, "inner_tiles");
+  const GraphAttr *perm = node_attr(n, "outer_dims_perm");
+  int r = unpack ? to->rank : ti->rank, K = pos->n;
+  StructuredOp *op = arena_alloc(arena, sizeof *op);
+  op->ndims = to->rank;
+  op->dims = arena_alloc(arena, sizeof(Dim) * (size_t)(op->ndims + 1));
+  for (int d = 0; d < op->ndims; d++)
+    op->dims[d] = (Dim){.name = arena_printf(arena, "d%d", d), .kind = ITER_PARALLEL, .extent = to->shape[d],
+                        .extent_operand = -1, .extent_pos = -1, .loc = lower_loc(L)};
+  AffineExpr **omap = arena_alloc(arena, sizeof(AffineExpr *) * (size_t)(to->rank + 1));
+  for (int d = 0; d < to->rank; d++)
+    omap[d] = affine_leaf(arena, AE_DIM, d, 0);
+  AffineExpr **imap = arena_alloc(arena, sizeof(AffineExpr *) * (size_t)(ti->rank + 1));
+  for (int j = 0; j < r; j++) {
+    int d = (int)perm->ints[j];
+    int k = -1;
+    for (int q = 0; q < K; q++)
+      if (pos->ints[q] == d)
+        k = q;
+    if (!unpack) { /* in[d] = o_j * t + i_k */
+      AffineExpr *o = affine_leaf(arena, AE_DIM, j, 0);
+      imap[d] = k < 0 ? o
+                      : affine_binary(arena, AE_ADD,
+                                      affine_binary(arena, AE_MUL, o, affine_const(arena, tiles->ints[k])),
+                                      affine_leaf(arena, AE_DIM, r + k, 0));
+    } else { /* in[j] = d floordiv t, in[r + k] = d mod t */
+      AffineExpr *x = affine_leaf(arena, AE_DIM, d, 0);
+      imap[j] = k < 0 ? x : affine_binary(arena, AE_FLOORDIV, x, affine_const(arena, tiles->ints[k]));
+      if (k >= 0)
+        imap[r + k] = affine_binary(arena, AE_MOD, x, affine_const(arena, tiles->ints[k]));
+    }
+  }
+  const GraphAttr *padded = node_attr(n, "padded"), *value = node_attr(n, "padding_value");
+  op->noperands = 2;
+  op->operands = arena_alloc(arena, sizeof(Operand) * 2);
+  op->operands[0] = (Operand){.tensor = out, .map = omap, .loc = lower_loc(L)};
+  op->operands[1] = (Operand){.tensor = in, .map = imap, .loc = lower_loc(L)};
+  if (!unpack && padded && padded->i) {
+    op->operands[1].guarded = true;
+    op->operands[1].pad_value = value ? value->f : 0;
+  }
+  op->nnodes = 1;
+  op->nodes = arena_alloc(arena, sizeof(PayloadNode));
+  op->nodes[0] = (PayloadNode){.kind = PN_READ, .type = ti->type, .operand = 1, .loc = lower_loc(L)};
+  op->nyields = 1;
+  op->yields = arena_alloc(arena, sizeof(Yield));
+  op->yields[0] = (Yield){.operand = 0, .value = 0};
+  lower_push(L, op);
+}
+
 void lower_ext(Lower *L) {
   const GraphNode *n = lower_node_of(L);
   const Graph *g = lower_graph(L);
   Arena *arena = lower_arena(L);
+  if (n->op == GOP_PACK || n->op == GOP_UNPACK) {
+    lower_pack(L, n->op == GOP_UNPACK);
+    return;
+  }
   ExtOp *x = arena_alloc(arena, sizeof *x);
   x->kind = graph_op_info(n->op)->name;
   x->tmpl = template_of(n->op);

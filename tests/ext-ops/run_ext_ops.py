@@ -397,6 +397,45 @@ def g_empty(r):
     return g
 
 
+def ref_pack(x, pos, tiles, perm, pad):
+    r = x.ndim
+    tile_of = {d: t for d, t in zip(pos, tiles)}
+    outer = [-(-x.shape[d] // tile_of[d]) if d in tile_of else x.shape[d] for d in range(r)]
+    out = np.empty([outer[d] for d in perm] + list(tiles), dtype=x.dtype)
+    for o in np.ndindex(*out.shape):
+        src = [0] * r
+        for j, d in enumerate(perm):
+            src[d] = o[j]
+        for k, d in enumerate(pos):
+            src[d] = src[d] * tiles[k] + o[r + k]
+        inside = all(src[d] < x.shape[d] for d in range(r))
+        out[o] = x[tuple(src)] if inside else pad
+    return out
+
+
+def g_pack(r):
+    """pack with partial tiles and padding, outer_dims_perm, and the round trip through unpack."""
+    g = Graph("pack")
+    for shape, pos, tiles, perm in [((5, 7), [1, 0], [4, 2], [1, 0]), ((8, 6), [0, 1], [4, 3], None),
+                                    ((3, 10), [1], [3], [1, 0]), ((1, 1), [0], [1], None),
+                                    ((2, 9, 4), [1], [4], [2, 0, 1]), ((6, 4), [1, 0], [4, 6], [0, 1]),
+                                    ((13,), [0], [5], None)]:
+        x = rng_array(r, shape, "f32")
+        attrs = {"inner_dims_pos": pos, "inner_tiles": tiles, "padding_value": -7.5}
+        if perm is not None:
+            attrs["outer_dims_perm"] = perm
+        xi = g.input(x)
+        pk = g.node("pack", [xi], **attrs)
+        g.output(pk, ref_pack(x, pos, tiles, perm or list(range(len(shape))), -7.5))
+        un = {k: v for k, v in attrs.items() if k != "padding_value"}
+        g.output(g.node("unpack", [pk], shape=list(shape), **un), x)
+    # fusion: a producer into a pack (tiles divide), an unpack into its consumer
+    a = rng_array(r, (8, 12), "f32")
+    pk = g.node("pack", [g.node("relu", [g.input(a)])], inner_dims_pos=[0, 1], inner_tiles=[4, 4])
+    g.output(g.node("neg", [g.node("unpack", [pk], inner_dims_pos=[0, 1], inner_tiles=[4, 4])]), -np.maximum(a, 0))
+    return g
+
+
 def g_mixed(r):
     """gather -> matmul -> relu -> topk; cumsum of a transposed product; scatter into a sum; sort of a gather."""
     g = Graph("mixed")
@@ -433,7 +472,7 @@ def g_mixed(r):
 
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
-          g_diag_reverse, g_empty, g_mixed]
+          g_diag_reverse, g_empty, g_pack, g_mixed]
 
 
 # ---------------------------------------------------------------------------
