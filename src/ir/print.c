@@ -107,9 +107,12 @@ static void print_ext(StrBuf *out, const Kernel *k, int index, const ExtOp *x) {
     sb_printf(out, "%s%s = ", i ? ", " : " {", a->name);
     if (a->kind == 's')
       sb_printf(out, "\"%s\"", a->s);
-    else if (a->kind == 'l')
+    else if (a->kind == 'l') {
+      sb_putc(out, '[');
       for (int j = 0; j < a->n; j++)
-        sb_printf(out, "%s%lld%s", j ? ", " : "[", (long long)a->ints[j], j == a->n - 1 ? "]" : "");
+        sb_printf(out, "%s%lld", j ? ", " : "", (long long)a->ints[j]);
+      sb_putc(out, ']');
+    }
     else if (a->kind == 'f')
       sb_printf(out, "%.17g", a->f);
     else
