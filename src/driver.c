@@ -141,6 +141,11 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
       const StructuredOp *op = &k->ops[j];
       bool none = strcmp(mode, "none") == 0;
       reshape_identity(&plan->reshape);
+      if (op->ext) { /* a template: no loops to schedule */
+        plan->view = (OpView){k, op};
+        schedule_none(op, &plan->s);
+        continue;
+      }
       if (!none)
         reshape_auto(k, op, &plan->reshape, arena);
       plan->view = reshape_apply(k, op, &plan->reshape, arena);
@@ -169,6 +174,9 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
       if (spec->op < 0 || spec->op >= k->nops)
         diag_error(&cx->diag, spec->loc, "'%s' has %d comprehension%s; there is no op %d", k->name, k->nops,
                    k->nops == 1 ? "" : "s", spec->op);
+      if (k->ops[spec->op].ext)
+        diag_error(&cx->diag, spec->loc, "op %d of '%s' is the non-structured op '%s' (a template); it has no schedule",
+                   spec->op, k->name, k->ops[spec->op].ext->kind);
       OpPlan *plan = &all[ki][spec->op];
       schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
       plan->from_file = true;
@@ -177,8 +185,15 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
     }
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];
-    for (int j = 0; j < k->nops; j++)
-      schedule_print_yaml(&cx->sched, k, j, &k->ops[j], &all[i][j]);
+    for (int j = 0; j < k->nops; j++) {
+      if (!k->ops[j].ext) {
+        schedule_print_yaml(&cx->sched, k, j, &k->ops[j], &all[i][j]);
+        continue;
+      }
+      if (j == 0)
+        sb_printf(&cx->sched, "%s:\n", k->name);
+      sb_printf(&cx->sched, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
+    }
   }
   return all;
 }
@@ -299,6 +314,8 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
     buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, arena);
   }
   print_graph_passes(cx);
+  TemplateSet *templates = arena_alloc(arena, sizeof *templates);
+  templates_load(templates, &cx->module, &cx->file_deps, arena, &cx->diag);
   EmitOptions eo = {
       .prefix = options->prefix ? options->prefix : "",
       .checks = options->checks != 0,
@@ -309,6 +326,7 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       .target = target,
       .buffer_plans = buffer_plans,
       .separate_weights = options->separate_weights != 0,
+      .templates = templates,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   emit_c_file(&cx->c, &cx->module, &eo, arena);

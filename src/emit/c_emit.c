@@ -122,13 +122,8 @@ static void doc_comment(Emitter *e) {
       continue;
     for (int i = 0; i < k->nops; i++) {
       const StructuredOp *op = &k->ops[i];
-      int touched = 0; /* 1 written only, 2 read */
-      for (int n = 0; n < op->nnodes; n++)
-        if (op->nodes[n].kind == PN_READ && op->operands[op->nodes[n].operand].tensor == t)
-          touched = 2;
-      for (int y = 0; y < op->nyields && !touched; y++)
-        if (op->operands[op->yields[y].operand].tensor == t)
-          touched = 1;
+      /* 1 written only, 2 read */
+      int touched = op_reads_tensor(op, t) ? 2 : op_writes_tensor(op, t) ? 1 : 0;
       if (!touched)
         continue;
       sb_printf(e->out, touched == 2 ? " * Updates %s: its value on entry is read (accumulated into).\n"

@@ -12,6 +12,26 @@
 #include "graph/passes.h"
 #include "schedule/schedule.h"
 
+/* The templates of non-structured ops (templates/NAME.c), read before
+ * emission by templates_load (src/templates.c), so that the emitter does no
+ * I/O. */
+typedef struct {
+  const char *name; /* "topk" */
+  const char *path; /* where it was read (for -MD) */
+  const char *text;
+} TemplateFile;
+
+typedef struct {
+  int count;
+  TemplateFile *files;
+} TemplateSet;
+
+/* Reads the template of every ExtOp in m, once each, from $LGEN_TEMPLATE_DIR
+ * when set, else the installed folder, else the source tree's templates/;
+ * appends the paths read to deps (const char*). A missing template is an
+ * error. */
+void templates_load(TemplateSet *set, const Module *m, PtrVec *deps, Arena *arena, Diag *diag);
+
 typedef struct {
   const char *prefix;      /* on every exported symbol; "" for none */
   bool checks;             /* emit the run-time size checks */
@@ -25,6 +45,7 @@ typedef struct {
    * G becomes G_workspace_size, G_run and G (contracts.md section 3). */
   BufferPlan **buffer_plans;
   bool separate_weights; /* graph constants go to emit_c_weights's file, extern here */
+  const TemplateSet *templates; /* for ExtOps; may be NULL when there are none */
 } EmitOptions;
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);

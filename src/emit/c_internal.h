@@ -69,6 +69,9 @@ void use_helper(bool *used, const char *name);
 /* c_checks.c */
 void emit_checks(Emitter *e);
 
+/* c_ext.c: a non-structured op (op->ext) as its template's call */
+void emit_ext_op(Emitter *e, const StructuredOp *op, int index);
+
 /* c_loops.c */
 void emit_op(Emitter *e, const StructuredOp *op, int index);
 /* The scratch bytes op's pack buffers need under e->sched (with e->scratch

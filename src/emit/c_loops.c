@@ -1647,6 +1647,10 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
 }
 
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
+  if (op->ext) { /* a template, not a loop nest: c_ext.c */
+    emit_ext_op(e, op, index);
+    return;
+  }
   if (!op->init) {
     emit_nest(e, op, index, false);
     if (op->epilogue && !e->epilogue_at_store)
@@ -1736,7 +1740,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
 
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value) {
   *value = 0;
-  if (e->sched->library_call)
+  if (op->ext || e->sched->library_call) /* an ext op's scratch is a workspace tensor of its own */
     return "0";
   Nest *n = arena_alloc(e->arena, sizeof *n);
   n->e = e;

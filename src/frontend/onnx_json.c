@@ -1558,6 +1558,8 @@ static void import_constant_of_shape(Onnx *cx, ONode *n) {
   emit(cx, n, GOP_FILL, 0, NULL, 3, attrs, out0(n));
 }
 
+#include "frontend/onnx_ext.inc" /* ArgMax, TopK, CumSum, Scatter*, Gather*: non-structured ops */
+
 /* ------------------------------------------------------------------ */
 /* The operator table                                                  */
 
@@ -1639,6 +1641,7 @@ static const OnnxOp onnx_ops[] = {
     {"Pad", import_pad, GOP_PAD, 1, 4, 1},
     {"Tile", import_tile, GOP_TILE, 2, 2, 1},
     {"Gather", import_gather, GOP_GATHER, 2, 2, 1},
+    ONNX_EXT_OPS
     /* constants and shapes */
     {"Constant", import_constant, GOP_FILL, 0, 0, 1},
     {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},

@@ -872,11 +872,7 @@ static void check_positive(Graph *g, GraphNode *n, const GraphAttr *a) {
 /* ------------------------------------------------------------ inference */
 
 /* What shape inference produces for one output. */
-typedef struct {
-  ElemType type;
-  int rank;
-  AffineExpr *shape[LG_MAX_RANK];
-} OutShape;
+typedef GraphShape OutShape;
 
 typedef struct {
   Graph *g;
@@ -1990,6 +1986,26 @@ static int add_shape_value(Graph *g, GraphNode *n, const char *out_name, bool ge
   return sym_const(g, out_name, count, x->shape + start, false, n->path, generated);
 }
 
+/* A node of class EXT: shapes from build_ext.c; it may have several outputs. */
+static int push_ext_node(Graph *g, GraphNode *n, const char **out_names, const char *first, bool first_generated) {
+  for (int i = 0; i < n->ninputs; i++)
+    if (n->inputs[i] < 0)
+      graph_error(g, n->path, "%sinput %d is missing", graph_node_desc(g, n), i);
+  GraphShape outs[4];
+  int nout = graph_ext_infer(g, n, outs);
+  const char *names[4];
+  bool generated[4];
+  for (int i = 0; i < nout; i++) {
+    names[i] = i == 0 ? first : out_names && out_names[i] ? out_names[i] : NULL;
+    generated[i] = i == 0 ? first_generated : !names[i];
+    if (i > 0 && names[i])
+      check_new_name(g, names[i], n->path);
+    if (!names[i])
+      names[i] = fresh_name(g, i == 0 ? n->name : NULL);
+  }
+  return push_node(g, n, nout, outs, names, generated);
+}
+
 static int64_t softmax_axis(Graph *g, GraphNode *n) { return graph_attr_int(g, n, "axis", -1); }
 
 int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
@@ -2011,6 +2027,8 @@ int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, con
     out_name = fresh_name(g, n->name);
   if (op == GOP_SHAPE)
     return add_shape_value(g, n, out_name, generated);
+  if (info->cls == GC_EXT) /* non-structured ops: build_ext.c */
+    return push_ext_node(g, n, out_names, out_name, generated);
   Infer s = {.g = g, .n = n, .desc = graph_node_desc(g, n), .out_name = out_name};
   infer(&s);
   return push_node(g, n, 1, s.out, &out_name, &generated);

@@ -34,19 +34,12 @@ typedef struct {
   bool *used;    /* per override */
 } Fuser;
 
-static bool op_writes(const StructuredOp *op, int t) {
-  for (int y = 0; y < op->nyields; y++)
-    if (op->operands[op->yields[y].operand].tensor == t)
-      return true;
-  return op->epilogue && op_writes(op->epilogue, t);
-}
+/* Non-structured ops (ExtOp) take part only as readers and writers: they
+ * are never inlined and nothing is inlined into them (their template reads
+ * memory, not a payload). */
+static bool op_writes(const StructuredOp *op, int t) { return op_writes_tensor(op, t); }
 
-static bool op_reads(const StructuredOp *op, int t) {
-  for (int n = 0; n < op->nnodes; n++)
-    if (op->nodes[n].kind == PN_READ && op->operands[op->nodes[n].operand].tensor == t)
-      return true;
-  return op->epilogue && op_reads(op->epilogue, t);
-}
+static bool op_reads(const StructuredOp *op, int t) { return op_reads_tensor(op, t); }
 
 /* The tensor an op reads memory of, seen through aliases. */
 static int root_of(const Kernel *k, int t) {
@@ -67,7 +60,7 @@ static bool has_alias(const Kernel *k, int t) {
 static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
   const Kernel *k = f->k;
   const StructuredOp *op = &k->ops[p];
-  if (op->nyields != 1 || op->ndims > LG_MAX_DIMS)
+  if (op->ext || op->nyields != 1 || op->ndims > LG_MAX_DIMS)
     return -1;
   const Operand *out = &op->operands[op->yields[0].operand];
   int t = out->tensor;
@@ -144,11 +137,25 @@ static bool is_cheap(const Kernel *k, const StructuredOp *op) {
   return ops <= CHEAP_OPS;
 }
 
+/* Whether op writes memory of tensor `root` (through any alias). */
+static bool writes_root(const Kernel *k, const StructuredOp *op, int root) {
+  if (op->ext) {
+    for (int i = op->ext->ninputs; i < op->noperands; i++)
+      if (root_of(k, op->ext->tensors[i]) == root)
+        return true;
+    return false;
+  }
+  for (int y = 0; y < op->nyields; y++)
+    if (root_of(k, op->operands[op->yields[y].operand].tensor) == root)
+      return true;
+  return false;
+}
+
 /* Whether consumer c can take P (writing t) at every read of t. */
 static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
   const Kernel *k = f->k;
   const StructuredOp *P = &k->ops[p], *C = &k->ops[c];
-  if (op_writes(C, t) || C->nnodes + P->nnodes > MAX_FUSED_NODES)
+  if (C->ext || op_writes(C, t) || C->nnodes + P->nnodes > MAX_FUSED_NODES)
     return false;
   for (int o = 0; o < C->noperands; o++) {
     const Operand *operand = &C->operands[o];
@@ -172,10 +179,8 @@ static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
     if (f->removed[q])
       continue;
     for (int o = 0; o < P->noperands; o++) {
-      int in = P->operands[o].tensor;
-      for (int y = 0; y < k->ops[q].nyields; y++)
-        if (root_of(k, k->ops[q].operands[k->ops[q].yields[y].operand].tensor) == root_of(k, in))
-          return false;
+      if (writes_root(k, &k->ops[q], root_of(k, P->operands[o].tensor)))
+        return false;
     }
   }
   return true;
@@ -272,6 +277,8 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
 }
 
 static const char *op_label(const Kernel *k, const StructuredOp *op) {
+  if (op->ext)
+    return k->tensors[op->ext->tensors[op->ext->ninputs]].name;
   if (op->nyields == 0)
     return "?";
   return k->tensors[op->operands[op->yields[0].operand].tensor].name;

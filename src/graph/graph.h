@@ -46,6 +46,7 @@ typedef enum {
   GC_SHAPE,
   GC_COMPOSITE,
   GC_CALL,
+  GC_EXT,
 } GraphOpClass;
 
 typedef struct {
@@ -196,6 +197,20 @@ int graph_elem_bytes(ElemType t);
 /* Element i of a constant as double / int64 (any element type). */
 double graph_const_f(const GraphValue *v, int64_t i);
 int64_t graph_const_i(const GraphValue *v, int64_t i);
+
+/* One output's inferred type and shape. */
+typedef struct {
+  ElemType type;
+  int rank;
+  AffineExpr *shape[LG_MAX_RANK];
+} GraphShape;
+
+/* ---- build_ext.c ---- */
+/* Checks the attributes and inputs of a node of class EXT (a located error
+ * when they do not fit), normalises its attributes in place (axes
+ * non-negative, defaults filled in) and infers its outputs; returns their
+ * count. */
+int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs);
 
 /* ---- fold.c ---- */
 /* Evaluates node n (all inputs constant) into constants; false if the op or

@@ -20,13 +20,14 @@
 #include "analysis/analysis.h"
 #include "analysis/poly.h"
 #include "graph/graph.h"
+#include "graph/lower_ext.h"
 
 #include <math.h>
 #include <string.h>
 
 enum { MAX_OPERANDS = 16, MAX_NODES = 96 };
 
-typedef struct {
+struct Lower {
   const Graph *g;
   Arena *arena;
   Diag *diag;
@@ -36,7 +37,7 @@ typedef struct {
   bool *live;       /* per value: some output depends on it */
   const GraphNode *node; /* the node being lowered */
   Loc loc;          /* its location */
-} Lower;
+};
 
 /* One StructuredOp under construction. */
 typedef struct {
@@ -1442,6 +1443,25 @@ static void lower_call(Lower *L) {
   }
 }
 
+/* ---- what lower_ext.c sees of the lowering (lower_ext.h) ---- */
+
+const Graph *lower_graph(const Lower *L) { return L->g; }
+const GraphNode *lower_node_of(const Lower *L) { return L->node; }
+Arena *lower_arena(const Lower *L) { return L->arena; }
+Loc lower_loc(const Lower *L) { return L->loc; }
+int lower_read(Lower *L, int i) { return read_tensor(L, i); }
+int lower_write(Lower *L, int i) { return write_tensor(L, i); }
+const TensorParam *lower_tensor(Lower *L, int t) { return tensor(L, t); }
+
+int lower_scratch(Lower *L, const char *name, ElemType type, int rank, AffineExpr **shape) {
+  return add_tensor(L, name, type, rank, shape, TS_WORKSPACE, true, NULL);
+}
+
+void lower_push(Lower *L, StructuredOp *op) {
+  op->loc = L->loc;
+  vec_push(L->arena, &L->ops, op);
+}
+
 /* ---- the graph ---- */
 
 static void lower_node(Lower *L) {
@@ -1477,6 +1497,9 @@ static void lower_node(Lower *L) {
   case GC_CALL:
     lower_call(L);
     return;
+  case GC_EXT:
+    lower_ext(L);
+    return;
   case GC_LAYOUT:
     break;
   default:
@@ -1505,7 +1528,8 @@ static void lower_node(Lower *L) {
     lower_reverse(L);
     return;
   case GOP_GATHER:
-    node_error(L, "gather with run-time data or indices is not supported yet");
+    lower_ext(L);
+    return;
   default:
     node_error(L, "this layout op cannot be lowered yet");
   }

@@ -179,7 +179,47 @@ typedef struct {
   Loc loc;
 } Precondition;
 
+/* A non-structured op (iree_linalg_ext / ByteIR linalg-ext: gather,
+ * scatter, sort, topk, scan, argmax, ...): a kernel step that no affine loop
+ * nest with a scalar payload describes. It names a hand-written template
+ * (templates/KIND.c) that the emitter instantiates per element type, and
+ * the tensors it touches: inputs, then outputs, then scratch (workspace
+ * tensors only this op uses: sort's merge buffers). Its StructuredOp has no
+ * dims, payload or yields; its operands are exactly `tensors`, in that
+ * order, each with an all-zero map, so that passes that only ask which
+ * tensors an op touches (the buffer plan's liveness, pointer declarations)
+ * need no special case. Passes that look at payloads or maps must skip it:
+ * op_reads_tensor / op_writes_tensor below answer for both kinds. */
+enum { LG_EXT_MAX_TENSORS = 8, LG_EXT_MAX_ATTRS = 16 };
+
+typedef struct {
+  const char *name;
+  char kind;        /* 'i', 'f', 's' or 'l' (a list of integers) */
+  int64_t i;        /* integer attributes (and booleans) */
+  double f;         /* float attributes */
+  const char *s;    /* string attributes; NULL otherwise */
+  int n;            /* lists: the count of ints */
+  const int64_t *ints;
+} ExtAttr;
+
+typedef struct {
+  const char *kind;    /* the op: "gather", "argmax", "topk", ... */
+  const char *tmpl;    /* its template: templates/TMPL.c ("arg" for argmax and argmin) */
+  int ninputs, noutputs, nscratch;
+  int tensors[LG_EXT_MAX_TENSORS]; /* Kernel.tensors indices: inputs, outputs, scratch */
+  int nattrs;
+  ExtAttr attrs[LG_EXT_MAX_ATTRS];
+} ExtOp;
+
+/* An attribute's integer (float, string) value, or dflt when absent. */
+int64_t ext_attr_int(const ExtOp *x, const char *name, int64_t dflt);
+double ext_attr_float(const ExtOp *x, const char *name, double dflt);
+const char *ext_attr_string(const ExtOp *x, const char *name, const char *dflt);
+/* A list attribute: its ints and count (NULL, 0 when absent). */
+const int64_t *ext_attr_ints(const ExtOp *x, const char *name, int *count);
+
 typedef struct StructuredOp {
+  const ExtOp *ext;  /* non-NULL: a non-structured op (see ExtOp); nothing below but operands and loc */
   int ndims;
   Dim *dims;
   int noperands;
@@ -241,6 +281,12 @@ typedef struct {
 typedef struct {
   PtrVec kernels; /* Kernel* */
 } Module;
+
+/* ---- ext.c: which tensors a step touches, for either kind ---- */
+/* Reads t: a payload read, or an ext op's input or scratch. */
+bool op_reads_tensor(const StructuredOp *op, int t);
+/* Writes t: a yield, or an ext op's output or scratch. */
+bool op_writes_tensor(const StructuredOp *op, int t);
 
 /* ---- print.c: the stable text form of --emit=ir ---- */
 void ir_print_module(StrBuf *out, const Module *m);

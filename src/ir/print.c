@@ -89,6 +89,39 @@ static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, cons
   }
 }
 
+/* op #i ext KIND (ins) -> (outs) scratch (...) {attrs} */
+static void print_ext(StrBuf *out, const Kernel *k, int index, const ExtOp *x) {
+  sb_printf(out, "  op #%d\n    ext %s (", index, x->kind);
+  int n = x->ninputs + x->noutputs + x->nscratch;
+  for (int i = 0; i < n; i++) {
+    if (i == x->ninputs)
+      sb_puts(out, ") -> (");
+    else if (i == x->ninputs + x->noutputs)
+      sb_puts(out, ") scratch (");
+    else if (i)
+      sb_puts(out, ", ");
+    sb_printf(out, "$%d %s", i, k->tensors[x->tensors[i]].name);
+  }
+  sb_puts(out, ")");
+  for (int i = 0; i < x->nattrs; i++) {
+    const ExtAttr *a = &x->attrs[i];
+    sb_printf(out, "%s%s = ", i ? ", " : " {", a->name);
+    if (a->kind == 's')
+      sb_printf(out, "\"%s\"", a->s);
+    else if (a->kind == 'l') {
+      sb_putc(out, '[');
+      for (int j = 0; j < a->n; j++)
+        sb_printf(out, "%s%lld", j ? ", " : "", (long long)a->ints[j]);
+      sb_putc(out, ']');
+    }
+    else if (a->kind == 'f')
+      sb_printf(out, "%.17g", a->f);
+    else
+      sb_printf(out, "%lld", (long long)a->i);
+  }
+  sb_puts(out, x->nattrs ? "}\n" : "\n");
+}
+
 /* The domain, operands, payload and yields; `indent` before each line. */
 static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, const char *indent, Names *n) {
   n->op = op;
@@ -127,6 +160,10 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
 
 static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
   const StructuredOp *op = &k->ops[index];
+  if (op->ext) {
+    print_ext(out, k, index, op->ext);
+    return;
+  }
   sb_printf(out, "  op #%d\n", index);
   print_body(out, k, op, "    ", n);
   const StructuredOp *attached[2] = {op->init, op->epilogue};

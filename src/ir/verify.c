@@ -75,7 +75,27 @@ static void verify_attached(Diag *diag, const Kernel *k, const StructuredOp *op,
         diag_bug(diag, "%s: an init reads the output it initialises", k->name);
 }
 
+/* An ext op: its operands are its tensors, in order, and it has no loops
+ * or payload; what it writes is an output. */
+static void verify_ext(Diag *diag, const Kernel *k, const StructuredOp *op) {
+  const ExtOp *x = op->ext;
+  int n = x->ninputs + x->noutputs + x->nscratch;
+  if (op->ndims || op->nnodes || op->nyields || n != op->noperands || n > LG_EXT_MAX_TENSORS || x->noutputs < 1)
+    diag_bug(diag, "%s: ext op %s is malformed", k->name, x->kind);
+  for (int i = 0; i < n; i++) {
+    int t = x->tensors[i];
+    if (t < 0 || t >= k->ntensors || op->operands[i].tensor != t)
+      diag_bug(diag, "%s: ext op %s names no tensor as its operand %d", k->name, x->kind, i);
+    if (i >= x->ninputs && !k->tensors[t].is_output)
+      diag_bug(diag, "%s: ext op %s writes %s, which is not an output", k->name, x->kind, k->tensors[t].name);
+  }
+}
+
 void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
+  if (op->ext) {
+    verify_ext(diag, k, op);
+    return;
+  }
   for (int d = 0; d < op->ndims; d++) {
     if (!op->dims[d].extent || affine_has_dims(op->dims[d].extent))
       diag_bug(diag, "%s: dim %s has no extent in sizes", k->name, op->dims[d].name);

@@ -385,18 +385,31 @@ Test(graph_lower, einsum_diagonal_and_layout) {
   g_free(t);
 }
 
-Test(graph_lower, gather_at_run_time_is_an_error) {
+Test(graph_lower, gather_at_run_time_is_an_ext_op) {
   G *t = g_new();
   int x = input(t, "x", 2, (int64_t[]){3, 3});
   int idx = graph_add_input(t->g, "i", TY_I64, 1, shape_of(t, 1, (int64_t[]){2}), "");
   int in[2] = {x, idx};
   int y = graph_add_node(t->g, GOP_GATHER, "", 2, in, 0, NULL, NULL, "", NULL);
   graph_add_output(t->g, y, "");
-  if (setjmp(t->on_error) == 0) {
-    graph_lower(t->g, NULL, t->arena, &t->diag);
-    cr_assert_fail("expected an error");
-  }
-  cr_assert_not_null(strstr(sb_cstr(&t->diag.out), "gather with run-time data or indices is not supported yet"),
-                     "%s", sb_cstr(&t->diag.out));
+  Kernel *k = lower(t);
+  cr_assert_eq(k->nops, 1);
+  const StructuredOp *op = &k->ops[0];
+  cr_assert_not_null(op->ext);
+  cr_assert_str_eq(op->ext->kind, "gather");
+  cr_assert_str_eq(op->ext->tmpl, "gather");
+  cr_assert_eq(op->ext->ninputs, 2);
+  cr_assert_eq(op->ext->noutputs, 1);
+  cr_assert_eq(op->ext->nscratch, 0);
+  cr_assert_eq(op->ndims, 0);
+  cr_assert_eq(op->noperands, 3); /* the operands are the ext op's tensors, in order */
+  for (int o = 0; o < 3; o++)
+    cr_assert_eq(op->operands[o].tensor, op->ext->tensors[o]);
+  cr_assert_str_eq(k->tensors[op->ext->tensors[0]].name, "x");
+  cr_assert_str_eq(k->tensors[op->ext->tensors[1]].name, "i");
+  cr_assert_eq(ext_attr_int(op->ext, "axis", -1), 0);
+  cr_assert(op_reads_tensor(op, op->ext->tensors[1]));
+  cr_assert(op_writes_tensor(op, op->ext->tensors[2]));
+  cr_assert(!op_writes_tensor(op, op->ext->tensors[0]));
   g_free(t);
 }

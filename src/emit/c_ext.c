@@ -1,0 +1,243 @@
+/* c_ext.c - C for non-structured ops (ExtOp): the op's template
+ * (templates/TMPL.c, read by templates.c) instantiated for its element and
+ * index types as static functions, defined once per file, and one call
+ * that passes the shapes.
+ *
+ * Shapes are passed as the row view [outer, n, inner] around the op's axis
+ * (products of the tensor's extents, C expressions in the kernel's sizes) or,
+ * for ops that need every dim, as a local array. The templates' parallel
+ * loops are orphaned `omp for`s: inside a graph's region every thread makes
+ * the call and the threads share the loops (their barriers order the op
+ * before the next); outside one, the call gets a region of its own. */
+#include <string.h>
+
+#include "emit/c_internal.h"
+
+typedef struct {
+  Emitter *e;
+  const ExtOp *x;
+  const char *fn; /* the instance's function name */
+} ExtCall;
+
+static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
+static const char *name_of(const ExtCall *c, int i) { return c->e->kn.tensors[c->x->tensors[i]]; }
+
+/* The product of extents [from, to) of tensor i as a C expression of type
+ * int64_t (numbers folded into one factor). */
+static const char *extent_product(const ExtCall *c, int i, int from, int to) {
+  const TensorParam *t = tensor_of(c, i);
+  int64_t number = 1;
+  StrBuf sb = {0};
+  for (int d = from; d < to; d++) {
+    const AffineExpr *x = t->shape[d];
+    if (x->kind == AE_CONST) {
+      number *= x->value;
+      continue;
+    }
+    sb_printf(&sb, "%s(int64_t)(%s)", sb.len ? " * " : "", affine_str(c->e, x));
+  }
+  const char *s;
+  if (!sb.len)
+    s = arena_printf(c->e->arena, "%lld", (long long)number);
+  else if (number == 1)
+    s = arena_strdup(c->e->arena, sb_cstr(&sb));
+  else
+    s = arena_printf(c->e->arena, "%lld * %s", (long long)number, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+static const char *extent(const ExtCall *c, int i, int d) { return extent_product(c, i, d, d + 1); }
+
+/* "const int64_t NAME[] = {e0, e1, ...};" of extents [from, to) of tensor i. */
+static void dims_array(const ExtCall *c, const char *name, int i, int from, int to) {
+  StrBuf sb = {0};
+  for (int d = from; d < to; d++)
+    sb_printf(&sb, "%s%s", d > from ? ", " : "", extent(c, i, d));
+  line(c->e, "const int64_t %s[] = {%s};", name, sb_cstr(&sb));
+  sb_free(&sb);
+}
+
+static const char *lowest(ElemType t) {
+  switch (t) {
+  case TY_F32: return "(-1.0f / 0.0f)";
+  case TY_F64: return "(-1.0 / 0.0)";
+  case TY_I8: return "INT8_MIN";
+  case TY_I16: return "INT16_MIN";
+  case TY_I32: return "INT32_MIN";
+  case TY_I64: return "INT64_MIN";
+  default: return "0";
+  }
+}
+
+static const char *highest(ElemType t) {
+  switch (t) {
+  case TY_F32: return "(1.0f / 0.0f)";
+  case TY_F64: return "(1.0 / 0.0)";
+  case TY_I8: return "INT8_MAX";
+  case TY_I16: return "INT16_MAX";
+  case TY_I32: return "INT32_MAX";
+  case TY_I64: return "INT64_MAX";
+  default: return "1";
+  }
+}
+
+static const char *template_text(const Emitter *e, const char *name) {
+  const TemplateSet *set = e->opt->templates;
+  for (int i = 0; set && i < set->count; i++)
+    if (strcmp(set->files[i].name, name) == 0)
+      return set->files[i].text;
+  return NULL;
+}
+
+/* Appends text with every @KEY@ replaced by its value. */
+static void substitute(StrBuf *out, const char *text, const char *const *keys, const char *const *values, int n) {
+  for (const char *p = text; *p;) {
+    if (*p == '@') {
+      bool done = false;
+      for (int i = 0; i < n && !done; i++) {
+        size_t len = strlen(keys[i]);
+        if (strncmp(p + 1, keys[i], len) == 0 && p[1 + len] == '@') {
+          sb_puts(out, values[i]);
+          p += len + 2;
+          done = true;
+        }
+      }
+      if (done)
+        continue;
+    }
+    sb_putc(out, *p++);
+  }
+}
+
+/* The template instantiated for value type t and index type it (once per
+ * file); c->fn gets the instance's entry point, lgen_TMPL_SUFFIX. */
+static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
+  Emitter *e = c->e;
+  const char *suffix = indexed ? arena_printf(e->arena, "%s_%s", elem_type_name(t), elem_type_name(it))
+                               : elem_type_name(t);
+  c->fn = arena_printf(e->arena, "lgen_%s_%s", c->x->tmpl, suffix);
+  for (int i = 0; i < e->helper_names->len; i++)
+    if (strcmp(e->helper_names->items[i], c->fn) == 0)
+      return;
+  vec_push(e->arena, e->helper_names, (void *)c->fn);
+  const char *text = template_text(e, c->x->tmpl);
+  if (!text) { /* templates_load reads every template an ExtOp names */
+    sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
+    return;
+  }
+  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST"};
+  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t)};
+  sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
+  substitute(e->helpers, text, keys, values, 5);
+  sb_putc(e->helpers, '\n');
+}
+
+/* ---- the calls ---- */
+
+static int attr_int(const ExtCall *c, const char *name, int64_t dflt) {
+  return (int)ext_attr_int(c->x, name, dflt);
+}
+
+/* outer, n, inner of tensor i around `axis`. */
+static const char *rows(const ExtCall *c, int i, int axis) {
+  return arena_printf(c->e->arena, "%s, %s, %s", extent_product(c, i, 0, axis), extent(c, i, axis),
+                      extent_product(c, i, axis + 1, tensor_of(c, i)->rank));
+}
+
+static int combiner_code(const char *s) {
+  static const char *const names[] = {"replace", "add", "mul", "max", "min"};
+  for (int i = 0; i < 5; i++)
+    if (strcmp(s, names[i]) == 0)
+      return i;
+  return 0;
+}
+
+static void call(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  const char *k = x->tmpl;
+  int out = x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  if (strcmp(k, "gather") == 0) {
+    instantiate(c, t0, tensor_of(c, 1)->type, true);
+    line(e, "%s(%s, %s, %s, %s, %s);", c->fn, name_of(c, 0), name_of(c, 1), name_of(c, out),
+         rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank));
+  } else if (strcmp(k, "gather_elements") == 0) {
+    instantiate(c, t0, tensor_of(c, 1)->type, true);
+    int r = tensor_of(c, 0)->rank;
+    dims_array(c, "lgen_ishape", 1, 0, r);
+    dims_array(c, "lgen_dshape", 0, 0, r);
+    line(e, "%s(%s, %s, %s, %d, lgen_ishape, lgen_dshape, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+         name_of(c, out), r, attr_int(c, "axis", 0));
+  } else if (strcmp(k, "gather_nd") == 0) {
+    instantiate(c, t0, tensor_of(c, 1)->type, true);
+    int b = attr_int(c, "batch_dims", 0), q = tensor_of(c, 1)->rank, r = tensor_of(c, 0)->rank;
+    const AffineExpr *last = tensor_of(c, 1)->shape[q - 1];
+    int m = (int)last->value;
+    dims_array(c, "lgen_dims", 0, b, b + m);
+    line(e, "%s(%s, %s, %s, %s, %s, %d, lgen_dims, %s);", c->fn, name_of(c, 0), name_of(c, 1), name_of(c, out),
+         extent_product(c, 0, 0, b), extent_product(c, 1, b, q - 1), m, extent_product(c, 0, b + m, r));
+  } else if (strcmp(k, "arg") == 0) {
+    instantiate(c, t0, tensor_of(c, out)->type, true);
+    line(e, "%s(%s, %s, %s, %d, %d);", c->fn, name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+         attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
+  } else if (strcmp(k, "topk") == 0) {
+    instantiate(c, t0, tensor_of(c, out + 1)->type, true);
+    line(e, "%s(%s, %s, %s, %s, %s, %lld, %d);", c->fn, name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+         name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)), (long long)ext_attr_int(x, "k", 0),
+         attr_int(c, "largest", 1));
+  } else if (strcmp(k, "sort") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    line(e, "%s(%s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+         rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0));
+  } else if (strcmp(k, "scan") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    line(e, "%s(%s, %s, %s, %d, %d, %d);", c->fn, name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+         combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
+         attr_int(c, "reverse", 0));
+  } else if (strcmp(k, "scatter") == 0) {
+    instantiate(c, t0, tensor_of(c, 1)->type, true);
+    int r = tensor_of(c, 0)->rank, q = tensor_of(c, 1)->rank, m;
+    const int64_t *map = ext_attr_ints(x, "dimension_map", &m);
+    StrBuf sb = {0};
+    for (int j = 0; j < m; j++)
+      sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)map[j]);
+    dims_array(c, "lgen_dims", 0, 0, r);
+    line(e, "const int64_t lgen_map[] = {%s};", sb_cstr(&sb));
+    sb_free(&sb);
+    line(e, "%s(%s, %s, %s, %s, %d, lgen_dims, %d, lgen_map, %s, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+         name_of(c, 2), name_of(c, out), r, m, extent_product(c, 1, 0, q - 1),
+         combiner_code(ext_attr_string(x, "combiner", "replace")));
+  } else if (strcmp(k, "scatter_elements") == 0) {
+    instantiate(c, t0, tensor_of(c, 1)->type, true);
+    int r = tensor_of(c, 0)->rank;
+    dims_array(c, "lgen_ishape", 1, 0, r);
+    dims_array(c, "lgen_dshape", 0, 0, r);
+    line(e, "%s(%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+         name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
+         combiner_code(ext_attr_string(x, "combiner", "replace")));
+  } else if (strcmp(k, "diag") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));
+  } else {
+    line(e, "#error \"lgen bug: no call for template %s\"", k);
+  }
+}
+
+void emit_ext_op(Emitter *e, const StructuredOp *op, int index) {
+  ExtCall c = {.e = e, .x = op->ext};
+  e->op = op;
+  line(e, "/* op %d: %s (templates/%s.c) */", index + 1, c.x->kind, c.x->tmpl);
+  if (e->graph_region) { /* every thread of the graph's region calls; the loops are shared */
+    e->op_worksharing = true;
+    call(&c);
+    return;
+  }
+  line(e, "LGEN_OMP(omp parallel)");
+  line(e, "{");
+  e->indent++;
+  call(&c);
+  e->indent--;
+  line(e, "}");
+}

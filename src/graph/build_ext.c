@@ -1,0 +1,510 @@
+/* build_ext.c - shape inference for the non-structured graph ops (class EXT
+ * in graph_ops.def: gather_elements, gather_nd, argmax, argmin, topk, sort,
+ * scan, scatter, scatter_elements, diag). The meaning of each is in ops.md.
+ *
+ * Like build.c's rules, each checks its inputs and attributes (one located
+ * error at the offending attribute, or at the node), fills in defaults and
+ * normalises axes in place, so that lower_ext.c reads plain values. */
+#include <string.h>
+
+#include "graph/graph.h"
+
+typedef struct {
+  Graph *g;
+  GraphNode *n;
+  const char *desc;
+  GraphShape *outs;
+} Ext;
+
+static const GraphValue *in(const Ext *x, int i) { return GRAPH_VALUE(x->g, x->n->inputs[i]); }
+
+static const char *attr_path(const Ext *x, const char *name) {
+  const GraphAttr *a = graph_attr(x->g, x->n, name);
+  return a && a->path ? a->path : x->n->path;
+}
+
+/* Sets (or replaces) an attribute of the node. */
+static void put(Ext *x, GraphAttr a) {
+  GraphNode *n = x->n;
+  for (int i = 0; i < n->nattrs; i++)
+    if (strcmp(n->attrs[i].name, a.name) == 0) {
+      a.path = n->attrs[i].path;
+      n->attrs[i] = a;
+      return;
+    }
+  GraphAttr *attrs = arena_alloc(x->g->arena, sizeof *attrs * (size_t)(n->nattrs + 1));
+  if (n->nattrs)
+    memcpy(attrs, n->attrs, sizeof *attrs * (size_t)n->nattrs);
+  attrs[n->nattrs++] = a;
+  n->attrs = attrs;
+}
+
+static int64_t get_int(Ext *x, const char *name, int64_t dflt) {
+  int64_t v = graph_attr_int(x->g, x->n, name, dflt);
+  put(x, (GraphAttr){.name = name, .kind = GA_INT, .i = v});
+  return v;
+}
+
+static bool get_bool(Ext *x, const char *name, bool dflt) {
+  int64_t v = get_int(x, name, dflt);
+  if (v != 0 && v != 1)
+    graph_error(x->g, attr_path(x, name), "%s'%s' must be 0 or 1, not %lld", x->desc, name, (long long)v);
+  return v != 0;
+}
+
+/* An axis attribute in [-rank, rank), stored non-negative. */
+static int get_axis(Ext *x, const char *name, int64_t dflt, int rank) {
+  int64_t v = graph_attr_int(x->g, x->n, name, dflt);
+  if (v < -rank || v >= rank)
+    graph_error(x->g, attr_path(x, name), "%saxis %lld is out of range for rank %d", x->desc, (long long)v, rank);
+  if (v < 0)
+    v += rank;
+  put(x, (GraphAttr){.name = name, .kind = GA_INT, .i = v});
+  return (int)v;
+}
+
+/* A string attribute that must be one of `allowed` (NULL-terminated). */
+static const char *get_choice(Ext *x, const char *name, const char *dflt, const char *const *allowed) {
+  const char *s = graph_attr_string(x->g, x->n, name, dflt);
+  for (int i = 0; allowed[i]; i++)
+    if (strcmp(s, allowed[i]) == 0) {
+      put(x, (GraphAttr){.name = name, .kind = GA_STRING, .s = allowed[i]});
+      return allowed[i];
+    }
+  StrBuf sb = {0};
+  for (int i = 0; allowed[i]; i++)
+    sb_printf(&sb, "%s%s", i ? ", " : "", allowed[i]);
+  const char *list = arena_strdup(x->g->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  graph_error(x->g, attr_path(x, name), "%s'%s' must be one of %s, not '%s'", x->desc, name, list, s);
+}
+
+static ElemType get_index_type(Ext *x, const char *dflt) {
+  static const char *const types[] = {"i32", "i64", NULL};
+  const char *s = get_choice(x, "index_type", dflt, types);
+  return strcmp(s, "i32") == 0 ? TY_I32 : TY_I64;
+}
+
+static void want_indices(const Ext *x, int i) {
+  const GraphValue *v = in(x, i);
+  if (v->type != TY_I32 && v->type != TY_I64)
+    graph_error(x->g, x->n->path, "%sthe indices '%s' must be i32 or i64, not %s", x->desc, v->name,
+                elem_type_name(v->type));
+}
+
+/* Comparisons and arithmetic on f16 storage would be wrong where the
+ * compiler has no _Float16, and i1 has no order worth sorting by. */
+static void want_ordered(const Ext *x, int i) {
+  const GraphValue *v = in(x, i);
+  if (v->type == TY_F16 || v->type == TY_I1)
+    graph_error(x->g, x->n->path, "%s'%s' has element type %s; this op takes f32, f64 or i8..i64", x->desc, v->name,
+                elem_type_name(v->type));
+}
+
+static void want_rank_at_least(const Ext *x, int i, int rank) {
+  const GraphValue *v = in(x, i);
+  if (v->rank < rank)
+    graph_error(x->g, x->n->path, "%sinput %d ('%s') must have rank %d or more, not %d", x->desc, i, v->name, rank,
+                v->rank);
+}
+
+static bool static_dim(const AffineExpr *d, int64_t *v) { return graph_dim_value(d, v); }
+
+/* Dims that must agree: equal as polynomials (or both static and equal). */
+static void want_same_dim(const Ext *x, const AffineExpr *a, const AffineExpr *b, const char *what) {
+  if (!graph_dims_equal(x->g->arena, a, b))
+    graph_error(x->g, x->n->path, "%s%s do not match", x->desc, what);
+}
+
+static void set_out(Ext *x, int i, ElemType t, int rank, AffineExpr *const *shape) {
+  if (rank > LG_MAX_RANK)
+    graph_error(x->g, x->n->path, "%sthe result has rank %d (at most %d)", x->desc, rank, LG_MAX_RANK);
+  x->outs[i].type = t;
+  x->outs[i].rank = rank;
+  for (int d = 0; d < rank; d++)
+    x->outs[i].shape[d] = shape[d];
+}
+
+/* ---- the ops ---- */
+
+static int infer_gather_elements(Ext *x) {
+  const GraphValue *data = in(x, 0), *ix = in(x, 1);
+  want_indices(x, 1);
+  want_rank_at_least(x, 0, 1);
+  if (ix->rank != data->rank)
+    graph_error(x->g, x->n->path, "%sthe indices '%s' must have the data's rank %d, not %d", x->desc, ix->name,
+                data->rank, ix->rank);
+  int axis = get_axis(x, "axis", 0, data->rank);
+  for (int d = 0; d < data->rank; d++) {
+    int64_t a, b;
+    if (d == axis)
+      continue;
+    if (static_dim(ix->shape[d], &a) && static_dim(data->shape[d], &b)) {
+      if (a > b)
+        graph_error(x->g, x->n->path, "%sthe indices' dim %d (%lld) exceeds the data's (%lld)", x->desc, d,
+                    (long long)a, (long long)b);
+    } else {
+      want_same_dim(x, ix->shape[d], data->shape[d], "the indices' and the data's dims off the axis");
+    }
+  }
+  set_out(x, 0, data->type, ix->rank, ix->shape);
+  return 1;
+}
+
+static int infer_gather_nd(Ext *x) {
+  const GraphValue *data = in(x, 0), *ix = in(x, 1);
+  want_indices(x, 1);
+  want_rank_at_least(x, 0, 1);
+  want_rank_at_least(x, 1, 1);
+  int64_t b = get_int(x, "batch_dims", 0);
+  if (b < 0 || b >= ix->rank || b >= data->rank)
+    graph_error(x->g, attr_path(x, "batch_dims"), "%sbatch_dims %lld must be in [0, %d)", x->desc, (long long)b,
+                ix->rank < data->rank ? ix->rank : data->rank);
+  int64_t m;
+  if (!static_dim(ix->shape[ix->rank - 1], &m))
+    graph_error(x->g, x->n->path, "%sthe last dim of the indices '%s' must be a number", x->desc, ix->name);
+  if (m < 1 || m > data->rank - b)
+    graph_error(x->g, x->n->path, "%sthe indices' last dim (%lld) must be in [1, %lld] (the data's rank %d less "
+                "batch_dims)", x->desc, (long long)m, (long long)(data->rank - b), data->rank);
+  for (int d = 0; d < b; d++)
+    want_same_dim(x, ix->shape[d], data->shape[d], "the batch dims of the indices and the data");
+  AffineExpr *shape[2 * LG_MAX_RANK];
+  int r = 0;
+  for (int d = 0; d < ix->rank - 1; d++)
+    shape[r++] = ix->shape[d];
+  for (int d = (int)(b + m); d < data->rank; d++)
+    shape[r++] = data->shape[d];
+  set_out(x, 0, data->type, r, shape);
+  return 1;
+}
+
+static int infer_arg(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_ordered(x, 0);
+  want_rank_at_least(x, 0, 1);
+  int axis = get_axis(x, "axis", 0, v->rank);
+  bool keep = get_bool(x, "keepdims", true);
+  get_bool(x, "select_last_index", false);
+  ElemType it = get_index_type(x, "i64");
+  int64_t len;
+  if (static_dim(v->shape[axis], &len) && len == 0)
+    graph_error(x->g, x->n->path, "%sthe axis %d of '%s' is empty: there is no extremum", x->desc, axis, v->name);
+  AffineExpr *shape[LG_MAX_RANK];
+  int r = 0;
+  for (int d = 0; d < v->rank; d++)
+    if (d != axis)
+      shape[r++] = v->shape[d];
+    else if (keep)
+      shape[r++] = graph_dim_const(x->g, 1);
+  set_out(x, 0, it, r, shape);
+  return 1;
+}
+
+static int infer_topk(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_ordered(x, 0);
+  want_rank_at_least(x, 0, 1);
+  if (!graph_attr(x->g, x->n, "k"))
+    graph_error(x->g, x->n->path, "%sattribute 'k' is missing", x->desc);
+  int64_t k = get_int(x, "k", 0);
+  int axis = get_axis(x, "axis", -1, v->rank);
+  get_bool(x, "largest", true);
+  get_bool(x, "sorted", true);
+  ElemType it = get_index_type(x, "i32");
+  int64_t len;
+  if (k < 0)
+    graph_error(x->g, attr_path(x, "k"), "%sk must not be negative (%lld)", x->desc, (long long)k);
+  if (!static_dim(v->shape[axis], &len))
+    graph_error(x->g, x->n->path, "%sthe axis %d of '%s' must have a static length (k is checked against it)",
+                x->desc, axis, v->name);
+  if (k > len)
+    graph_error(x->g, attr_path(x, "k"), "%sk = %lld exceeds the length %lld of axis %d", x->desc, (long long)k,
+                (long long)len, axis);
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int d = 0; d < v->rank; d++)
+    shape[d] = d == axis ? graph_dim_const(x->g, k) : v->shape[d];
+  set_out(x, 0, v->type, v->rank, shape);
+  set_out(x, 1, it, v->rank, shape);
+  return 2;
+}
+
+static int infer_sort(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_ordered(x, 0);
+  want_rank_at_least(x, 0, 1);
+  get_axis(x, "axis", -1, v->rank);
+  get_bool(x, "descending", false);
+  set_out(x, 0, v->type, v->rank, v->shape);
+  return 1;
+}
+
+static const char *const combiners[] = {"add", "mul", "max", "min", NULL};
+static const char *const scatter_combiners[] = {"replace", "add", "mul", "max", "min", NULL};
+
+static int infer_scan(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_ordered(x, 0);
+  want_rank_at_least(x, 0, 1);
+  get_axis(x, "axis", 0, v->rank);
+  get_bool(x, "inclusive", true);
+  get_bool(x, "reverse", false);
+  get_choice(x, "combiner", "add", combiners);
+  set_out(x, 0, v->type, v->rank, v->shape);
+  return 1;
+}
+
+static void want_same_type(const Ext *x, int i, int j) {
+  if (in(x, i)->type != in(x, j)->type)
+    graph_error(x->g, x->n->path, "%s'%s' is %s but '%s' is %s", x->desc, in(x, i)->name,
+                elem_type_name(in(x, i)->type), in(x, j)->name, elem_type_name(in(x, j)->type));
+}
+
+static void scatter_common(Ext *x) {
+  want_indices(x, 1);
+  want_same_type(x, 0, 2);
+  want_rank_at_least(x, 0, 1);
+  const char *c = get_choice(x, "combiner", "replace", scatter_combiners);
+  if (strcmp(c, "replace") != 0)
+    want_ordered(x, 0);
+}
+
+static int infer_scatter(Ext *x) {
+  const GraphValue *orig = in(x, 0), *ix = in(x, 1), *upd = in(x, 2);
+  scatter_common(x);
+  get_bool(x, "unique_indices", false);
+  want_rank_at_least(x, 1, 1);
+  int64_t m;
+  if (!static_dim(ix->shape[ix->rank - 1], &m))
+    graph_error(x->g, x->n->path, "%sthe last dim of the indices '%s' must be a number", x->desc, ix->name);
+  if (m < 1 || m > orig->rank)
+    graph_error(x->g, x->n->path, "%sthe indices' last dim (%lld) must be in [1, %d] (the original's rank)", x->desc,
+                (long long)m, orig->rank);
+  const GraphAttr *dm = graph_attr(x->g, x->n, "dimension_map");
+  int64_t map[LG_MAX_RANK];
+  bool mapped[LG_MAX_RANK] = {false};
+  if (dm && dm->kind != GA_INTS && dm->kind != GA_INT)
+    graph_error(x->g, attr_path(x, "dimension_map"), "%s'dimension_map' must be a list of ints", x->desc);
+  int count = dm ? (dm->kind == GA_INT ? 1 : dm->n) : (int)m;
+  if (count != m)
+    graph_error(x->g, attr_path(x, "dimension_map"), "%s'dimension_map' has %d entries; the indices' last dim is "
+                "%lld", x->desc, count, (long long)m);
+  for (int j = 0; j < count; j++) {
+    int64_t d = dm ? (dm->kind == GA_INT ? dm->i : dm->ints[j]) : j;
+    if (d < 0 || d >= orig->rank || mapped[d])
+      graph_error(x->g, attr_path(x, "dimension_map"), "%s'dimension_map' entry %lld is out of range or repeated",
+                  x->desc, (long long)d);
+    mapped[d] = true;
+    map[j] = d;
+  }
+  GraphAttr a = {.name = "dimension_map", .kind = GA_INTS, .n = count};
+  a.ints = arena_alloc(x->g->arena, sizeof *a.ints * (size_t)count);
+  memcpy(a.ints, map, sizeof *a.ints * (size_t)count);
+  put(x, a);
+  /* updates: the indices' batch dims, then the original's unmapped dims */
+  AffineExpr *want[2 * LG_MAX_RANK];
+  int r = 0;
+  for (int d = 0; d < ix->rank - 1; d++)
+    want[r++] = ix->shape[d];
+  for (int d = 0; d < orig->rank; d++)
+    if (!mapped[d])
+      want[r++] = orig->shape[d];
+  if (upd->rank != r)
+    graph_error(x->g, x->n->path, "%sthe updates '%s' must have rank %d (the indices' batch dims, then the "
+                "original's dims that dimension_map leaves out), not %d", x->desc, upd->name, r, upd->rank);
+  for (int d = 0; d < r; d++)
+    want_same_dim(x, upd->shape[d], want[d], "the updates' shape and the indices' batch dims and slice dims");
+  set_out(x, 0, orig->type, orig->rank, orig->shape);
+  return 1;
+}
+
+static int infer_scatter_elements(Ext *x) {
+  const GraphValue *orig = in(x, 0), *ix = in(x, 1), *upd = in(x, 2);
+  scatter_common(x);
+  get_axis(x, "axis", 0, orig->rank);
+  if (ix->rank != orig->rank || upd->rank != orig->rank)
+    graph_error(x->g, x->n->path, "%sthe indices and the updates must have the original's rank %d", x->desc,
+                orig->rank);
+  for (int d = 0; d < orig->rank; d++)
+    want_same_dim(x, ix->shape[d], upd->shape[d], "the shapes of the indices and the updates");
+  set_out(x, 0, orig->type, orig->rank, orig->shape);
+  return 1;
+}
+
+static int infer_diag(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  if (v->rank != 1)
+    graph_error(x->g, x->n->path, "%sinput '%s' must be a vector (rank 1), not rank %d", x->desc, v->name, v->rank);
+  AffineExpr *shape[2] = {v->shape[0], v->shape[0]};
+  set_out(x, 0, v->type, 2, shape);
+  return 1;
+}
+
+/* An integer list attribute (a lone int is a list of one); NULL when absent
+ * and not required. */
+static GraphAttr *get_ints(Ext *x, const char *name, bool required) {
+  GraphAttr *a = (GraphAttr *)graph_attr(x->g, x->n, name);
+  if (!a) {
+    if (required)
+      graph_error(x->g, x->n->path, "%sattribute '%s' is missing", x->desc, name);
+    return NULL;
+  }
+  if (a->kind == GA_INT) {
+    int64_t *one = arena_alloc(x->g->arena, sizeof *one);
+    *one = a->i;
+    a->kind = GA_INTS;
+    a->ints = one;
+    a->n = 1;
+  }
+  if (a->kind != GA_INTS)
+    graph_error(x->g, attr_path(x, name), "%s'%s' must be a list of ints", x->desc, name);
+  return a;
+}
+
+/* pack / unpack's tiling, checked against the unpacked rank r: tile_of[d]
+ * is d's tile (0: not tiled); perm[j] the unpacked dim of outer position j. */
+typedef struct {
+  int ntiles;
+  int64_t tile_of[LG_MAX_RANK];
+  int perm[LG_MAX_RANK];
+} Tiling;
+
+static Tiling get_tiling(Ext *x, int r) {
+  Tiling t = {0};
+  GraphAttr *pos = get_ints(x, "inner_dims_pos", true), *tiles = get_ints(x, "inner_tiles", true);
+  GraphAttr *perm = get_ints(x, "outer_dims_perm", false);
+  if (tiles->n != pos->n)
+    graph_error(x->g, attr_path(x, "inner_tiles"), "%s%d inner_tiles for %d inner_dims_pos", x->desc, tiles->n,
+                pos->n);
+  if (r + pos->n > LG_MAX_RANK)
+    graph_error(x->g, x->n->path, "%sthe packed rank %d exceeds %d", x->desc, r + pos->n, LG_MAX_RANK);
+  for (int k = 0; k < pos->n; k++) {
+    int64_t d = pos->ints[k];
+    if (d < -r || d >= r)
+      graph_error(x->g, attr_path(x, "inner_dims_pos"), "%sinner_dims_pos %lld is out of range for rank %d", x->desc,
+                  (long long)d, r);
+    if (d < 0)
+      pos->ints[k] = d += r;
+    if (t.tile_of[d])
+      graph_error(x->g, attr_path(x, "inner_dims_pos"), "%sdim %lld is tiled twice", x->desc, (long long)d);
+    if (tiles->ints[k] < 1)
+      graph_error(x->g, attr_path(x, "inner_tiles"), "%sinner_tiles must be positive (%lld)", x->desc,
+                  (long long)tiles->ints[k]);
+    t.tile_of[d] = tiles->ints[k];
+  }
+  t.ntiles = pos->n;
+  bool seen[LG_MAX_RANK] = {false};
+  if (perm && perm->n != r)
+    graph_error(x->g, attr_path(x, "outer_dims_perm"), "%souter_dims_perm needs %d entries, not %d", x->desc, r,
+                perm->n);
+  for (int j = 0; j < r; j++) {
+    int64_t d = perm ? perm->ints[j] : j;
+    if (d < 0 || d >= r || seen[d])
+      graph_error(x->g, attr_path(x, "outer_dims_perm"), "%souter_dims_perm is not a permutation of 0..%d", x->desc,
+                  r - 1);
+    seen[d] = true;
+    t.perm[j] = (int)d;
+  }
+  if (!perm) {
+    int64_t id[LG_MAX_RANK];
+    for (int j = 0; j < r; j++)
+      id[j] = j;
+    GraphAttr a = {.name = "outer_dims_perm", .kind = GA_INTS, .n = r};
+    a.ints = arena_alloc(x->g->arena, sizeof *a.ints * (size_t)(r + 1));
+    memcpy(a.ints, id, sizeof *a.ints * (size_t)r);
+    put(x, a);
+  }
+  return t;
+}
+
+/* pack: outer dims (ceil(extent / tile) for tiled dims) in outer_dims_perm
+ * order, then the tiles in inner_dims_pos order. A tile that does not divide
+ * its dim (or may not: a symbolic dim) needs padding_value. */
+static int infer_pack(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_rank_at_least(x, 0, 1);
+  Tiling t = get_tiling(x, v->rank);
+  const GraphAttr *pos = graph_attr(x->g, x->n, "inner_dims_pos");
+  bool padded = false;
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int j = 0; j < v->rank; j++) {
+    int d = t.perm[j];
+    int64_t e;
+    if (!t.tile_of[d]) {
+      shape[j] = v->shape[d];
+    } else if (static_dim(v->shape[d], &e)) {
+      shape[j] = graph_dim_const(x->g, (e + t.tile_of[d] - 1) / t.tile_of[d]);
+      padded |= e % t.tile_of[d] != 0;
+    } else {
+      shape[j] = affine_binary(x->g->arena, AE_CEILDIV, v->shape[d], graph_dim_const(x->g, t.tile_of[d]));
+      padded = true;
+    }
+  }
+  for (int k = 0; k < t.ntiles; k++)
+    shape[v->rank + k] = graph_dim_const(x->g, t.tile_of[pos->ints[k]]);
+  if (padded && !graph_attr(x->g, x->n, "padding_value"))
+    graph_error(x->g, x->n->path, "%sa tile does not divide its dim (or may not: a symbolic dim); give "
+                "padding_value", x->desc);
+  put(x, (GraphAttr){.name = "padding_value", .kind = GA_FLOAT, .f = graph_attr_float(x->g, x->n, "padding_value", 0)});
+  put(x, (GraphAttr){.name = "padded", .kind = GA_INT, .i = padded});
+  set_out(x, 0, v->type, v->rank + t.ntiles, shape);
+  return 1;
+}
+
+/* unpack: the inverse; the unpacked extents are outer * tile unless
+ * `shape` (static) cuts the padding off. */
+static int infer_unpack(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  GraphAttr *pos = get_ints(x, "inner_dims_pos", true);
+  int r = v->rank - pos->n;
+  if (r < 1)
+    graph_error(x->g, x->n->path, "%sinput '%s' of rank %d cannot hold %d tiled dims and an outer dim", x->desc,
+                v->name, v->rank, pos->n);
+  Tiling t = get_tiling(x, r);
+  for (int k = 0; k < t.ntiles; k++) {
+    int64_t e;
+    if (!static_dim(v->shape[r + k], &e) || e != t.tile_of[pos->ints[k]])
+      graph_error(x->g, x->n->path, "%sinput dim %d of '%s' must be the tile %lld", x->desc, r + k, v->name,
+                  (long long)t.tile_of[pos->ints[k]]);
+  }
+  GraphAttr *want = get_ints(x, "shape", false);
+  if (want && want->n != r)
+    graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs %d entries, not %d", x->desc, r, want->n);
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int j = 0; j < r; j++) {
+    int d = t.perm[j];
+    AffineExpr *full = t.tile_of[d] ? affine_binary(x->g->arena, AE_MUL, v->shape[j], graph_dim_const(x->g, t.tile_of[d]))
+                                    : v->shape[j];
+    int64_t outer = 0, f;
+    if (static_dim(v->shape[j], &outer))
+      full = graph_dim_const(x->g, t.tile_of[d] ? outer * t.tile_of[d] : outer);
+    shape[d] = full;
+    if (!want)
+      continue;
+    int64_t e = want->ints[d];
+    if (!static_dim(full, &f) || e < 1 || e > f || (t.tile_of[d] && e <= f - t.tile_of[d]) || (!t.tile_of[d] && e != f))
+      graph_error(x->g, attr_path(x, "shape"), "%sshape[%d] = %lld does not fit the packed dims", x->desc, d,
+                  (long long)e);
+    shape[d] = graph_dim_const(x->g, e);
+  }
+  set_out(x, 0, v->type, r, shape);
+  return 1;
+}
+
+int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
+  Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
+  switch (n->op) {
+  case GOP_GATHER_ELEMENTS: return infer_gather_elements(&x);
+  case GOP_GATHER_ND: return infer_gather_nd(&x);
+  case GOP_ARGMAX:
+  case GOP_ARGMIN: return infer_arg(&x);
+  case GOP_TOPK: return infer_topk(&x);
+  case GOP_SORT: return infer_sort(&x);
+  case GOP_SCAN: return infer_scan(&x);
+  case GOP_SCATTER: return infer_scatter(&x);
+  case GOP_SCATTER_ELEMENTS: return infer_scatter_elements(&x);
+  case GOP_DIAG: return infer_diag(&x);
+  case GOP_PACK: return infer_pack(&x);
+  case GOP_UNPACK: return infer_unpack(&x);
+  default: diag_bug(g->diag, "no shape rule for graph op %s", graph_op_info(n->op)->name);
+  }
+}

@@ -1,0 +1,21 @@
+/* argmax / argmin along the middle axis of [outer, n, inner] (n > 0): the
+ * first extremum, or the last with select_last. */
+static void lgen_arg_@S@(const @T@ *restrict x, @I@ *restrict out, int64_t outer, int64_t n, int64_t inner,
+                         int is_min, int select_last)
+{
+  LGEN_OMP(omp for)
+  for (int64_t r = 0; r < outer * inner; r++) {
+    const @T@ *restrict p = x + (r / inner) * n * inner + r % inner;
+    int64_t best = 0;
+    @T@ bv = n > 0 ? p[0] : 0;
+    for (int64_t j = 1; j < n; j++) {
+      @T@ v = p[j * inner];
+      int better = is_min ? (select_last ? v <= bv : v < bv) : (select_last ? v >= bv : v > bv);
+      if (better) {
+        best = j;
+        bv = v;
+      }
+    }
+    out[r] = (@I@)best;
+  }
+}

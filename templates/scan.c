@@ -1,0 +1,35 @@
+/* scan along the middle axis of [outer, n, inner]: a running add, mul, max
+ * or min (combiner 0..3), inclusive (element j has the combination of
+ * 0..j) or exclusive (of 0..j-1: the identity first), from the end when
+ * reverse. The combination is sequential along the axis, as NumPy's cumsum. */
+static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
+{
+  switch (combiner) {
+  case 0: return (@T@)(a + b);
+  case 1: return (@T@)(a * b);
+  case 2: return a > b ? a : b;
+  default: return a < b ? a : b;
+  }
+}
+
+static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t outer, int64_t n, int64_t inner,
+                          int combiner, int inclusive, int reverse)
+{
+  const @T@ identity = combiner == 0 ? (@T@)0 : combiner == 1 ? (@T@)1 : combiner == 2 ? @LOWEST@ : @HIGHEST@;
+  LGEN_OMP(omp for)
+  for (int64_t r = 0; r < outer * inner; r++) {
+    int64_t base = (r / inner) * n * inner + r % inner;
+    @T@ acc = identity;
+    for (int64_t t = 0; t < n; t++) {
+      int64_t at = base + (reverse ? n - 1 - t : t) * inner;
+      @T@ v = x[at];
+      if (inclusive) {
+        acc = lgen_scan_combine_@S@(combiner, acc, v);
+        out[at] = acc;
+      } else {
+        out[at] = acc;
+        acc = lgen_scan_combine_@S@(combiner, acc, v);
+      }
+    }
+  }
+}

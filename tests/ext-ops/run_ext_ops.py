@@ -1,0 +1,604 @@
+#!/usr/bin/python3
+"""Non-structured graph ops against NumPy (tests/ext-ops.test).
+
+Each group is one lgen-graph/1 graph of many independent nodes of one op
+(gather, gather_elements, gather_nd, argmax/argmin, topk, sort, scan,
+scatter, scatter_elements, diag, reverse) over shapes with odd, prime,
+tiny, length-1 and empty axes, ties, k equal to the axis length and
+duplicate scatter indices, plus graphs that mix them with structured ops
+(gather -> matmul -> relu -> topk, ...). Every graph is generated with lgen
+three ways (default, --fuse=none, --schedule=none), compiled with gcc
+-std=c99 -pedantic -Wall -Wextra -Werror with and without -fopenmp, and run
+(at OMP_NUM_THREADS=1 and 2 with OpenMP). Every output must equal the
+NumPy reference: exactly for data movement, indices and comparisons, within
+1e-5 relative for float arithmetic (scan add/mul, the mixed graphs).
+
+The references are NumPy (np.take, np.take_along_axis, np.argsort with
+kind="stable", np.cumsum, ...) or plain Python loops (gather_nd, scatter),
+never lgen's code path. Prints PASS/FAIL per graph and variant, then
+"N passed, N failed".
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+
+NP_TYPES = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16, "i32": np.int32,
+            "i64": np.int64}
+C_TYPES = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
+           "i64": "int64_t"}
+LGEN_VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
+
+
+def tname(a):
+    for k, v in NP_TYPES.items():
+        if a.dtype == v:
+            return k
+    raise ValueError(a.dtype)
+
+
+class Graph:
+    """A graph of nodes whose inputs are given arrays; outputs carry references."""
+
+    def __init__(self, name):
+        self.name = name
+        self.inputs, self.nodes, self.outputs = [], [], []
+        self.arrays, self.refs, self.exact = [], [], []
+        self.n = 0
+        self.syms = []  # [(name, value)] in order of first appearance
+
+    def input(self, a, shape=None):
+        """shape: the declared shape, with symbol names for some dims (default: a's)."""
+        name = "x%d" % len(self.inputs)
+        shape = list(shape or a.shape)
+        for d, v in zip(shape, a.shape):
+            if isinstance(d, str) and d not in [s for s, _ in self.syms]:
+                self.syms.append((d, v))
+        self.inputs.append({"name": name, "type": tname(a), "shape": shape})
+        self.arrays.append(np.ascontiguousarray(a))
+        return name
+
+    def fresh(self):
+        self.n += 1
+        return "v%d" % self.n
+
+    def node(self, op, ins, nout=1, **attrs):
+        outs = [self.fresh() for _ in range(nout)]
+        self.nodes.append({"op": op, "inputs": ins, "outputs": outs, "attrs": attrs})
+        return outs if nout > 1 else outs[0]
+
+    def output(self, name, ref, exact=True):
+        self.outputs.append(name)
+        self.refs.append(np.asarray(ref))
+        self.exact.append(exact)
+
+    def doc(self):
+        return {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs, "outputs": self.outputs,
+                "nodes": self.nodes}
+
+
+def rng_array(r, shape, t, lo=-9, hi=10):
+    """Small integers (as floats for float types), so that ties happen and sums are exact."""
+    return r.integers(lo, hi, size=shape).astype(NP_TYPES[t])
+
+
+# ---------------------------------------------------------------------------
+# References
+
+def ref_gather_nd(data, idx, b):
+    idx = idx.astype(np.int64)
+    m = idx.shape[-1]
+    bshape = data.shape[:b]
+    out_shape = idx.shape[:-1] + data.shape[b + m:]
+    out = np.zeros(out_shape, dtype=data.dtype)
+    for pos in np.ndindex(*idx.shape[:-1]):
+        coords = list(pos[:b])
+        for j in range(m):
+            x = int(idx[pos + (j,)])
+            if x < 0:
+                x += data.shape[b + j]
+            coords.append(x)
+        out[pos] = data[tuple(coords)]
+    del bshape
+    return out
+
+
+def ref_scatter(orig, idx, upd, dmap, comb):
+    out = orig.copy()
+    idx = idx.astype(np.int64)
+    m = idx.shape[-1]
+    rest = [d for d in range(orig.ndim) if d not in dmap]
+    nb = idx.ndim - 1
+    for pos in np.ndindex(*idx.shape[:-1]):
+        target = [None] * orig.ndim
+        for j in range(m):
+            x = int(idx[pos + (j,)])
+            if x < 0:
+                x += orig.shape[dmap[j]]
+            target[dmap[j]] = x
+        for s in np.ndindex(*[orig.shape[d] for d in rest]):
+            t = list(target)
+            for d, c in zip(rest, s):
+                t[d] = c
+            t = tuple(t)
+            v = upd[pos + s]
+            out[t] = combine(comb, out[t], v)
+    del nb
+    return out
+
+
+def combine(comb, a, b):
+    if comb == "replace":
+        return b
+    if comb == "add":
+        return a + b
+    if comb == "mul":
+        return a * b
+    if comb == "max":
+        return max(a, b)
+    return min(a, b)
+
+
+def ref_scatter_elements(orig, idx, upd, axis, comb):
+    out = orig.copy()
+    for pos in np.ndindex(*idx.shape):
+        x = int(idx[pos])
+        if x < 0:
+            x += orig.shape[axis]
+        t = list(pos)
+        t[axis] = x
+        t = tuple(t)
+        out[t] = combine(comb, out[t], upd[pos])
+    return out
+
+
+def ref_topk(x, k, axis, largest):
+    key = -x.astype(np.float64) if largest else x.astype(np.float64)
+    order = np.argsort(key, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis=axis), idx
+
+
+def ref_scan(x, axis, comb, inclusive, reverse):
+    if reverse:
+        x = np.flip(x, axis)
+    f = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[comb]
+    acc = f.accumulate(x, axis=axis, dtype=x.dtype) if x.size else x.copy()
+    if not inclusive:
+        if np.issubdtype(x.dtype, np.floating):
+            ident = {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[comb]
+        else:
+            info = np.iinfo(x.dtype)
+            ident = {"add": 0, "mul": 1, "max": info.min, "min": info.max}[comb]
+        shifted = np.full_like(x, ident)
+        sl_dst = [slice(None)] * x.ndim
+        sl_src = [slice(None)] * x.ndim
+        sl_dst[axis] = slice(1, None)
+        sl_src[axis] = slice(0, -1)
+        if x.shape[axis] > 0:
+            shifted[tuple(sl_dst)] = acc[tuple(sl_src)]
+        acc = shifted
+    if reverse:
+        acc = np.flip(acc, axis)
+    return acc
+
+
+def ref_arg(x, axis, is_min, keep, last):
+    f = np.argmin if is_min else np.argmax
+    if last:
+        n = x.shape[axis]
+        r = n - 1 - f(np.flip(x, axis), axis=axis)
+    else:
+        r = f(x, axis=axis)
+    if keep:
+        r = np.expand_dims(r, axis)
+    return r
+
+
+# ---------------------------------------------------------------------------
+# The groups
+
+def g_gather(r):
+    g = Graph("gather")
+    for shape, axis, ishape, it in [((5, 7), 0, (3,), "i64"), ((5, 7), 1, (2, 4), "i32"), ((1, 13), 1, (13,), "i64"),
+                                    ((3, 1, 4), 1, (2,), "i32"), ((6,), 0, (), "i64"), ((2, 3, 5), -1, (7,), "i64")]:
+        for t in ("f32", "i32"):
+            x = rng_array(r, shape, t)
+            n = shape[axis]
+            idx = r.integers(-n, n, size=ishape).astype(NP_TYPES[it]) if n else np.zeros(ishape, NP_TYPES[it])
+            y = g.node("gather", [g.input(x), g.input(idx)], axis=axis)
+            g.output(y, np.take(x, idx.astype(np.int64), axis=axis))
+    return g
+
+
+def g_gather_elements(r):
+    g = Graph("gather_elements")
+    for dshape, ishape, axis, it in [((3, 4), (3, 4), 0, "i64"), ((3, 4), (2, 4), 1, "i32"), ((5,), (9,), 0, "i64"),
+                                     ((2, 3, 7), (2, 3, 2), 2, "i32"), ((1, 1), (1, 1), 0, "i64")]:
+        x = rng_array(r, dshape, "f32")
+        n = dshape[axis]
+        idx = r.integers(-n, n, size=ishape).astype(NP_TYPES[it])
+        y = g.node("gather_elements", [g.input(x), g.input(idx)], axis=axis)
+        # the off-axis coordinates are the indices' own: the data cut to their extents
+        cut = x[tuple(slice(0, e) if d != axis else slice(None) for d, e in enumerate(ishape))]
+        ref = np.take_along_axis(cut, np.where(idx < 0, idx + n, idx).astype(np.int64), axis=axis)
+        g.output(y, ref)
+    return g
+
+
+def g_gather_nd(r):
+    g = Graph("gather_nd")
+    for dshape, ishape, b, it in [((4, 5), (3, 2), 0, "i64"), ((4, 5), (3, 1), 0, "i32"), ((2, 3, 4), (2, 1), 0, "i64"),
+                                  ((2, 3, 4), (2, 5, 2), 1, "i64"), ((2, 3, 4), (2, 1), 1, "i32"),
+                                  ((3, 2, 5), (3, 4, 1), 1, "i64")]:
+        x = rng_array(r, dshape, "f32")
+        m = ishape[-1]
+        idx = np.zeros(ishape, dtype=NP_TYPES[it])
+        for j in range(m):
+            n = dshape[b + j]
+            idx[..., j] = r.integers(-n, n, size=ishape[:-1])
+        y = g.node("gather_nd", [g.input(x), g.input(idx)], batch_dims=b)
+        g.output(y, ref_gather_nd(x, idx, b))
+    return g
+
+
+def g_arg(r):
+    g = Graph("argmaxmin")
+    for shape in [(3, 4), (1, 7), (5,), (2, 1, 6), (4, 13)]:
+        for t in ("f32", "i32"):
+            x = rng_array(r, shape, t, -3, 3)  # many ties
+            for axis in range(len(shape)):
+                if shape[axis] == 0:
+                    continue
+                for is_min in (False, True):
+                    for keep in (0, 1):
+                        for last in (0, 1):
+                            if (keep + last + axis) % 2 and t == "i32" and shape != (5,):
+                                continue
+                            y = g.node("argmin" if is_min else "argmax", [g.input(x)], axis=axis - len(shape) * (
+                                axis % 2), keepdims=keep, select_last_index=last,
+                                index_type="i32" if last else "i64")
+                            ref = ref_arg(x, axis, is_min, keep, last)
+                            g.output(y, ref.astype(np.int32 if last else np.int64))
+    return g
+
+
+def g_topk(r):
+    g = Graph("topk")
+    for shape, axis, k in [((10,), 0, 3), ((10,), 0, 10), ((3, 17), 1, 1), ((3, 17), 1, 17), ((3, 17), 0, 2),
+                           ((4, 5, 6), 1, 5), ((2, 1), 1, 1), ((5,), 0, 0), ((2, 64), 1, 8),
+                           ((1, 101), -1, 7)]:
+        for t in ("f32", "i64"):
+            x = rng_array(r, shape, t, -4, 4)  # ties
+            for largest in (1, 0):
+                it = "i32" if largest else "i64"
+                v, i = g.node("topk", [g.input(x)], nout=2, k=k, axis=axis, largest=largest, index_type=it)
+                rv, ri = ref_topk(x, k, axis, largest)
+                g.output(v, rv)
+                g.output(i, ri.astype(NP_TYPES[it]))
+    return g
+
+
+def g_sort(r):
+    g = Graph("sort")
+    for shape, axis in [((10,), 0), ((3, 17), 1), ((3, 17), 0), ((4, 5, 6), 1), ((1,), 0), ((2, 100), 1),
+                        ((37, 2), 0)]:
+        for t in ("f32", "i32", "f64"):
+            x = rng_array(r, shape, t, -5, 5)
+            for desc in (0, 1):
+                y = g.node("sort", [g.input(x)], axis=axis, descending=desc)
+                s = np.sort(x, axis=axis, kind="stable")
+                g.output(y, np.flip(s, axis) if desc else s)
+    return g
+
+
+def g_scan(r):
+    g = Graph("scan")
+    for shape, axis in [((10,), 0), ((3, 7), 1), ((3, 7), 0), ((2, 3, 5), 1), ((1,), 0), ((4, 1), 1)]:
+        for t in ("f32", "i32", "f64"):
+            for comb in ("add", "mul", "max", "min"):
+                x = rng_array(r, shape, t, -3, 4) if comb != "mul" else rng_array(r, shape, t, -2, 3)
+                for inclusive in (1, 0):
+                    for reverse in (0, 1):
+                        if (inclusive + reverse) % 2 and comb in ("max", "min") and t == "f64":
+                            continue
+                        y = g.node("scan", [g.input(x)], axis=axis, combiner=comb, inclusive=inclusive,
+                                   reverse=reverse)
+                        g.output(y, ref_scan(x, axis, comb, inclusive, reverse), exact=False)
+    return g
+
+
+def g_scatter(r):
+    g = Graph("scatter")
+    cases = [((8,), (4, 1), [0]), ((4, 5), (3, 1), [0]), ((4, 5), (3, 1), [1]), ((4, 5), (6, 2), [0, 1]),
+             ((4, 5), (6, 2), [1, 0]), ((2, 3, 4), (2, 2, 2), [0, 2]), ((5, 1), (7, 1), [0])]
+    for oshape, ishape, dmap in cases:
+        for t in ("f32", "i32"):
+            for comb in ("replace", "add", "mul", "max", "min"):
+                orig = rng_array(r, oshape, t, -4, 5)
+                m = ishape[-1]
+                idx = np.zeros(ishape, dtype=np.int64)
+                for j in range(m):
+                    n = oshape[dmap[j]]
+                    idx[..., j] = r.integers(-n, n, size=ishape[:-1])  # repeats: duplicates
+                ushape = ishape[:-1] + tuple(oshape[d] for d in range(len(oshape)) if d not in dmap)
+                upd = rng_array(r, ushape, t, -4, 5)
+                it = "i32" if comb in ("add", "max") else "i64"
+                y = g.node("scatter", [g.input(orig), g.input(idx.astype(NP_TYPES[it])), g.input(upd)],
+                           dimension_map=dmap, combiner=comb)
+                g.output(y, ref_scatter(orig, idx, upd, dmap, comb), exact=False)
+    return g
+
+
+def g_scatter_elements(r):
+    g = Graph("scatter_elements")
+    for oshape, ishape, axis in [((3, 4), (2, 4), 0), ((3, 4), (3, 6), 1), ((9,), (12,), 0), ((2, 3, 4), (2, 2, 5), 2),
+                                 ((1, 1), (1, 1), 1)]:
+        for comb in ("replace", "add", "mul", "max", "min"):
+            orig = rng_array(r, oshape, "f32")
+            n = oshape[axis]
+            idx = r.integers(-n, n, size=ishape).astype(np.int64)
+            upd = rng_array(r, ishape, "f32")
+            y = g.node("scatter_elements", [g.input(orig), g.input(idx), g.input(upd)], axis=axis, combiner=comb)
+            g.output(y, ref_scatter_elements(orig, idx, upd, axis, comb), exact=False)
+    return g
+
+
+def g_diag_reverse(r):
+    g = Graph("diag_reverse")
+    for n in (1, 2, 7):
+        for t in ("f32", "i64"):
+            x = rng_array(r, (n,), t)
+            g.output(g.node("diag", [g.input(x)]), np.diag(x))
+    for shape, dims in [((3, 5), [0]), ((3, 5), [1]), ((2, 3, 4), [0, 2]), ((1, 7), [-1])]:
+        x = rng_array(r, shape, "f32")
+        g.output(g.node("reverse", [g.input(x)], dims=dims), np.flip(x, tuple(dims)))
+    return g
+
+
+def g_empty(r):
+    """Empty axes: lgen-graph/1 dims are at least 1, but a symbolic dim may be 0 at run time (N = 0 here), and
+    topk with k = 0 makes an empty axis inside the graph."""
+    g = Graph("empty")
+    x = rng_array(r, (0, 5), "f32")
+    xi = g.input(x, ["N", 5])
+    g.output(g.node("sort", [xi], axis=0), np.sort(x, axis=0))
+    g.output(g.node("sort", [xi], axis=1, descending=1), x.copy())
+    g.output(g.node("scan", [xi], axis=0), x.copy())
+    g.output(g.node("scan", [xi], axis=1, combiner="mul", inclusive=0), x.copy())
+    v, i = g.node("topk", [xi], nout=2, k=2, axis=1)
+    g.output(v, np.zeros((0, 2), np.float32))
+    g.output(i, np.zeros((0, 2), np.int32))
+    g.output(g.node("argmax", [xi], axis=1), np.zeros((0, 1), np.int64))
+    g.output(g.node("reverse", [xi], dims=[0]), x.copy())
+    ids = np.zeros((0,), np.int64)
+    g.output(g.node("gather", [g.input(rng_array(r, (4, 3), "f32")), g.input(ids, ["N"])], axis=0),
+             np.zeros((0, 3), np.float32))
+    orig = rng_array(r, (4, 3), "f32")
+    g.output(g.node("scatter", [g.input(orig), g.input(np.zeros((0, 1), np.int64), ["N", 1]),
+                                g.input(np.zeros((0, 3), np.float32), ["N", 3])], combiner="add"), orig)
+    y = rng_array(r, (3, 6), "f32")
+    e, ei = g.node("topk", [g.input(y)], nout=2, k=0, axis=1)  # (3, 0)
+    g.output(g.node("sort", [e], axis=1), np.zeros((3, 0), np.float32))
+    g.output(g.node("scan", [e], axis=0, combiner="max"), np.zeros((3, 0), np.float32))
+    g.output(g.node("gather", [g.input(rng_array(r, (5,), "f32")), ei], axis=0), np.zeros((3, 0), np.float32))
+    one = rng_array(r, (1, 1), "f32")
+    oi = g.input(one)
+    g.output(g.node("argmin", [oi], axis=0, keepdims=0), np.zeros((1,), np.int64))
+    ov, oix = g.node("topk", [oi], nout=2, k=1, axis=0, largest=0)
+    g.output(ov, one)
+    g.output(oix, np.zeros((1, 1), np.int32))
+    return g
+
+
+def ref_pack(x, pos, tiles, perm, pad):
+    r = x.ndim
+    tile_of = {d: t for d, t in zip(pos, tiles)}
+    outer = [-(-x.shape[d] // tile_of[d]) if d in tile_of else x.shape[d] for d in range(r)]
+    out = np.empty([outer[d] for d in perm] + list(tiles), dtype=x.dtype)
+    for o in np.ndindex(*out.shape):
+        src = [0] * r
+        for j, d in enumerate(perm):
+            src[d] = o[j]
+        for k, d in enumerate(pos):
+            src[d] = src[d] * tiles[k] + o[r + k]
+        inside = all(src[d] < x.shape[d] for d in range(r))
+        out[o] = x[tuple(src)] if inside else pad
+    return out
+
+
+def g_pack(r):
+    """pack with partial tiles and padding, outer_dims_perm, and the round trip through unpack."""
+    g = Graph("pack")
+    for shape, pos, tiles, perm in [((5, 7), [1, 0], [4, 2], [1, 0]), ((8, 6), [0, 1], [4, 3], None),
+                                    ((3, 10), [1], [3], [1, 0]), ((1, 1), [0], [1], None),
+                                    ((2, 9, 4), [1], [4], [2, 0, 1]), ((6, 4), [1, 0], [4, 6], [0, 1]),
+                                    ((13,), [0], [5], None)]:
+        x = rng_array(r, shape, "f32")
+        attrs = {"inner_dims_pos": pos, "inner_tiles": tiles, "padding_value": -7.5}
+        if perm is not None:
+            attrs["outer_dims_perm"] = perm
+        xi = g.input(x)
+        pk = g.node("pack", [xi], **attrs)
+        g.output(pk, ref_pack(x, pos, tiles, perm or list(range(len(shape))), -7.5))
+        un = {k: v for k, v in attrs.items() if k != "padding_value"}
+        g.output(g.node("unpack", [pk], shape=list(shape), **un), x)
+    # fusion: a producer into a pack (tiles divide), an unpack into its consumer
+    a = rng_array(r, (8, 12), "f32")
+    pk = g.node("pack", [g.node("relu", [g.input(a)])], inner_dims_pos=[0, 1], inner_tiles=[4, 4])
+    g.output(g.node("neg", [g.node("unpack", [pk], inner_dims_pos=[0, 1], inner_tiles=[4, 4])]), -np.maximum(a, 0))
+    return g
+
+
+def g_mixed(r):
+    """gather -> matmul -> relu -> topk; cumsum of a transposed product; scatter into a sum; sort of a gather."""
+    g = Graph("mixed")
+    table = rng_array(r, (11, 6), "f32")
+    ids = r.integers(-11, 11, size=(5,)).astype(np.int64)
+    w = rng_array(r, (6, 9), "f32")
+    emb = g.node("gather", [g.input(table), g.input(ids)], axis=0)
+    h = g.node("relu", [g.node("matmul", [emb, g.input(w)])])
+    v, i = g.node("topk", [h], nout=2, k=3, axis=1)
+    href = np.maximum(np.take(table, ids, axis=0) @ w, 0)
+    rv, ri = ref_topk(href, 3, 1, True)
+    g.output(v, rv, exact=False)
+    g.output(i, ri.astype(np.int32))
+    a = rng_array(r, (4, 7), "f32")
+    b = rng_array(r, (4, 7), "f32")
+    s = g.node("scan", [g.node("transpose", [g.node("add", [g.input(a), g.input(b)])], perm=[1, 0])], axis=1)
+    g.output(g.node("mul", [s, s]), np.cumsum((a + b).T, axis=1) ** 2, exact=False)
+    orig = rng_array(r, (6, 3), "f32")
+    idx = np.array([[1], [4], [1], [-1]], dtype=np.int64)
+    upd = rng_array(r, (4, 3), "f32")
+    sc = g.node("scatter", [g.node("exp", [g.input(orig)]), g.input(idx), g.node("neg", [g.input(upd)])],
+                combiner="add")
+    g.output(g.node("relu", [sc]), np.maximum(ref_scatter(np.exp(orig), idx, -upd, [0], "add"), 0), exact=False)
+    x = rng_array(r, (3, 8), "f32")
+    gi = np.array([[2, 0, 2, 1]], dtype=np.int32)
+    ge = g.node("gather", [g.input(x), g.input(gi)], axis=0)
+    srt = g.node("sort", [g.node("mul", [ge, ge])], axis=-1, descending=1)
+    gref = np.take(x, gi.astype(np.int64), axis=0) ** 2
+    g.output(g.node("sub", [srt, srt]), np.zeros_like(gref))
+    g.output(srt, -np.sort(-gref, axis=-1))
+    am = g.node("argmax", [g.node("neg", [srt])], axis=2, keepdims=0)
+    g.output(am, np.argmax(np.sort(-gref, axis=-1), axis=2))
+    return g
+
+
+GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
+          g_diag_reverse, g_empty, g_pack, g_mixed]
+
+
+# ---------------------------------------------------------------------------
+# Generate, compile, run, compare
+
+def harness(g, hname):
+    """A C main: reads in_i.bin, calls NAME(inputs..., outputs...), writes out_i.bin."""
+    lines = ["#include <stdio.h>", "#include <stdlib.h>", "#include <stdint.h>", '#include "%s"' % hname, "",
+             "static void *load(const char *path, size_t n)", "{",
+             "  void *p = malloc(n ? n : 1);", "  FILE *f = fopen(path, \"rb\");",
+             "  if (!p || !f || fread(p, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", path); exit(2); }",
+             "  fclose(f);", "  return p;", "}", "",
+             "static void save(const char *path, const void *p, size_t n)", "{",
+             "  FILE *f = fopen(path, \"wb\");",
+             "  if (!f || fwrite(p, 1, n, f) != n || fclose(f)) { fprintf(stderr, \"cannot write %s\\n\", path); exit(2); }",
+             "}", "", "int main(void)", "{"]
+    args = []
+    for i, a in enumerate(g.arrays):
+        ct = C_TYPES[tname(a)]
+        lines.append("  %s *in%d = load(\"in_%d.bin\", %d);" % (ct, i, i, a.nbytes))
+        args.append("in%d" % i)
+    for i, ref in enumerate(g.refs):
+        ct = C_TYPES[tname(ref)]
+        lines.append("  %s *out%d = malloc(%d);" % (ct, i, max(ref.nbytes, 1)))
+        args.append("out%d" % i)
+    args += ["%d" % v for _, v in g.syms]
+    lines.append("  if (%s(%s) != 0) return 3;" % (g.name, ", ".join(args)))
+    for i, ref in enumerate(g.refs):
+        lines.append("  save(\"out_%d.bin\", out%d, %d);" % (i, i, ref.nbytes))
+    for i in range(len(g.arrays)):
+        lines.append("  free(in%d);" % i)
+    for i in range(len(g.refs)):
+        lines.append("  free(out%d);" % i)
+    lines += ["  return 0;", "}", ""]
+    return "\n".join(lines)
+
+
+def run(cmd, cwd, env=None):
+    try:
+        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=300)
+        return p.returncode, p.stdout.decode("utf-8", "replace")
+    except subprocess.TimeoutExpired:
+        return -1, "timed out"
+
+
+def compare(g, d):
+    """None if every output matches its reference, else a message."""
+    for i, ref in enumerate(g.refs):
+        got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=ref.dtype).reshape(ref.shape)
+        if g.exact[i] or not np.issubdtype(ref.dtype, np.floating):
+            ok = np.array_equal(got, ref)
+        else:
+            with np.errstate(invalid="ignore"):  # inf - inf
+                close = (got == ref) | (np.abs(got - ref) <= 1e-5 * np.maximum(1, np.abs(ref)))
+            ok = got.shape == ref.shape and bool(np.all(close))
+        if not ok:
+            bad = np.argwhere(got != ref)[:3].tolist() if got.shape == ref.shape else "shape"
+            return "output %s (node %s): differs from NumPy at %s; got %s, want %s" % (
+                i, g.outputs[i], bad, np.array2string(got.ravel()[:12]), np.array2string(ref.ravel()[:12]))
+    return None
+
+
+def test_group(g, opts, work):
+    results = []
+    base = os.path.join(work, g.name)
+    os.makedirs(base, exist_ok=True)
+    with open(os.path.join(base, g.name + ".json"), "w") as f:
+        json.dump(g.doc(), f, indent=1)
+    for i, a in enumerate(g.arrays):
+        a.tofile(os.path.join(base, "in_%d.bin" % i))
+    for vname, vargs in LGEN_VARIANTS:
+        d = os.path.join(base, vname)
+        os.makedirs(d, exist_ok=True)
+        rc, out = run([opts.lgen, os.path.join(base, g.name + ".json"), "-o", "g.c", "-H", "g.h"] + vargs, d)
+        if rc != 0:
+            results.append((False, "%s %s: lgen exit %d: %s" % (g.name, vname, rc, out.strip()[:300])))
+            continue
+        with open(os.path.join(d, "main.c"), "w") as f:
+            f.write(harness(g, "g.h"))
+        for i in range(len(g.arrays)):
+            dst = os.path.join(d, "in_%d.bin" % i)
+            if not os.path.exists(dst):
+                os.symlink(os.path.join(base, "in_%d.bin" % i), dst)
+        for omp in (False, True):
+            tag = "%s %s%s" % (g.name, vname, " -fopenmp" if omp else "")
+            cmd = [opts.cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + \
+                (["-fopenmp"] if omp else []) + ["-o", "prog", "g.c", "main.c"]
+            rc, out = run(cmd, d)
+            if rc != 0:
+                results.append((False, "%s: %s failed:\n%s" % (tag, opts.cc, out.strip()[:1500])))
+                continue
+            for threads in ((1, 2) if omp else (1,)):
+                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
+                rc, out = run(["./prog"], d, env)
+                what = "%s threads=%d" % (tag, threads)
+                if rc != 0:
+                    results.append((False, "%s: exit %d: %s" % (what, rc, out.strip()[:300])))
+                    continue
+                err = compare(g, d)
+                results.append((err is None, "%s%s" % (what, ": " + err if err else "")))
+    return results
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--lgen", required=True)
+    ap.add_argument("--cc", default="gcc")
+    ap.add_argument("--work")
+    ap.add_argument("--only", default="")
+    opts = ap.parse_args()
+    work = opts.work or tempfile.mkdtemp(prefix="lgen-ext-")
+    r = np.random.default_rng(8)
+    npass = nfail = 0
+    for make in GROUPS:
+        g = make(r)
+        if opts.only and opts.only not in g.name:
+            continue
+        for ok, msg in test_group(g, opts, work):
+            print("%s: %s" % ("PASS" if ok else "FAIL", msg))
+            npass += ok
+            nfail += not ok
+        print("# %s: %d nodes, %d outputs" % (g.name, len(g.nodes), len(g.outputs)))
+        sys.stdout.flush()
+    print("%d passed, %d failed" % (npass, nfail))
+    return 1 if nfail else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
