@@ -66,6 +66,7 @@ typedef struct {
   Diag diag;
   Module module;
   PtrVec graphs;    /* GraphKernel*: the module's kernels that are model graphs */
+  PtrVec fused_defs; /* FusedDef*: defs of several comprehensions that fusion changed */
   PtrVec file_deps; /* const char*: files the graph loaders read */
   ScheduleFile *schedule_file; /* --schedule=FILE, read before the graph passes */
   StrBuf c, h, ir, list, sched, weights;
@@ -79,6 +80,12 @@ typedef struct {
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
+
+/* A def from a spec whose comprehensions fusion combined (an epilogue). */
+typedef struct {
+  const Kernel *k;
+  FuseReport fusion;
+} FusedDef;
 
 static GraphKernel *graph_kernel(const Compilation *cx, const Kernel *k) {
   for (int i = 0; i < cx->graphs.len; i++)
@@ -241,6 +248,12 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
 /* After the per-op schedules: each graph's fusion decisions and buffer
  * plan, as comments (a schedule file read back ignores them). */
 static void print_graph_passes(Compilation *cx) {
+  for (int i = 0; i < cx->fused_defs.len; i++) {
+    const FusedDef *fd = cx->fused_defs.items[i];
+    sb_printf(&cx->sched, "# fusion in %s:\n", fd->k->name);
+    for (int d = 0; d < fd->fusion.decisions.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)fd->fusion.decisions.items[d]);
+  }
   for (int i = 0; i < cx->graphs.len; i++) {
     const GraphKernel *gk = cx->graphs.items[i];
     if (gk->folded.len)
@@ -283,6 +296,19 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
   for (size_t i = 0; i < nsources; i++)
     if (is_graph_source(srcs[i], options))
       compile_graph(cx, arena, srcs[i], options);
+  /* a def's comprehensions fuse like a graph's ops (a matmul and its bias
+   * add become one nest); after the graphs, which may call the defs */
+  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(options); i++) {
+    Kernel *k = cx->module.kernels.items[i];
+    if (graph_kernel(cx, k) || k->nops < 2)
+      continue;
+    FusedDef *fd = arena_alloc(arena, sizeof *fd);
+    fd->k = k;
+    FuseOptions fo = fuse_options(cx, k, options, arena);
+    fuse_kernel(k, &fo, &fd->fusion, arena, &cx->diag);
+    if (fd->fusion.decisions.len)
+      vec_push(arena, &cx->fused_defs, fd);
+  }
   const Target *target = options->target ? target_lookup(options->target) : target_default();
   if (!target)
     diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());

@@ -214,8 +214,12 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   Operand *operands = arena_alloc(a, sizeof(Operand) * (size_t)max_operands);
   int noperands = 0;
   int *operand_map = arena_alloc(a, sizeof(int) * (size_t)C->noperands);
-  for (int o = 0; o < C->noperands; o++)
-    operand_map[o] = C->operands[o].tensor == t ? -1 : add_operand(k, operands, &noperands, C->operands[o]);
+  for (int o = 0; o < C->noperands; o++) {
+    bool written = false; /* C rewriting t in place (an epilogue composed before it) keeps its write */
+    for (int y = 0; y < C->nyields; y++)
+      written |= C->yields[y].operand == o;
+    operand_map[o] = C->operands[o].tensor == t && !written ? -1 : add_operand(k, operands, &noperands, C->operands[o]);
+  }
 
   int max_nodes = C->nnodes * (P->nnodes + 1) + 1;
   PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)max_nodes);
