@@ -47,6 +47,7 @@ typedef struct {
   AffineExpr *bytes;   /* its size */
   int first_op, last_op; /* live range: the ops that write first and read last */
   int slot;            /* the shared region it lives in */
+  int in_place_of;     /* the tensor whose bytes it takes over, written in place (-1: none) */
 } BufferPlacement;
 
 typedef struct {

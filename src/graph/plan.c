@@ -345,6 +345,91 @@ static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena
   plan->strategy = "slots (symbolic sizes)";
 }
 
+/* ---- in place ----
+ *
+ * An elementwise op that reads T where it writes U (the same index maps, a
+ * permutation of its dims), reads T nowhere else and is T's last reader
+ * and U's first writer can write U over T: each point reads its T element
+ * and writes the U element at the same address, in the same iteration.
+ * U then shares T's buffer (same type and shape, so the same bytes). */
+
+static int buffer_of(const Buffer *bufs, int n, int t) {
+  for (int i = 0; i < n; i++)
+    if (bufs[i].tensor == t)
+      return i;
+  return -1;
+}
+
+static bool same_map(const Kernel *k, const Operand *a, const Operand *b) {
+  for (int i = 0; i < k->tensors[a->tensor].rank; i++)
+    if (!affine_equal(a->map[i], b->map[i]))
+      return false;
+  return true;
+}
+
+/* The buffer U of op i's output that can take over buffer of T, read by op
+ * i, or -1; *from gets T's buffer. */
+static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *bufs, int n, int i, int *from) {
+  const StructuredOp *op = &k->ops[i];
+  if (op->ext || op->init || op->epilogue || op->nyields != 1 || (spans && spans[i].first != spans[i].last))
+    return -1;
+  for (int d = 0; d < op->ndims; d++)
+    if (op->dims[d].kind != ITER_PARALLEL)
+      return -1;
+  const Operand *out = &op->operands[op->yields[0].operand];
+  const TensorParam *U = &k->tensors[out->tensor];
+  int bu = buffer_of(bufs, n, out->tensor);
+  if (U->storage != TS_WORKSPACE || bu < 0 || bufs[bu].first != i || U->rank != op->ndims)
+    return -1;
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int p = 0; p < U->rank; p++) {
+    const AffineExpr *m = out->map[p];
+    if (m->kind != AE_DIM || seen[m->index])
+      return -1;
+    seen[m->index] = true;
+  }
+  for (int o = 0; o < op->noperands; o++) {
+    int t = op->operands[o].tensor;
+    const TensorParam *T = &k->tensors[t];
+    int bt = buffer_of(bufs, n, t);
+    if (t == out->tensor || bt < 0 || bufs[bt].last != i || T->type != U->type || T->rank != U->rank ||
+        op->operands[o].guarded || op->operands[o].shape_only)
+      continue;
+    bool ok = true;
+    for (int p = 0; p < T->rank && ok; p++)
+      ok = affine_equal(T->shape[p], U->shape[p]);
+    for (int q = 0; q < op->noperands && ok; q++) /* every read of T at U's point; nothing else aliases T */
+      if (storage_root(k, op->operands[q].tensor) == t)
+        ok = op->operands[q].tensor == t && same_map(k, &op->operands[q], out);
+    for (int a = 0; a < k->ntensors && ok; a++)
+      ok = !(a != t && k->tensors[a].storage == TS_ALIAS && storage_root(k, a) == t);
+    if (ok) {
+      *from = bt;
+      return bu;
+    }
+  }
+  return -1;
+}
+
+/* same[i]: the buffer that buffer i shares (-1: its own), root first. */
+static int *merge_in_place(const Kernel *k, const OpSpan *spans, Buffer *bufs, int n, Arena *arena) {
+  int *same = arena_alloc(arena, sizeof *same * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    same[i] = -1;
+  for (int i = 0; i < k->nops; i++) {
+    int bt, bu = in_place_pair(k, spans, bufs, n, i, &bt);
+    if (bu < 0 || same[bu] >= 0)
+      continue;
+    int root = bt;
+    while (same[root] >= 0)
+      root = same[root];
+    same[bu] = root;
+    if (bufs[bu].last > bufs[root].last)
+      bufs[root].last = bufs[bu].last;
+  }
+  return same;
+}
+
 BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena) {
   BufferPlan *plan = arena_alloc(arena, sizeof *plan);
   int n = 0;
@@ -360,10 +445,35 @@ BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena) {
     p->last_op = bufs[i].last;
     all_static &= bufs[i].size >= 0;
   }
+  /* the buffers that own memory are placed; the others take their owner's */
+  int *same = merge_in_place(k, spans, bufs, n, arena);
+  int *index = arena_alloc(arena, sizeof *index * (size_t)(n + 1));
+  Buffer *own = arena_alloc(arena, sizeof *own * (size_t)(n + 1));
+  int nown = 0;
+  int64_t sum = 0;
+  for (int i = 0; i < n; i++) {
+    sum += bufs[i].size;
+    if (same[i] < 0) {
+      index[i] = nown;
+      own[nown++] = bufs[i];
+    }
+  }
+  BufferPlan placed = {.buffers = arena_alloc(arena, sizeof *plan->buffers * (size_t)(nown + 1))};
   if (all_static)
-    plan_static(k, bufs, n, plan, arena);
+    plan_static(k, own, nown, &placed, arena);
   else
-    plan_slots(bufs, n, plan, arena);
+    plan_slots(own, nown, &placed, arena);
+  for (int i = 0; i < n; i++) {
+    int r = same[i] < 0 ? i : same[i];
+    plan->buffers[i].offset = placed.buffers[index[r]].offset;
+    plan->buffers[i].slot = placed.buffers[index[r]].slot;
+    plan->buffers[i].in_place_of = same[i] < 0 ? -1 : bufs[same[i]].tensor;
+  }
+  plan->total = placed.total;
+  plan->total_static = placed.total_static;
+  plan->lower_bound = placed.lower_bound;
+  plan->sum_bytes = all_static ? sum : -1;
+  plan->strategy = placed.strategy;
   return plan;
 }
 
@@ -413,6 +523,8 @@ void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan) {
     sb_puts(out, ", bytes: ");
     put_expr(out, k, b->bytes);
     sb_printf(out, ", live: [%d, %d]", b->first_op, b->last_op);
+    if (b->in_place_of >= 0)
+      sb_printf(out, ", in_place_of: %s", k->tensors[b->in_place_of].name);
     if (plan->total_static < 0)
       sb_printf(out, ", slot: %d", b->slot);
     sb_puts(out, "}\n");
