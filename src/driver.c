@@ -100,7 +100,8 @@ static bool fusion_enabled(const lgen_options *options) {
 
 static bool only_fusion(const ScheduleSpec *spec) {
   for (int i = 0; i < spec->entries.len; i++)
-    if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0)
+    if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0 &&
+        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "layout") != 0)
       return false;
   return spec->entries.len > 0;
 }
@@ -230,6 +231,23 @@ static const char *source_dir(const Source *src, Arena *arena) {
   return slash == src->name ? "/" : arena_strndup(arena, src->name, (size_t)(slash - src->name));
 }
 
+/* The schedule file's `layout: channels_last` for graph k (the last entry
+ * wins). Off by default: on this machine lgen's channels-first window
+ * schedules beat its channels-last ones (see lgen(1), LAYOUT). */
+static bool channels_last_wanted(const Compilation *cx, const Kernel *k, const lgen_options *options) {
+  const ScheduleFile *file = cx->schedule_file;
+  bool want = false;
+  for (int f = 0; file && f < file->specs.len && fusion_enabled(options); f++) {
+    const ScheduleSpec *spec = file->specs.items[f];
+    for (int i = 0; strcmp(spec->kernel, k->name) == 0 && i < spec->entries.len; i++) {
+      const ScheduleEntry *e = spec->entries.items[i];
+      if (strcmp(e->key, "layout") == 0)
+        want = strcmp(e->scalar, "channels_last") == 0;
+    }
+  }
+  return want;
+}
+
 static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
   GraphKernel *gk = arena_alloc(arena, sizeof *gk);
   Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
@@ -238,6 +256,8 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
   if (fusion_enabled(options))
     graph_share_inputs(g, &gk->shared);
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
+  if (channels_last_wanted(cx, gk->k, options))
+    choose_layouts(gk->k, &gk->fusion.decisions, arena);
   FuseOptions fuse = fuse_options(cx, gk->k, options, arena);
   fuse_kernel(gk->k, &fuse, &gk->fusion, arena, &cx->diag);
   ir_verify_kernel(&cx->diag, gk->k);

@@ -40,6 +40,11 @@ typedef struct {
 
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag);
 
+/* ---- layout.c ---- */
+/* Stores the activations around channels-first window ops (convs, pools)
+ * channels-last, recording each choice. */
+void choose_layouts(Kernel *k, PtrVec *decisions, Arena *arena);
+
 /* ---- plan.c ---- */
 typedef struct {
   int tensor;          /* a TS_WORKSPACE tensor of the kernel */

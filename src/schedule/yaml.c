@@ -191,6 +191,11 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e = group_list(r, key, v);
     } else if (strcmp(key, "fuse") == 0) {
       e = fuse_map(r, key, v);
+    } else if (strcmp(key, "layout") == 0) {
+      e = new_entry(r, key, v, 0);
+      e->scalar = scalar(r, v, "channels_last or given");
+      if (strcmp(e->scalar, "channels_last") != 0 && strcmp(e->scalar, "given") != 0)
+        fail(r, v, "expected channels_last or given, found '%s'", e->scalar);
     } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
                strcmp(key, "fold") == 0) {
       e = name_list(r, key, v);
@@ -200,7 +205,7 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "a single value");
     } else {
       fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
-                 "partials, pack, split_reduction, library_call, op, or fuse for a model graph)", key);
+                 "partials, pack, split_reduction, library_call, op, or fuse and layout for a model graph)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);

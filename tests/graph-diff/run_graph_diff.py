@@ -288,6 +288,7 @@ class Case:
         self.ins, self.outs = shim_io
         self.inputs, self.refs = inputs, refs
         self.schedule = schedule  # path of a schedule file: one more variant
+        self.channels_last = None  # path of a `layout: channels_last` file, for graphs with window ops
 
 
 def run(cmd, cwd, env=None, timeout=300):
@@ -350,6 +351,8 @@ def test_case(case, opts, models, work):
     lines = []
     results = {}
     variants = VARIANTS + ([("schedule-file", ["--schedule=" + case.schedule])] if case.schedule else [])
+    if case.channels_last:  # window ops: the activations stored channels-last (src/graph/layout.c)
+        variants.append(("channels-last", ["--schedule=" + case.channels_last]))
     for vname, vargs in variants:
         prog, err = build_variant(case, vname, vargs, opts, models, work)
         if err:
@@ -437,6 +440,14 @@ def main():
         cases = example_cases(models, conv, work, models.MODELS) + cases
     except ImportError as e:
         print("NOTE: no python3-onnx (%s): the example models are not tested" % e)
+    layout_file = os.path.join(work, "channels-last.yaml")
+    with open(layout_file, "w") as f:
+        f.write("model:\n  - layout: channels_last\n")
+    for case in cases:
+        with open(case.json_path) as f:
+            text = f.read()
+        if '"conv' in text or '"Conv"' in text or 'pool' in text.lower():
+            case.channels_last = layout_file
     if opts.only:
         subs = opts.only.split(",")
         cases = [c for c in cases if any(s in c.name for s in subs)]
