@@ -147,6 +147,7 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
     for (int j = 0; j < k->nops; j++) {
       OpPlan *plan = &all[i][j];
       const StructuredOp *op = &k->ops[j];
+      plan->prologue_op = plan->prologue_of = -1;
       bool none = strcmp(mode, "none") == 0;
       reshape_identity(&plan->reshape);
       if (op->ext) { /* a template: no loops to schedule */
@@ -343,6 +344,7 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
     for (int o = 0; o < fo.noverrides; o++)
       if (!fo.overrides[o].inline_it)
         keep[nkeep++] = fo.overrides[o].tensor;
+    plan_prologues(gk->k, plans[i], &gk->fusion.decisions, arena);
     plan_row_groups(gk->k, plans[i], target, keep, nkeep, arena, &gk->fusion.decisions);
   }
   BufferPlan **buffer_plans = arena_alloc(arena, sizeof *buffer_plans * (size_t)(cx->module.kernels.len + 1));
@@ -354,9 +356,15 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
     for (int j = 0; j < gk->k->nops; j++) {
       int size = plans[i][j].group_size;
       for (int m = j; m < j + (size > 1 ? size : 1); m++)
-        spans[m] = (OpSpan){j, j + (size > 1 ? size : 1) - 1};
+        spans[m] = (OpSpan){j, j + (size > 1 ? size : 1) - 1, -1};
       j += size > 1 ? size - 1 : 0;
     }
+    for (int j = 0; j < gk->k->nops; j++) /* a prologue runs in its consumer; its result never exists */
+      if (plans[i][j].prologue_of >= 0) {
+        int c = plans[i][j].prologue_of;
+        spans[j] = (OpSpan){spans[c].first, spans[c].last, plans[i][c].prologue_tensor};
+        spans[c].unmaterialized = plans[i][c].prologue_tensor;
+      }
     buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, arena);
   }
   print_graph_passes(cx);

@@ -522,6 +522,10 @@ static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const Structu
     int t = op_operand_at(op, o)->tensor;
     used[t] = mentions_identifier(code, e->kn.tensors[t]);
   }
+  for (int o = 0; e->prologue && o < e->prologue->noperands; o++) { /* what its pack copy computes from */
+    int t = e->prologue->operands[o].tensor;
+    used[t] = mentions_identifier(code, e->kn.tensors[t]);
+  }
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *tp = &k->tensors[t];
     if (!used[t] || tp->storage == TS_PARAM)
@@ -721,6 +725,11 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
   e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
+    if (op_plan->prologue_of >= 0) /* its consumer's pack copy computes it */
+      continue;
+    e->prologue = op_plan->prologue_op >= 0 ? &k->ops[op_plan->prologue_op] : NULL;
+    e->prologue_tensor = op_plan->prologue_tensor;
+    e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
     if (op_plan->group_size > 1) {
       emit_graph_group(e, &ops, index, i, plan, ws, region);
       i += op_plan->group_size - 1;
@@ -747,7 +756,9 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
     e->indent = base;
     line(e, "}");
     sb_free(&code);
+    e->prologue = NULL;
   }
+  e->prologue = NULL;
   e->graph_region = false;
   e->out = body;
   e->indent = 1;

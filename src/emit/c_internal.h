@@ -49,6 +49,11 @@ typedef struct {
    * the op opens no threads of its own. */
   const char **bound_dims;
   bool in_row_group;
+  /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
+   * it with this pointwise op's payload (NULL: none). */
+  const StructuredOp *prologue;
+  int prologue_tensor;
+  AffineExpr *const *prologue_shape; /* the tensor's shape in the kernel (the op's view may fold it) */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */

@@ -803,6 +803,43 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
 }
 
 /* Copies the tensor's region for the current level-0 tiles into the buffer. */
+/* The prologue's value (schedule/prologue.c) at the element of its output
+ * whose coordinates are coords: its payload as one C expression, with its
+ * dim at output position i valued coords[i]. */
+static const char *prologue_value(Nest *n, const char *const *coords) {
+  Emitter *e = n->e;
+  const StructuredOp *P = e->prologue;
+  const Operand *out = &P->operands[P->yields[0].operand];
+  const TensorParam *seen = &e->k->tensors[e->prologue_tensor]; /* the op's view: unit positions may be gone */
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
+  for (int i = 0, j = 0; i < P->ndims; i++) {
+    const AffineExpr *extent = e->prologue_shape[i];
+    bool kept = j < seen->rank && affine_equal(seen->shape[j], extent);
+    names[out->map[i]->index] = kept ? arena_printf(e->arena, "(%s)", coords[j++]) : "0";
+  }
+  const StructuredOp *saved_op = e->op;
+  const char **saved_names = e->dim_names;
+  e->op = P;
+  e->dim_names = names;
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->noperands + 1));
+  for (int o = 0; o < P->noperands; o++)
+    values[o] = P->operands[o].shape_only ? "" : access_str(e, &P->operands[o]);
+  ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
+                 .arena = e->arena};
+  ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
+  StrBuf sb = {0};
+  c_expr(&sb, &ctx, P->yields[0].value);
+  const char *v = arena_printf(e->arena, "(%s)", sb_cstr(&sb));
+  sb_free(&sb);
+  e->needs_math |= ctx.needs_math;
+  e->needs_fma |= ctx.needs_fma;
+  e->widens_f16 |= ctx.widens_f16;
+  e->narrows_f16 |= ctx.narrows_f16;
+  e->op = saved_op;
+  e->dim_names = saved_names;
+  return v;
+}
+
 static void emit_pack_copy(Nest *n, Pack *p) {
   Emitter *e = n->e;
   const Operand *o = p->operand;
@@ -896,12 +933,14 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     coords[i] = strcmp(p->base[d], "0") == 0 ? local[d] : arena_printf(e->arena, "(%s + %s)", p->base[d], local[d]);
     extents[i] = affine_str(e, t->shape[i]);
   }
-  const char *src = row_major(e->arena, coords, extents, t->rank);
+  const char *src = arena_printf(e->arena, "%s[%s]", tname, row_major(e->arena, coords, extents, t->rank));
+  if (e->prologue && e->prologue_tensor == o->tensor)
+    src = prologue_value(n, coords);
   const char *dst = row_major(e->arena, vars, p->layout_ext, p->nlayout);
   if (in_range.len)
-    line(e, "%s[%s] = %s ? %s[%s] : (%s)0;", p->buf, dst, sb_cstr(&in_range), tname, src, c_type_name(t->type));
+    line(e, "%s[%s] = %s ? %s : (%s)0;", p->buf, dst, sb_cstr(&in_range), src, c_type_name(t->type));
   else
-    line(e, "%s[%s] = %s[%s];", p->buf, dst, tname, src);
+    line(e, "%s[%s] = %s;", p->buf, dst, src);
   for (int i = 0; i < p->nlayout; i++) {
     e->indent--;
     line(e, "}");

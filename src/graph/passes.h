@@ -65,10 +65,12 @@ typedef struct {
   const char *strategy; /* which greedy strategy won */
 } BufferPlan;
 
-/* When some ops run interleaved (row fusion: schedule/rows.c), op i runs
- * from spans[i].first to spans[i].last (NULL: each op at its own step). */
+/* When some ops run interleaved (row fusion: schedule/rows.c) or inside
+ * another (a prologue: schedule/prologue.c), op i runs from spans[i].first
+ * to spans[i].last (NULL: each op at its own step). */
 typedef struct {
   int first, last;
+  int unmaterialized; /* a tensor the op does not touch after all (a prologue's result; -1: none) */
 } OpSpan;
 
 BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena);

@@ -155,6 +155,8 @@ static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, int *count,
     for (int o = 0; o < op_all_operands(&k->ops[i]); o++) {
       const Operand *opd = op_operand_at(&k->ops[i], o);
       int root = storage_root(k, opd->tensor);
+      if (spans && opd->tensor == spans[i].unmaterialized)
+        continue;
       if (!opd->shape_only && slot_of[root] >= 0)
       {
         /* an op of a row-fused group runs interleaved with the others:

@@ -66,6 +66,11 @@ typedef struct {
   int group_rows;
   bool group_threads; /* the group's row loop is shared out among threads */
   bool from_file; /* the schedule file's: row fusion leaves it as it is */
+  /* Prologues (prologue.c): this op's pack of tensor prologue_tensor
+   * computes it with op prologue_op's payload (-1: none); an op whose
+   * prologue_of is set runs there instead of on its own (-1: it runs). */
+  int prologue_op, prologue_tensor;
+  int prologue_of;
 } OpPlan;
 
 /* A machine model: what --schedule=auto tunes for (--target=NAME). */
@@ -135,6 +140,9 @@ bool float_sum_or_product(const StructuredOp *op);
 bool op_reads_only(const Kernel *k, const StructuredOp *op, int t);
 /* The operand through which tensor t is packed; NULL if it cannot be. */
 const Operand *packable_operand(const Kernel *k, const StructuredOp *op, int t);
+/* Prologues of a model graph's kernel (prologue.c): elementwise producers
+ * computed by their consumer's pack copy; records each decision. */
+void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *arena);
 /* Row fusion of a model graph's kernel (rows.c): sets the plans' groups
  * and records each decision. An op writing a tensor named in `keep` (the
  * schedule file's `fuse: {t: keep}`) ends its group. */

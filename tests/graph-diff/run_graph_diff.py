@@ -275,8 +275,27 @@ def g_epilogues(seed):
     return g
 
 
+def g_prologues(seed):
+    """Elementwise and layout producers of a matmul's operand, which its pack
+    copy computes (src/schedule/prologue.c): an affine and tanh on the rows
+    of a symbolic batch, a transpose, and a producer read through a folded
+    unit dim."""
+    g = G("pro%d" % seed, np.random.default_rng(seed))
+    n = g.sym("N", 11)
+    x = g.input([n, 29])
+    a = g.op("tanh", [g.op("add", [g.op("mul", [x, g.const([29])], np.multiply), g.const([29])], np.add)], np.tanh)
+    g.output(g.op("matmul", [a, g.const([29, 17], 0.3)], lambda p, q: p @ q))
+    xt = g.input([23, 13])
+    t = g.op("transpose", [xt], lambda v: v.T, perm=[1, 0])                  # [13, 23]
+    g.output(g.op("matmul", [g.op("neg", [t], np.negative), g.const([23, 31], 0.3)], lambda p, q: p @ q))
+    x3 = g.input([1, 37, 19])
+    s = g.op("relu", [g.op("sub", [x3, g.const([19])], np.subtract)], UNARY["relu"])
+    g.output(g.op("matmul", [s, g.const([19, 41], 0.3)], lambda p, q: p @ q))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues]
+                 g_fold_scale_shift, g_epilogues, g_prologues]
 
 
 # ---------------------------------------------------------------------------
