@@ -147,7 +147,6 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
     for (int j = 0; j < k->nops; j++) {
       OpPlan *plan = &all[i][j];
       const StructuredOp *op = &k->ops[j];
-      plan->prologue_op = plan->prologue_of = -1;
       bool none = strcmp(mode, "none") == 0;
       reshape_identity(&plan->reshape);
       if (op->ext) { /* a template: no loops to schedule */
@@ -360,7 +359,7 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       j += size > 1 ? size - 1 : 0;
     }
     for (int j = 0; j < gk->k->nops; j++) /* a prologue runs in its consumer; its result never exists */
-      if (plans[i][j].prologue_of >= 0) {
+      if (plans[i][j].is_prologue) {
         int c = plans[i][j].prologue_of;
         spans[j] = (OpSpan){spans[c].first, spans[c].last, plans[i][c].prologue_tensor};
         spans[c].unmaterialized = plans[i][c].prologue_tensor;

@@ -725,9 +725,9 @@ static void graph_run_body(Emitter *e, StrBuf *body, int index, const BufferPlan
   e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
-    if (op_plan->prologue_of >= 0) /* its consumer's pack copy computes it */
+    if (op_plan->is_prologue) /* its consumer's pack copy computes it */
       continue;
-    e->prologue = op_plan->prologue_op >= 0 ? &k->ops[op_plan->prologue_op] : NULL;
+    e->prologue = op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL;
     e->prologue_tensor = op_plan->prologue_tensor;
     e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
     if (op_plan->group_size > 1) {

@@ -82,14 +82,12 @@ static bool unit_view(const Kernel *k, const Kernel *view, int t) {
 }
 
 void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *arena) {
-  for (int c = 0; c < k->nops; c++) {
-    plans[c].prologue_of = -1;
-    plans[c].prologue_op = -1;
-  }
+  for (int c = 0; c < k->nops; c++)
+    plans[c].is_prologue = plans[c].has_prologue = false;
   for (int c = 0; c < k->nops; c++) {
     const StructuredOp *C = &k->ops[c];
     const OpPlan *cp = &plans[c];
-    if (C->ext || cp->s.library_call || plans[c].prologue_op >= 0)
+    if (C->ext || cp->s.library_call || plans[c].has_prologue || plans[c].is_prologue)
       continue;
     for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++) {
       if (!cp->s.pack[t] || k->tensors[t].storage != TS_WORKSPACE || has_alias(k, t) || !unit_view(k, cp->view.k, t))
@@ -106,7 +104,7 @@ void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *ar
           ok = false;
         }
       }
-      if (!ok || p < 0 || plans[p].prologue_of >= 0 || plans[p].prologue_op >= 0 || plans[p].group_size ||
+      if (!ok || p < 0 || plans[p].is_prologue || plans[p].has_prologue || plans[p].group_size ||
           !pointwise_writer(k, &k->ops[p], t) || writes(C, t))
         continue;
       const StructuredOp *P = &k->ops[p];
@@ -126,8 +124,10 @@ void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *ar
       }
       if (!ok)
         continue;
+      plans[c].has_prologue = true;
       plans[c].prologue_op = p;
       plans[c].prologue_tensor = t;
+      plans[p].is_prologue = true;
       plans[p].prologue_of = c;
       vec_push(arena, decisions,
                arena_printf(arena, "prologue: op %d computes '%s' while op %d packs it; '%s' is not kept", p,

@@ -150,7 +150,7 @@ static int view_dim_of(const Reshape *r, int ndims, int d) {
 static int row_dims_of(const Kernel *k, const OpPlan *plan, const StructuredOp *op, AffineExpr *const *extents,
                        int want) {
   const Schedule *s = &plan->s;
-  if (s->library_call || s->split_reduction || plan->prologue_of >= 0 || plan->prologue_op >= 0)
+  if (s->library_call || s->split_reduction || plan->is_prologue || plan->has_prologue)
     return 0;
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
     if (s->pack[t])

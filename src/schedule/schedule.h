@@ -66,9 +66,11 @@ typedef struct {
   int group_rows;
   bool group_threads; /* the group's row loop is shared out among threads */
   bool from_file; /* the schedule file's: row fusion leaves it as it is */
-  /* Prologues (prologue.c): this op's pack of tensor prologue_tensor
-   * computes it with op prologue_op's payload (-1: none); an op whose
-   * prologue_of is set runs there instead of on its own (-1: it runs). */
+  /* Prologues (prologue.c): with has_prologue, this op's pack of tensor
+   * prologue_tensor computes it with op prologue_op's payload; with
+   * is_prologue, this op runs there (in op prologue_of) instead of on its
+   * own. Both false in a zeroed plan. */
+  bool has_prologue, is_prologue;
   int prologue_op, prologue_tensor;
   int prologue_of;
 } OpPlan;
