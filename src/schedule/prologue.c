@@ -53,6 +53,16 @@ static bool pointwise_writer(const Kernel *k, const StructuredOp *P, int t) {
   for (int o = 0; o < P->noperands; o++)
     if (P->operands[o].guarded)
       return false;
+  /* a pack copy walks a tile in the packed layout's order, which rarely
+   * vectorises: a transcendental there runs scalar, slower than the pass of
+   * its own it saves (measured: a softmax's exp in the attention matmul's
+   * copy cost a third of the transformer) */
+  for (int n = 0; n < P->nnodes; n++) {
+    const PayloadNode *x = &P->nodes[n];
+    if (x->kind == PN_OP && (x->op == SOP_EXP || x->op == SOP_LOG || x->op == SOP_TANH || x->op == SOP_ERF ||
+                             x->op == SOP_POWF || x->op == SOP_SQRT))
+      return false;
+  }
   return true;
 }
 

@@ -294,8 +294,30 @@ def g_prologues(seed):
     return g
 
 
+def g_rows(seed):
+    """A LayerNorm and a softmax by hand over rows too many for L2 (1 MiB on
+    the default target), which row fusion runs row by row
+    (src/schedule/rows.c); a symbolic batch of them too."""
+    g = G("rows%d" % seed, np.random.default_rng(seed))
+    x = g.input([331, 1031])
+    mu = g.op("reduce_mean", [x], lambda t: t.mean(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    d = g.op("sub", [x, mu], np.subtract)
+    var = g.op("reduce_mean", [g.op("mul", [d, d], np.multiply)], lambda t: t.mean(axis=-1, keepdims=True),
+               axes=[-1], keepdims=1)
+    eps = g.op("abs", [g.const([1])], np.abs)
+    inv = g.op("reciprocal", [g.op("sqrt", [g.op("add", [var, eps], np.add)], np.sqrt)], np.reciprocal)
+    g.output(g.op("mul", [d, inv], np.multiply))
+    n = g.sym("B", 3)
+    y = g.input([n, 97, 1033])
+    m = g.op("reduce_max", [y], lambda t: t.max(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    e = g.op("exp", [g.op("sub", [y, m], np.subtract)], np.exp)
+    s = g.op("reduce_sum", [e], lambda t: t.sum(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    g.output(g.op("div", [e, s], np.divide))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues, g_prologues]
+                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows]
 
 
 # ---------------------------------------------------------------------------
