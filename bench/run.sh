@@ -12,6 +12,10 @@
 # BENCH_CFLAGS (default -O3 -march=native), BENCH_ARGS.
 # Needs Debian libopenblas-dev and libdnnl-dev.
 #
+# Then bench/ext_bench.c: lgen's conv 3x3 by its direct, im2col and
+# Winograd paths, topk k=8 over 1M floats against a full sort, and sort of
+# 1M floats against qsort (make bench BENCH_ARGS=--only=conv3x3,topk8,sort_1m).
+#
 # Model graphs (bench/models/run_models.py: the example models against ONNX
 # Runtime via Node) run after the kernels when no --only is given;
 # --only=models runs only them (e.g. make bench BENCH_ARGS=--only=models).
@@ -95,7 +99,24 @@ elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
 fi
 echo "bench: running $out/bench ${BENCH_ARGS:-} $*"
 status=0
-"$out/bench" ${BENCH_ARGS:-} "$@" || status=$?
+"$out/bench" ${BENCH_ARGS:-} "$@" 2>"$out/bench.err" || status=$?
+cat "$out/bench.err" >&2
+# --only naming only ext_bench's cases is not an error
+if [ "$status" -eq 2 ] && grep -q 'matches no case' "$out/bench.err"; then status=0; fi
+
+# The conv algorithms (direct, im2col, Winograd) and topk / sort against a
+# full sort and qsort: graphs in bench/ext/, timed by bench/ext_bench.c.
+echo "bench: conv algorithms, topk and sort (bench/ext_bench.c)"
+"$lgen" "$srcdir"/bench/ext/*.json -o "$out/ext.c" -H "$out/ext.h"
+$CC $CFLAGS -fopenmp -c "$out/ext.c" -o "$out/ext.o"
+$CC $CFLAGS -fopenmp -Wall -Wextra -I"$out" -c "$srcdir/bench/ext_bench.c" -o "$out/ext_bench.o"
+$CC -fopenmp "$out/ext_bench.o" "$out/ext.o" -o "$out/ext_bench" -lm
+"$out/ext_bench" ${BENCH_ARGS:-} "$@" >"$out/ext_bench.out" || status=1
+cat "$out/ext_bench.out"
+if grep -q 'case=topk8_1m ' "$out/ext_bench.out"; then
+  /usr/bin/python3 "$srcdir/bench/ext/ort_topk.py" "$srcdir" "$builddir" "$out/ext_bench.out" ${BENCH_ARGS:-} "$@" ||
+    status=1
+fi
 if [ "$any_only" = no ]; then
   run_models || status=1
 fi

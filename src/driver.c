@@ -77,6 +77,8 @@ typedef struct {
   Kernel *k;
   PtrVec folded; /* const char*: scale/shift chains folded into weights (fold_bn.c) */
   PtrVec shared; /* const char*: matmuls merged over one input (share_input.c) */
+  PtrVec convs;  /* const char*: conv algorithms (conv_algo.c) */
+  PtrVec diags;  /* const char*: diag folded into matmuls (fold_diag.c) */
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
@@ -98,10 +100,11 @@ static bool fusion_enabled(const lgen_options *options) {
   return !(options->fuse && strcmp(options->fuse, "none") == 0);
 }
 
-static bool only_fusion(const ScheduleSpec *spec) {
+static bool only_fusion(const ScheduleSpec *spec) { /* graph-level keys only: fuse, algorithm */
   for (int i = 0; i < spec->entries.len; i++)
     if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0 &&
-        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "layout") != 0)
+        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "layout") != 0 &&
+        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "algorithm") != 0)
       return false;
   return spec->entries.len > 0;
 }
@@ -248,13 +251,40 @@ static bool channels_last_wanted(const Compilation *cx, const Kernel *k, const l
   return want;
 }
 
+/* The schedule file's `algorithm:` choices for the graph named `name`. */
+static ConvAlgoChoice *conv_choices(const Compilation *cx, const char *name, int *count, Arena *arena) {
+  const ScheduleFile *file = cx->schedule_file;
+  PtrVec found = {0};
+  for (int f = 0; file && f < file->specs.len; f++) {
+    const ScheduleSpec *spec = file->specs.items[f];
+    for (int i = 0; strcmp(spec->kernel, name) == 0 && i < spec->entries.len; i++) {
+      const ScheduleEntry *e = spec->entries.items[i];
+      for (int j = 0; strcmp(e->key, "algorithm") == 0 && j < e->nitems; j++) {
+        ConvAlgoChoice *c = arena_alloc(arena, sizeof *c);
+        *c = (ConvAlgoChoice){e->names[j], schedule_conv_algorithm(e->values[j * LG_MAX_LEVELS]), e->locs[j]};
+        vec_push(arena, &found, c);
+      }
+    }
+  }
+  ConvAlgoChoice *list = arena_alloc(arena, sizeof *list * (size_t)(found.len + 1));
+  for (int i = 0; i < found.len; i++)
+    list[i] = *(ConvAlgoChoice *)found.items[i];
+  *count = found.len;
+  return list;
+}
+
 static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
   GraphKernel *gk = arena_alloc(arena, sizeof *gk);
   Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
+  int nchoices;
+  ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices, arena);
+  graph_conv_algorithms(g, choices, nchoices, &gk->convs); /* a choice, not fusion: --fuse=none keeps it */
   /* always on: folding constants is not fusion, so --fuse=none keeps it */
   graph_fold_scale_shift(g, &gk->folded);
-  if (fusion_enabled(options))
+  if (fusion_enabled(options)) {
     graph_share_inputs(g, &gk->shared);
+    graph_fold_diag(g, &gk->diags);
+  }
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
   if (channels_last_wanted(cx, gk->k, options))
     choose_layouts(gk->k, &gk->fusion.decisions, arena);
@@ -284,6 +314,14 @@ static void print_graph_passes(Compilation *cx) {
       sb_printf(&cx->sched, "# input sharing in %s:\n", gk->k->name);
     for (int d = 0; d < gk->shared.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->shared.items[d]);
+    if (gk->convs.len)
+      sb_printf(&cx->sched, "# conv algorithms in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->convs.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->convs.items[d]);
+    if (gk->diags.len)
+      sb_printf(&cx->sched, "# diag folded in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->diags.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->diags.items[d]);
     sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);

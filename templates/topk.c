@@ -43,11 +43,25 @@ static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals, @I@ *restri
       h[j] = j;
     for (int64_t j = k / 2; j-- > 0;)
       lgen_topk_sift_@S@(p, inner, h, k, j, largest);
-    for (int64_t j = k; j < n; j++)
-      if (lgen_topk_better_@S@(p[j * inner], j, p[h[0] * inner], h[0], largest)) {
-        h[0] = j;
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
-      }
+    /* Every later j has a higher index than the heap's, so it is better
+     * than the worst kept exactly when its value is strictly better: one
+     * comparison against a cached value per element (NaN never is). */
+    @T@ worst = p[h[0] * inner];
+    if (largest) {
+      for (int64_t j = k; j < n; j++)
+        if (p[j * inner] > worst) {
+          h[0] = j;
+          lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+          worst = p[h[0] * inner];
+        }
+    } else {
+      for (int64_t j = k; j < n; j++)
+        if (p[j * inner] < worst) {
+          h[0] = j;
+          lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+          worst = p[h[0] * inner];
+        }
+    }
     for (int64_t s = k - 1; s > 0; s--) { /* heap sort: the worst goes last */
       int64_t t = h[0];
       h[0] = h[s];

@@ -158,6 +158,7 @@ static void call(ExtCall *c) {
   const ExtOp *x = c->x;
   const char *k = x->tmpl;
   int out = x->ninputs; /* first output */
+  int cnt;              /* list attributes' lengths, checked by build_ext.c */
   ElemType t0 = tensor_of(c, 0)->type;
   if (strcmp(k, "gather") == 0) {
     instantiate(c, t0, tensor_of(c, 1)->type, true);
@@ -220,6 +221,54 @@ static void call(ExtCall *c) {
   } else if (strcmp(k, "diag") == 0) {
     instantiate(c, t0, TY_I64, false);
     line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));
+  } else if (strcmp(k, "fft") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    e->needs_math = true; /* the twiddles' cos and sin */
+    int nscr = x->ninputs + x->noutputs, r = tensor_of(c, 0)->rank;
+    const char *o = name_of(c, out), *ws = name_of(c, nscr), *tw = name_of(c, nscr + 1);
+    int inverse = attr_int(c, "inverse", 0);
+    if (strcmp(x->kind, "fft") == 0) { /* real and imaginary parts apart */
+      const char *n = extent(c, 0, r - 1);
+      line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s, 1, %d, 0);", c->fn, name_of(c, 0), name_of(c, 1), o,
+           name_of(c, out + 1), ws, tw, extent_product(c, 0, 0, r - 1), n, n, n, inverse);
+    } else { /* dft: [outer, n, inner, cin] -> [outer, nout, inner, cout] */
+      int axis = attr_int(c, "axis", 0), onesided = attr_int(c, "onesided", 0);
+      int64_t cin = tensor_of(c, 0)->shape[r - 1]->value, cout = inverse && onesided ? 1 : 2;
+      const char *xi = cin == 2 ? arena_printf(e->arena, "%s + 1", name_of(c, 0)) : "0";
+      const char *yi = cout == 2 ? arena_printf(e->arena, "%s + 1", o) : "0";
+      line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d);", c->fn, name_of(c, 0), xi, o,
+           yi, ws, tw, extent_product(c, 0, 0, axis), extent(c, 0, axis), extent_product(c, 0, axis + 1, r - 1),
+           (long long)cin, (long long)ext_attr_int(x, "length", 0), extent(c, out, axis), (long long)cout, inverse,
+           inverse && onesided);
+    }
+  } else if (strcmp(k, "im2col") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    const int64_t *kn = ext_attr_ints(x, "kernel", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
+    const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
+    int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
+    int64_t oh = (h + pd[0] + pd[1] - (kn[0] - 1) * dl[0] - 1) / st[0] + 1;
+    int64_t ow = (w + pd[2] + pd[3] - (kn[1] - 1) * dl[1] - 1) / st[1] + 1;
+    line(e, "%s(%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld);", c->fn,
+         name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)oh,
+         (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0], (long long)st[1], (long long)dl[0],
+         (long long)dl[1], (long long)pd[0], (long long)pd[2]);
+  } else if (strcmp(k, "winograd_filter") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    line(e, "%s(%s, %s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
+  } else if (strcmp(k, "winograd_input") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    const int64_t *pd = ext_attr_ints(x, "padding", &cnt);
+    int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
+    int64_t oh = h + pd[0] + pd[1] - 2, ow = w + pd[2] + pd[3] - 2;
+    line(e, "%s(%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld);", c->fn, name_of(c, 0), name_of(c, out),
+         extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + 1) / 2),
+         (long long)((ow + 1) / 2), (long long)pd[0], (long long)pd[2]);
+  } else if (strcmp(k, "winograd_output") == 0) {
+    instantiate(c, t0, TY_I64, false);
+    const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
+    line(e, "%s(%s, %s, %lld, %lld, %lld, %s, %lld, %lld);", c->fn, name_of(c, 0), name_of(c, out),
+         (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
+         (long long)((sh[2] + 1) / 2));
   } else {
     line(e, "#error \"lgen bug: no call for template %s\"", k);
   }

@@ -1,6 +1,7 @@
 /* build_ext.c - shape inference for the non-structured graph ops (class EXT
  * in graph_ops.def: gather_elements, gather_nd, argmax, argmin, topk, sort,
- * scan, scatter, scatter_elements, diag). The meaning of each is in ops.md.
+ * scan, scatter, scatter_elements, diag, pack, unpack, fft, dft, im2col and
+ * the Winograd transforms). The meaning of each is in ops.md.
  *
  * Like build.c's rules, each checks its inputs and attributes (one located
  * error at the offending attribute, or at the node), fills in defaults and
@@ -490,6 +491,188 @@ static int infer_unpack(Ext *x) {
   return 1;
 }
 
+/* ---- fft, dft, im2col, Winograd ---- */
+
+static void want_float(const Ext *x, int i) {
+  const GraphValue *v = in(x, i);
+  if (v->type != TY_F32 && v->type != TY_F64)
+    graph_error(x->g, x->n->path, "%s'%s' has element type %s; this op takes f32 or f64", x->desc, v->name,
+                elem_type_name(v->type));
+}
+
+static int64_t want_static(const Ext *x, const AffineExpr *d, const char *what) {
+  int64_t v;
+  if (!static_dim(d, &v))
+    graph_error(x->g, x->n->path, "%s%s must be a number, not a symbolic dim", x->desc, what);
+  return v;
+}
+
+/* fft: real and imaginary parts, same shape, transformed along the last dim. */
+static int infer_fft(Ext *x) {
+  const GraphValue *re = in(x, 0), *im = in(x, 1);
+  want_float(x, 0);
+  want_same_type(x, 0, 1);
+  want_rank_at_least(x, 0, 1);
+  if (re->rank != im->rank)
+    graph_error(x->g, x->n->path, "%sthe real part has rank %d but the imaginary part rank %d", x->desc, re->rank,
+                im->rank);
+  for (int d = 0; d < re->rank; d++)
+    want_same_dim(x, re->shape[d], im->shape[d], "the shapes of the real and the imaginary part");
+  get_bool(x, "inverse", false);
+  set_out(x, 0, re->type, re->rank, re->shape);
+  set_out(x, 1, re->type, re->rank, re->shape);
+  return 2;
+}
+
+/* dft: ONNX DFT's layout, [..., n, ..., c] with c = 1 (real) or 2 (complex)
+ * last; the axis gets `length` points (onesided: length / 2 + 1 of them;
+ * inverse onesided: a real signal of `length` points from a half spectrum). */
+static int infer_dft(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_float(x, 0);
+  want_rank_at_least(x, 0, 2);
+  int64_t c = want_static(x, v->shape[v->rank - 1], "the last dim (1: real, 2: complex)");
+  if (c != 1 && c != 2)
+    graph_error(x->g, x->n->path, "%sthe last dim of '%s' must be 1 (real) or 2 (complex), not %lld", x->desc,
+                v->name, (long long)c);
+  int axis = get_axis(x, "axis", -2, v->rank);
+  if (axis == v->rank - 1)
+    graph_error(x->g, attr_path(x, "axis"), "%sthe axis must not be the last dim (it holds the real and "
+                "imaginary parts)", x->desc);
+  bool inverse = get_bool(x, "inverse", false), onesided = get_bool(x, "onesided", false);
+  int64_t n = want_static(x, v->shape[axis], "the transformed axis");
+  int64_t dflt = inverse && onesided ? 2 * (n - 1) : n;
+  int64_t len = get_int(x, "length", dflt);
+  if (len < 1)
+    graph_error(x->g, attr_path(x, "length"), "%sthe DFT length must be positive (%lld)", x->desc, (long long)len);
+  if (inverse && onesided && c != 2)
+    graph_error(x->g, x->n->path, "%san inverse onesided DFT takes a complex half spectrum (last dim 2)", x->desc);
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int d = 0; d < v->rank; d++)
+    shape[d] = v->shape[d];
+  shape[axis] = graph_dim_const(x->g, onesided && !inverse ? len / 2 + 1 : len);
+  shape[v->rank - 1] = graph_dim_const(x->g, inverse && onesided ? 1 : 2);
+  set_out(x, 0, v->type, v->rank, shape);
+  return 1;
+}
+
+/* A list of `count` positive ints, `dflt` each when absent. */
+static const int64_t *get_pair(Ext *x, const char *name, int64_t dflt, bool required) {
+  GraphAttr *a = get_ints(x, name, required);
+  if (!a) {
+    int64_t *v = arena_alloc(x->g->arena, sizeof *v * 2);
+    v[0] = v[1] = dflt;
+    put(x, (GraphAttr){.name = name, .kind = GA_INTS, .n = 2, .ints = v});
+    return v;
+  }
+  if (a->n != 2)
+    graph_error(x->g, attr_path(x, name), "%s'%s' needs 2 values (height, width), not %d", x->desc, name, a->n);
+  for (int i = 0; i < 2; i++)
+    if (a->ints[i] < 1)
+      graph_error(x->g, attr_path(x, name), "%s'%s' must be positive (%lld)", x->desc, name, (long long)a->ints[i]);
+  return a->ints;
+}
+
+/* padding: [[top, bottom], [left, right]] (or flat); stored as 4 ints. */
+static const int64_t *get_padding(Ext *x) {
+  GraphAttr *a = (GraphAttr *)graph_attr(x->g, x->n, "padding");
+  int64_t *p = arena_alloc(x->g->arena, sizeof *p * 4);
+  if (a) {
+    int count = a->kind == GA_INTS2 ? 2 * a->n : a->kind == GA_INTS ? a->n : -1;
+    if (count != 4)
+      graph_error(x->g, attr_path(x, "padding"), "%s'padding' needs [[top, bottom], [left, right]]", x->desc);
+    for (int i = 0; i < 4; i++) {
+      p[i] = a->ints[i];
+      if (p[i] < 0)
+        graph_error(x->g, attr_path(x, "padding"), "%spadding must not be negative (%lld)", x->desc,
+                    (long long)p[i]);
+    }
+  }
+  put(x, (GraphAttr){.name = "padding", .kind = GA_INTS, .n = 4, .ints = p});
+  return p;
+}
+
+static void want_rank(const Ext *x, int i, int rank) {
+  const GraphValue *v = in(x, i);
+  if (v->rank != rank)
+    graph_error(x->g, x->n->path, "%sinput %d ('%s') must have rank %d, not %d", x->desc, i, v->name, rank, v->rank);
+}
+
+/* Output extent of a padded, strided, dilated window; must be >= 0. */
+static int64_t out_extent(const Ext *x, int64_t in, int64_t lo, int64_t hi, int64_t k, int64_t s, int64_t d) {
+  int64_t span = (k - 1) * d + 1, e = in + lo + hi - span;
+  if (e < 0)
+    graph_error(x->g, x->n->path, "%sthe window (%lld) is larger than the padded input (%lld)", x->desc,
+                (long long)span, (long long)(in + lo + hi));
+  return e / s + 1;
+}
+
+/* im2col: NHWC [N, H, W, C] -> [N, OH * OW, KH * KW * C], column order
+ * (kh, kw, c) to match an HWCF filter reshaped to [KH * KW * C, F]. */
+static int infer_im2col(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_rank(x, 0, 4);
+  want_ordered(x, 0);
+  const int64_t *k = get_pair(x, "kernel", 1, true), *s = get_pair(x, "strides", 1, false);
+  const int64_t *d = get_pair(x, "dilations", 1, false), *p = get_padding(x);
+  int64_t h = want_static(x, v->shape[1], "the height"), w = want_static(x, v->shape[2], "the width");
+  int64_t c = want_static(x, v->shape[3], "the channels");
+  int64_t oh = out_extent(x, h, p[0], p[1], k[0], s[0], d[0]), ow = out_extent(x, w, p[2], p[3], k[1], s[1], d[1]);
+  AffineExpr *shape[3] = {v->shape[0], graph_dim_const(x->g, oh * ow), graph_dim_const(x->g, k[0] * k[1] * c)};
+  set_out(x, 0, v->type, 3, shape);
+  return 1;
+}
+
+/* Winograd F(2x2, 3x3): 4x4 input tiles at stride 2, 2x2 output tiles. */
+static int infer_winograd_filter(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_float(x, 0);
+  want_rank(x, 0, 4);
+  if (want_static(x, v->shape[0], "the filter height") != 3 || want_static(x, v->shape[1], "the filter width") != 3)
+    graph_error(x->g, x->n->path, "%sthe filter '%s' must be HWCF with a 3x3 window", x->desc, v->name);
+  AffineExpr *shape[4] = {graph_dim_const(x->g, 4), graph_dim_const(x->g, 4), v->shape[2], v->shape[3]};
+  set_out(x, 0, v->type, 4, shape);
+  return 1;
+}
+
+static int infer_winograd_input(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_float(x, 0);
+  want_rank(x, 0, 4);
+  const int64_t *p = get_padding(x);
+  int64_t n = want_static(x, v->shape[0], "the batch"), h = want_static(x, v->shape[1], "the height");
+  int64_t w = want_static(x, v->shape[2], "the width");
+  int64_t oh = out_extent(x, h, p[0], p[1], 3, 1, 1), ow = out_extent(x, w, p[2], p[3], 3, 1, 1);
+  AffineExpr *shape[4] = {graph_dim_const(x->g, 4), graph_dim_const(x->g, 4),
+                          graph_dim_const(x->g, n * ((oh + 1) / 2) * ((ow + 1) / 2)), v->shape[3]};
+  set_out(x, 0, v->type, 4, shape);
+  return 1;
+}
+
+/* The output's [N, OH, OW] are given (`shape`): the tiles alone do not tell
+ * an odd extent from the even one above it. */
+static int infer_winograd_output(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_float(x, 0);
+  want_rank(x, 0, 4);
+  GraphAttr *a = get_ints(x, "shape", true);
+  if (a->n != 3)
+    graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs [N, OH, OW], not %d values", x->desc, a->n);
+  for (int i = 0; i < 3; i++)
+    if (a->ints[i] < 1)
+      graph_error(x->g, attr_path(x, "shape"), "%s'shape' must be positive (%lld)", x->desc, (long long)a->ints[i]);
+  int64_t tiles = a->ints[0] * ((a->ints[1] + 1) / 2) * ((a->ints[2] + 1) / 2);
+  if (want_static(x, v->shape[0], "dim 0") != 4 || want_static(x, v->shape[1], "dim 1") != 4 ||
+      want_static(x, v->shape[2], "the tile count") != tiles)
+    graph_error(x->g, x->n->path, "%sinput '%s' must be [4, 4, %lld, F] for an output of [%lld, %lld, %lld, F]",
+                x->desc, v->name, (long long)tiles, (long long)a->ints[0], (long long)a->ints[1],
+                (long long)a->ints[2]);
+  AffineExpr *shape[4] = {graph_dim_const(x->g, a->ints[0]), graph_dim_const(x->g, a->ints[1]),
+                          graph_dim_const(x->g, a->ints[2]), v->shape[3]};
+  set_out(x, 0, v->type, 4, shape);
+  return 1;
+}
+
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
   switch (n->op) {
@@ -505,6 +688,12 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_DIAG: return infer_diag(&x);
   case GOP_PACK: return infer_pack(&x);
   case GOP_UNPACK: return infer_unpack(&x);
+  case GOP_FFT: return infer_fft(&x);
+  case GOP_DFT: return infer_dft(&x);
+  case GOP_IM2COL: return infer_im2col(&x);
+  case GOP_WINOGRAD_FILTER_TRANSFORM: return infer_winograd_filter(&x);
+  case GOP_WINOGRAD_INPUT_TRANSFORM: return infer_winograd_input(&x);
+  case GOP_WINOGRAD_OUTPUT_TRANSFORM: return infer_winograd_output(&x);
   default: diag_bug(g->diag, "no shape rule for graph op %s", graph_op_info(n->op)->name);
   }
 }

@@ -231,6 +231,30 @@ void graph_fold_scale_shift(Graph *g, PtrVec *notes);
  * slice of it; one note per group. */
 void graph_share_inputs(Graph *g, PtrVec *notes);
 
+/* ---- conv_algo.c ---- */
+/* A schedule file's algorithm for the conv writing `tensor`. */
+typedef struct {
+  const char *tensor;
+  const char *algorithm; /* direct, im2col or winograd */
+  Loc loc;
+} ConvAlgoChoice;
+/* Each conv_2d_nhwc_hwcf runs by its algorithm (the node's `algorithm`
+ * attribute, or the file's choice): direct leaves it; im2col and winograd
+ * replace it by their ops (lgen(1), SCHEDULES). One note per conv with a
+ * choice. A choice that names no conv or does not apply is a located error. */
+void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices, PtrVec *notes);
+/* Rewriting helpers: the nodes appended from index `first` on take the
+ * place of the node at `at`, which leaves the graph; the last appended node
+ * writes value y instead of its own (so readers of y are unchanged). */
+void graph_write_result(Graph *g, int y);
+void graph_replace_node(Graph *g, int at, int first);
+
+/* ---- fold_diag.c ---- */
+/* matmul(diag(v), b) becomes v[:, None] * b (a row scaling) and
+ * matmul(a, diag(v)) becomes a * v (a column scaling): the n x n diagonal
+ * matrix is never materialised for that reader. One note per fold. */
+void graph_fold_diag(Graph *g, PtrVec *notes);
+
 /* ---- expand.c ---- */
 /* softmax(x) along axis = exp(x - max) / sum(exp(x - max)), from reduce_max,
  * sub, exp, reduce_sum and div; log = true: (x - max) - log(sum). Returns the

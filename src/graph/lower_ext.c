@@ -24,6 +24,12 @@ static const char *template_of(GraphOp op) {
   case GOP_SCATTER: return "scatter";
   case GOP_SCATTER_ELEMENTS: return "scatter_elements";
   case GOP_DIAG: return "diag";
+  case GOP_FFT:
+  case GOP_DFT: return "fft";
+  case GOP_IM2COL: return "im2col";
+  case GOP_WINOGRAD_FILTER_TRANSFORM: return "winograd_filter";
+  case GOP_WINOGRAD_INPUT_TRANSFORM: return "winograd_input";
+  case GOP_WINOGRAD_OUTPUT_TRANSFORM: return "winograd_output";
   default: return NULL;
   }
 }
@@ -173,6 +179,27 @@ void lower_ext(Lower *L) {
   } else if (n->op == GOP_TOPK) { /* k heap slots per row */
     const GraphValue *vals = GRAPH_VALUE(g, n->outputs[0]);
     add_tensor(x, scratch(L, TY_I64, vals->rank, vals->shape));
+    x->nscratch++;
+  } else if (n->op == GOP_FFT || n->op == GOP_DFT) {
+    /* each row's transform runs in f64 in a buffer of its own (10 *
+     * length: the signal, then the plain DFT's result or Bluestein's
+     * sequence of < 4 * length points), and the rows share the tables of
+     * templates/fft.c (18 * length) */
+    const GraphAttr *la = node_attr(n, "length");
+    int axis = n->op == GOP_FFT ? in0->rank - 1 : (int)node_attr(n, "axis")->i;
+    AffineExpr *len = la ? affine_const(arena, la->i) : in0->shape[axis];
+    AffineExpr *shape[LG_MAX_RANK + 1];
+    int r = 0;
+    for (int d = 0; d < in0->rank; d++)
+      if (d != axis && (n->op == GOP_FFT || d != in0->rank - 1))
+        shape[r++] = in0->shape[d];
+    shape[r++] = affine_binary(arena, AE_MUL, affine_const(arena, 10), len);
+    add_tensor(x, scratch(L, TY_F64, r, shape));
+    x->nscratch++;
+    AffineExpr **tw = arena_alloc(arena, sizeof *tw * 2); /* the tensor keeps it */
+    tw[0] = affine_binary(arena, AE_MUL, affine_const(arena, 18), len);
+    const char *name = arena_printf(arena, "%s_twiddles", GRAPH_VALUE(g, n->outputs[0])->name);
+    add_tensor(x, lower_scratch(L, name, TY_F64, 1, tw));
     x->nscratch++;
   }
   copy_attrs(x, n);

@@ -171,8 +171,11 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
     for (int d = 0; d < op->ndims; d++)
       if (op->dims[d].kind == ITER_REDUCTION)
         s->tile[0][d] = kc;
-    s->pack[op->operands[b].tensor] = true;
-    if (packed_a)
+    /* pack[] covers the first LG_MAX_TENSORS tensors: a big graph's later
+     * ones stay unpacked (correct, only slower) */
+    if (op->operands[b].tensor < LG_MAX_TENSORS)
+      s->pack[op->operands[b].tensor] = true;
+    if (packed_a && op->operands[a].tensor < LG_MAX_TENSORS)
       s->pack[op->operands[a].tensor] = true;
   }
   /* Threads: outer parallel dims (batch, image rows), collapsed with the

@@ -118,6 +118,8 @@ typedef struct {
 } ScheduleFile;
 
 void schedule_none(const StructuredOp *op, Schedule *s);
+/* An `algorithm:` entry's value: "direct", "im2col" or "winograd". */
+const char *schedule_conv_algorithm(int64_t code);
 /* Points of op's domain when every extent is a constant (-1 if not), and
  * whether auto gives work of that many points threads (auto.c). */
 int64_t schedule_static_points(const StructuredOp *op);

@@ -16,6 +16,7 @@
  *     - op: 0                    #   a list, one entry per comprehension
  *       parallel: [i]
  *     - fuse: {h: keep}          # a model graph: intermediates to keep or inline
+ *     - algorithm: {y: winograd} # a model graph: a conv's algorithm (direct, im2col, winograd)
  *
  * Every error points at the offending node: file:line:col. */
 #include "schedule/schedule.h"
@@ -132,6 +133,34 @@ static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node
   return e;
 }
 
+/* {conv output: direct | im2col | winograd}: a model graph's conv
+ * algorithms (values[] index into conv_algorithms) */
+static const char *const conv_algorithms[] = {"direct", "im2col", "winograd"};
+
+static ScheduleEntry *algorithm_map(YamlReader *r, const char *key, yaml_node_t *node) {
+  if (node->type != YAML_MAPPING_NODE)
+    fail(r, node, "'%s' maps conv outputs to direct, im2col or winograd, like {y: winograd}", key);
+  int n = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
+  ScheduleEntry *e = new_entry(r, key, node, n);
+  for (int i = 0; i < n; i++) {
+    yaml_node_pair_t *pair = &node->data.mapping.pairs.start[i];
+    yaml_node_t *name = yaml_document_get_node(&r->doc, pair->key);
+    yaml_node_t *value = yaml_document_get_node(&r->doc, pair->value);
+    e->names[i] = scalar(r, name, "a conv's output name");
+    e->locs[i] = loc_of(r, name);
+    const char *v = scalar(r, value, "direct, im2col or winograd");
+    int a = 0;
+    while (a < 3 && strcmp(v, conv_algorithms[a]) != 0)
+      a++;
+    if (a == 3)
+      fail(r, value, "expected direct, im2col or winograd, found '%s'", v);
+    e->values[i * LG_MAX_LEVELS] = a;
+  }
+  return e;
+}
+
+const char *schedule_conv_algorithm(int64_t code) { return conv_algorithms[code]; }
+
 /* {dim: size} or {dim: [size, size, ...]} */
 static ScheduleEntry *size_map(YamlReader *r, const char *key, yaml_node_t *node, bool levels) {
   if (node->type != YAML_MAPPING_NODE)
@@ -196,6 +225,8 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "channels_last or given");
       if (strcmp(e->scalar, "channels_last") != 0 && strcmp(e->scalar, "given") != 0)
         fail(r, v, "expected channels_last or given, found '%s'", e->scalar);
+    } else if (strcmp(key, "algorithm") == 0) {
+      e = algorithm_map(r, key, v);
     } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
                strcmp(key, "fold") == 0) {
       e = name_list(r, key, v);
@@ -205,7 +236,7 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
       e->scalar = scalar(r, v, "a single value");
     } else {
       fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
-                 "partials, pack, split_reduction, library_call, op, or fuse and layout for a model graph)", key);
+                 "partials, pack, split_reduction, library_call, op, or fuse, layout and algorithm for a model graph)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);

@@ -559,7 +559,7 @@ def test_group(g, opts, work):
         for omp in (False, True):
             tag = "%s %s%s" % (g.name, vname, " -fopenmp" if omp else "")
             cmd = [opts.cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + \
-                (["-fopenmp"] if omp else []) + ["-o", "prog", "g.c", "main.c"]
+                (["-fopenmp"] if omp else []) + ["-o", "prog", "g.c", "main.c", "-lm"]
             rc, out = run(cmd, d)
             if rc != 0:
                 results.append((False, "%s: %s failed:\n%s" % (tag, opts.cc, out.strip()[:1500])))

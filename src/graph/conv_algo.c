@@ -1,0 +1,188 @@
+/* conv_algo.c - the algorithm of each 2-D NHWC convolution (see graph.h):
+ * direct (the conv's own loop nest, the default), im2col (the input's
+ * windows as a matrix, then lgen's matmul by the filter seen as
+ * [KH * KW * C, F]) or winograd (F(2x2, 3x3): filter, input and output
+ * transforms around 16 matmuls, for 3x3 stride-1 convs).
+ *
+ * The choice is the user's, never automatic: Winograd changes the rounding
+ * (its error is documented in lgen(1)) and im2col trades memory for a GEMM.
+ * It comes from the node's `algorithm` attribute or, overriding it, from the
+ * schedule file's `algorithm: {OUTPUT: im2col}` under the graph's name. The
+ * conv node is replaced by the new nodes, the last of which writes the
+ * conv's result value, so readers and graph outputs are unchanged. */
+#include <string.h>
+
+#include "graph/graph.h"
+
+static GraphValue *val(const Graph *g, int v) { return GRAPH_VALUE(g, v); }
+
+static bool dims_static(const GraphValue *v, int64_t *out) {
+  for (int d = 0; d < v->rank; d++)
+    if (!graph_dim_value(v->shape[d], &out[d]))
+      return false;
+  return true;
+}
+
+static GraphAttr ints_attr(Graph *g, const char *name, int n, const int64_t *v) {
+  GraphAttr a = {.name = name, .kind = GA_INTS, .n = n};
+  a.ints = arena_alloc(g->arena, sizeof *a.ints * (size_t)(n + 1));
+  memcpy(a.ints, v, sizeof *a.ints * (size_t)n);
+  return a;
+}
+
+/* The conv's two spatial values of a pair attribute (default 1). */
+static void pair(const Graph *g, const GraphNode *n, const char *name, int64_t *v) {
+  const GraphAttr *a = graph_attr(g, n, name);
+  v[0] = v[1] = 1;
+  if (a && a->kind == GA_INTS && a->n == 2) {
+    v[0] = a->ints[0];
+    v[1] = a->ints[1];
+  }
+}
+
+void graph_replace_node(Graph *g, int at, int first) {
+  int added = g->nodes.len - first;
+  void **moved = arena_alloc(g->arena, sizeof(void *) * (size_t)(added + 1));
+  memcpy(moved, &g->nodes.items[first], sizeof(void *) * (size_t)added);
+  memmove(&g->nodes.items[at + added], &g->nodes.items[at + 1], sizeof(void *) * (size_t)(first - at - 1));
+  memcpy(&g->nodes.items[at], moved, sizeof(void *) * (size_t)added);
+  g->nodes.len = first - 1 + added;
+  for (int i = at; i < g->nodes.len; i++) {
+    GraphNode *n = GRAPH_NODE(g, i);
+    for (int j = 0; j < n->noutputs; j++)
+      val(g, n->outputs[j])->producer = i;
+  }
+}
+
+void graph_write_result(Graph *g, int y) {
+  GraphNode *last = GRAPH_NODE(g, g->nodes.len - 1);
+  last->outputs[0] = y;
+}
+
+/* padding as [top, bottom, left, right]: GA_INTS2 pairs, or ONNX's flat
+ * begins then ends. */
+static void padding(const Graph *g, const GraphNode *n, int64_t *p) {
+  const GraphAttr *pad = graph_attr(g, n, "padding");
+  p[0] = p[1] = p[2] = p[3] = 0;
+  if (pad && pad->kind == GA_INTS2 && pad->n == 2)
+    for (int i = 0; i < 4; i++)
+      p[i] = pad->ints[i];
+  else if (pad && pad->kind == GA_INTS && pad->n == 4) {
+    p[0] = pad->ints[0];
+    p[1] = pad->ints[2];
+    p[2] = pad->ints[1];
+    p[3] = pad->ints[3];
+  }
+}
+
+static void im2col(Graph *g, GraphNode *n, const int64_t *ws, const int64_t *ys) {
+  int64_t k[2] = {ws[0], ws[1]}, s[2], d[2];
+  pair(g, n, "strides", s);
+  pair(g, n, "dilations", d);
+  int64_t p[4];
+  padding(g, n, p);
+  GraphAttr a[4] = {ints_attr(g, "kernel", 2, k), ints_attr(g, "strides", 2, s), ints_attr(g, "dilations", 2, d),
+                    ints_attr(g, "padding", 4, p)};
+  int x = n->inputs[0], w = n->inputs[1];
+  int col = graph_add_node(g, GOP_IM2COL, NULL, 1, &x, 4, a, NULL, n->path, n->origin);
+  int64_t wshape[2] = {ws[0] * ws[1] * ws[2], ws[3]};
+  GraphAttr ra = ints_attr(g, "shape", 2, wshape);
+  int wm = graph_add_node(g, GOP_RESHAPE, NULL, 1, &w, 1, &ra, NULL, n->path, n->origin);
+  int ins[2] = {col, wm};
+  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin);
+  GraphAttr oa = ints_attr(g, "shape", 4, ys);
+  graph_add_node(g, GOP_RESHAPE, NULL, 1, &mm, 1, &oa, NULL, n->path, n->origin);
+}
+
+static void winograd(Graph *g, GraphNode *n, const int64_t *ys) {
+  int64_t p[4];
+  padding(g, n, p);
+  GraphAttr pa = ints_attr(g, "padding", 4, p), sa = ints_attr(g, "shape", 3, ys);
+  int x = n->inputs[0], w = n->inputs[1];
+  int u = graph_add_node(g, GOP_WINOGRAD_FILTER_TRANSFORM, NULL, 1, &w, 0, NULL, NULL, n->path, n->origin);
+  int v = graph_add_node(g, GOP_WINOGRAD_INPUT_TRANSFORM, NULL, 1, &x, 1, &pa, NULL, n->path, n->origin);
+  int ins[2] = {v, u};
+  int m = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin); /* 16 of [P,C] x [C,F] */
+  graph_add_node(g, GOP_WINOGRAD_OUTPUT_TRANSFORM, NULL, 1, &m, 1, &sa, NULL, n->path, n->origin);
+}
+
+static const char *choice_of(const Graph *g, const GraphNode *n, const ConvAlgoChoice *choices, int nchoices,
+                             bool *used, const char **where) {
+  const char *y = val(g, n->outputs[0])->name;
+  for (int i = 0; i < nchoices; i++)
+    if (strcmp(choices[i].tensor, y) == 0) {
+      used[i] = true;
+      *where = "the schedule file";
+      return choices[i].algorithm;
+    }
+  *where = "its attribute";
+  return graph_attr_string(g, n, "algorithm", "direct");
+}
+
+/* A located error: at the schedule file's entry, or at the attribute. */
+static LG_NORETURN void refuse(const Graph *g, const GraphNode *n, const ConvAlgoChoice *c, const char *why,
+                               const char *algo) {
+  const GraphAttr *a = graph_attr(g, n, "algorithm");
+  if (c)
+    diag_error(g->diag, c->loc, "the %s path of conv '%s' %s", algo, val(g, n->outputs[0])->name, why);
+  graph_error(g, a && a->path ? a->path : n->path, "%sthe %s path %s", graph_node_desc(g, n), algo, why);
+}
+
+void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices, PtrVec *notes) {
+  bool *used = arena_alloc(g->arena, sizeof(bool) * (size_t)(nchoices + 1));
+  for (int i = 0; i < g->nodes.len; i++) {
+    GraphNode *n = GRAPH_NODE(g, i);
+    if (n->op != GOP_CONV_2D_NHWC_HWCF)
+      continue;
+    const char *where;
+    const char *algo = choice_of(g, n, choices, nchoices, used, &where);
+    const ConvAlgoChoice *c = NULL;
+    for (int j = 0; j < nchoices; j++)
+      if (strcmp(choices[j].tensor, val(g, n->outputs[0])->name) == 0)
+        c = &choices[j];
+    if (strcmp(algo, "direct") != 0 && strcmp(algo, "im2col") != 0 && strcmp(algo, "winograd") != 0) {
+      if (c)
+        diag_error(g->diag, c->loc, "unknown conv algorithm '%s' (expected direct, im2col or winograd)", algo);
+      graph_error(g, graph_attr(g, n, "algorithm")->path, "%sunknown conv algorithm '%s' (expected direct, "
+                  "im2col or winograd)", graph_node_desc(g, n), algo);
+    }
+    const GraphValue *x = val(g, n->inputs[0]), *w = val(g, n->inputs[1]), *y = val(g, n->outputs[0]);
+    int64_t xs[4], ws[4], ys[4];
+    if (strcmp(algo, "direct") == 0) {
+      if (graph_attr(g, n, "algorithm") || c)
+        vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': direct (from %s)", y->name, where));
+      continue;
+    }
+    if (!dims_static(x, xs) || !dims_static(w, ws) || !dims_static(y, ys))
+      refuse(g, n, c, "needs static shapes", algo);
+    if (strcmp(algo, "winograd") == 0) {
+      int64_t s[2], d[2];
+      pair(g, n, "strides", s);
+      pair(g, n, "dilations", d);
+      if (ws[0] != 3 || ws[1] != 3 || s[0] != 1 || s[1] != 1 || d[0] != 1 || d[1] != 1)
+        refuse(g, n, c, "needs a 3x3 window, strides 1 and dilations 1", algo);
+      if (x->type != TY_F32 && x->type != TY_F64)
+        refuse(g, n, c, "needs f32 or f64", algo);
+    }
+    int first = g->nodes.len;
+    if (strcmp(algo, "im2col") == 0)
+      im2col(g, n, ws, ys);
+    else
+      winograd(g, n, ys);
+    graph_write_result(g, n->outputs[0]);
+    graph_replace_node(g, i, first);
+    if (strcmp(algo, "im2col") == 0)
+      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': im2col [%lld, %lld, %lld] then matmul by the "
+               "filter as [%lld, %lld] (from %s)", y->name, (long long)xs[0], (long long)(ys[1] * ys[2]),
+               (long long)(ws[0] * ws[1] * ws[2]), (long long)(ws[0] * ws[1] * ws[2]), (long long)ws[3], where));
+    else
+      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': winograd F(2x2, 3x3), %lld tiles, 16 matmuls "
+               "[%lld, %lld] x [%lld, %lld] (from %s)", y->name, (long long)(xs[0] * ((ys[1] + 1) / 2) *
+               ((ys[2] + 1) / 2)), (long long)(xs[0] * ((ys[1] + 1) / 2) * ((ys[2] + 1) / 2)), (long long)ws[2],
+               (long long)ws[2], (long long)ws[3], where));
+    i += g->nodes.len - first; /* skip the new nodes */
+  }
+  for (int j = 0; j < nchoices; j++)
+    if (!used[j])
+      diag_error(g->diag, choices[j].loc, "no 2-D NHWC conv (conv_2d_nhwc_hwcf) writes '%s'", choices[j].tensor);
+}
