@@ -79,6 +79,7 @@ typedef struct {
   PtrVec shared; /* const char*: matmuls merged over one input (share_input.c) */
   PtrVec convs;  /* const char*: conv algorithms (conv_algo.c) */
   PtrVec diags;  /* const char*: diag folded into matmuls (fold_diag.c) */
+  PtrVec softmaxes; /* const char*: softmax patterns run as one op (softmax_pattern.c) */
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
@@ -284,6 +285,7 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
   if (fusion_enabled(options)) {
     graph_share_inputs(g, &gk->shared);
     graph_fold_diag(g, &gk->diags);
+    graph_recognize_softmax(g, &gk->softmaxes);
   }
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
   if (channels_last_wanted(cx, gk->k, options))
@@ -322,6 +324,10 @@ static void print_graph_passes(Compilation *cx) {
       sb_printf(&cx->sched, "# diag folded in %s:\n", gk->k->name);
     for (int d = 0; d < gk->diags.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->diags.items[d]);
+    if (gk->softmaxes.len)
+      sb_printf(&cx->sched, "# softmax in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->softmaxes.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->softmaxes.items[d]);
     sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);

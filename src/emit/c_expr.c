@@ -306,6 +306,19 @@ static const char *vmath_helper(ExprCtx *ctx, const char *fn) {
   return NULL;
 }
 
+/* For templates (emit/c_ext.c): the function that computes `fn` (exp, log,
+ * tanh, erf) on values of type t, its helpers emitted once: lgen's
+ * vectorisable f32 helper, or libm's for f64. */
+const char *c_math_function(ExprCtx *ctx, const char *fn, ElemType t) {
+  ctx->needs_math = true;
+  const char *helper = t == TY_F32 ? vmath_helper(ctx, fn) : NULL;
+  if (helper)
+    return helper;
+  return t == TY_F64 ? fn : arena_printf(ctx->arena, "%sf", fn);
+}
+
+const char *c_vmath_helper(ExprCtx *ctx, const char *fn) { return vmath_helper(ctx, fn); }
+
 static void math_call(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
   ctx->needs_math = true; /* libm, also for the helpers under LGEN_LIBM_MATH */
   ElemType t = n->type;

@@ -110,6 +110,15 @@ static void substitute(StrBuf *out, const char *text, const char *const *keys, c
   }
 }
 
+/* The C function computing fn (exp, log, ...) on type t for a template. */
+static const char *ext_math_function(Emitter *e, const char *fn, ElemType t) {
+  ExprCtx ctx = {.helpers = e->helpers, .helper_names = e->helper_names, .arena = e->arena};
+  const char *name = c_math_function(&ctx, fn, t);
+  e->needs_math |= ctx.needs_math;
+  e->needs_fma |= ctx.needs_fma;
+  return name;
+}
+
 /* The template instantiated for value type t and index type it (once per
  * file); c->fn gets the instance's entry point, lgen_TMPL_SUFFIX. */
 static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
@@ -126,10 +135,16 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
     return;
   }
-  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST"};
-  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t)};
+  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG"};
+  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log"};
+  /* @EXP@ and @LOG@: lgen's vectorisable f32 helpers (defined before the
+   * template's text, once per file), libm's for f64 */
+  if (strstr(text, "@EXP@"))
+    values[5] = ext_math_function(e, "exp", t);
+  if (strstr(text, "@LOG@"))
+    values[6] = ext_math_function(e, "log", t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, values, 5);
+  substitute(e->helpers, text, keys, values, 7);
   sb_putc(e->helpers, '\n');
 }
 
@@ -218,6 +233,15 @@ static void call(ExtCall *c) {
     line(e, "%s(%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d);", c->fn, name_of(c, 0), name_of(c, 1),
          name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
          combiner_code(ext_attr_string(x, "combiner", "replace")));
+  } else if (strcmp(k, "softmax") == 0) { /* x [, max_init, sum_init] -> y, max, sum, scale */
+    instantiate(c, t0, TY_I64, false);
+    StrBuf scale = {0};
+    c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t0);
+    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out),
+         name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3), x->ninputs > 1 ? name_of(c, 1) : "0",
+         x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, attr_int(c, "axis", -1)), sb_cstr(&scale),
+         attr_int(c, "log", 0));
+    sb_free(&scale);
   } else if (strcmp(k, "diag") == 0) {
     instantiate(c, t0, TY_I64, false);
     line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));

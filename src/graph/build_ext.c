@@ -673,6 +673,34 @@ static int infer_winograd_output(Ext *x) {
   return 1;
 }
 
+/* online_softmax: y like x; the max, sum and scale keep x's shape with the
+ * axis as 1 (so do max_init and sum_init when given). */
+static int infer_online_softmax(Ext *x) {
+  const GraphValue *v = in(x, 0);
+  want_rank_at_least(x, 0, 1);
+  if (v->type != TY_F32 && v->type != TY_F64)
+    graph_error(x->g, x->n->path, "%s'%s' must be f32 or f64, not %s", x->desc, v->name, elem_type_name(v->type));
+  int axis = get_axis(x, "axis", -1, v->rank);
+  get_bool(x, "log", false);
+  put(x, (GraphAttr){.name = "scale", .kind = GA_FLOAT, .f = graph_attr_float(x->g, x->n, "scale", 1.0)});
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int d = 0; d < v->rank; d++)
+    shape[d] = d == axis ? graph_dim_const(x->g, 1) : v->shape[d];
+  for (int i = 1; i < x->n->ninputs; i++) {
+    const GraphValue *s = in(x, i);
+    want_same_type(x, 0, i);
+    if (s->rank != v->rank)
+      graph_error(x->g, x->n->path, "%s'%s' must have rank %d like '%s' (its axis of length 1)", x->desc, s->name,
+                  v->rank, v->name);
+    for (int d = 0; d < v->rank; d++)
+      want_same_dim(x, s->shape[d], shape[d], i == 1 ? "max_init" : "sum_init");
+  }
+  set_out(x, 0, v->type, v->rank, v->shape);
+  for (int i = 1; i < 4; i++)
+    set_out(x, i, v->type, v->rank, shape);
+  return 4;
+}
+
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
   switch (n->op) {
@@ -686,6 +714,7 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_SCATTER: return infer_scatter(&x);
   case GOP_SCATTER_ELEMENTS: return infer_scatter_elements(&x);
   case GOP_DIAG: return infer_diag(&x);
+  case GOP_ONLINE_SOFTMAX: return infer_online_softmax(&x);
   case GOP_PACK: return infer_pack(&x);
   case GOP_UNPACK: return infer_unpack(&x);
   case GOP_FFT: return infer_fft(&x);

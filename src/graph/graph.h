@@ -255,6 +255,13 @@ void graph_replace_node(Graph *g, int at, int first);
  * matrix is never materialised for that reader. One note per fold. */
 void graph_fold_diag(Graph *g, PtrVec *notes);
 
+/* ---- softmax_pattern.c ---- */
+/* Softmax and log-softmax written from primitives (reduce_max, sub, exp,
+ * reduce_sum, div or log and sub, over one axis) become one online_softmax
+ * node; a scaling by one constant just before it becomes its `scale`. One
+ * note per softmax found. */
+void graph_recognize_softmax(Graph *g, PtrVec *notes);
+
 /* ---- expand.c ---- */
 /* softmax(x) along axis = exp(x - max) / sum(exp(x - max)), from reduce_max,
  * sub, exp, reduce_sum and div; log = true: (x - max) - log(sum). Returns the

@@ -24,6 +24,7 @@ static const char *template_of(GraphOp op) {
   case GOP_SCATTER: return "scatter";
   case GOP_SCATTER_ELEMENTS: return "scatter_elements";
   case GOP_DIAG: return "diag";
+  case GOP_ONLINE_SOFTMAX: return "softmax";
   case GOP_FFT:
   case GOP_DFT: return "fft";
   case GOP_IM2COL: return "im2col";

@@ -436,6 +436,91 @@ def g_pack(r):
     return g
 
 
+def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None):
+    """ByteIR's softmax in float64: y, max, sum, rescale factor (all keepdims along axis)."""
+    v = scale * x.astype(np.float64)
+    shape = list(x.shape)
+    shape[axis] = 1
+    m0 = np.full(shape, -np.inf) if m0 is None else m0.astype(np.float64)
+    s0 = np.zeros(shape) if s0 is None else s0.astype(np.float64)
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        m = np.maximum(m0, np.max(v, axis=axis, keepdims=True, initial=-np.inf))
+        carried = np.where(s0 == 0, 0.0, s0 * np.exp(m0 - m))
+        s = carried + np.sum(np.exp(v - m), axis=axis, keepdims=True)
+        y = v - m - np.log(s) if log else np.exp(v - m) / s
+        c = np.where(s0 == 0, 0.0, carried / s)
+    return [a.astype(x.dtype) for a in (y, m, s, c)]
+
+
+def g_softmax(r):
+    """online_softmax over contiguous rows (one block, several, 63), strided
+    columns (panels of 16 lanes and a partial one), length-1 and empty axes,
+    masked (-inf) and large entries, log, scale, initial max and sum, f64."""
+    g = Graph("softmax")
+    cases = [((7,), 0), ((1,), 0), ((3, 5, 7), 0), ((3, 5, 7), 1), ((3, 5, 7), 2), ((2, 1000), 1),
+             ((1, 40000), 1), ((5, 300, 3), 1), ((2, 130, 17), 1), ((3, 0, 2), 1), ((4, 1), 1), ((97, 13), 0)]
+    for shape, axis in cases:
+        for t in ("f32", "f64"):
+            x = (r.standard_normal(shape) * 6).astype(NP_TYPES[t])
+            if x.size > 4:
+                flat = x.reshape(-1)
+                flat[r.integers(0, x.size, size=3)] = -np.inf  # masked entries, never a whole row
+                flat[r.integers(0, x.size)] = 300  # exp would overflow without the max
+            for log, scale in ((0, 1.0), (1, 1.0), (0, 0.125), (1, -2.0)):
+                if t == "f64" and (log, scale) != (0, 0.125):
+                    continue
+                decl = ["N" if d == 0 else d for d in shape]  # an empty axis: a symbolic dim, 0 at run time
+                outs = g.node("online_softmax", [g.input(x, decl)], nout=4, axis=axis, log=log, scale=scale)
+                for o, ref in zip(outs, ref_online_softmax(x, axis, scale, log)):
+                    g.output(o, ref, exact=False)
+    # continuing from earlier statistics (ByteIR's max_init / sum_init)
+    x = (r.standard_normal((6, 50)) * 3).astype(np.float32)
+    m0 = (r.standard_normal((6, 1)) * 3).astype(np.float32)
+    s0 = r.uniform(0.5, 4, size=(6, 1)).astype(np.float32)
+    s0[2, 0] = 0
+    outs = g.node("online_softmax", [g.input(x), g.input(m0), g.input(s0)], nout=4, axis=1)
+    for o, ref in zip(outs, ref_online_softmax(x, 1, m0=m0, s0=s0)):
+        g.output(o, ref, exact=False)
+    return g
+
+
+def np_softmax(x, axis, log=False):
+    v = x.astype(np.float64)
+    t = v - np.max(v, axis=axis, keepdims=True)
+    s = np.sum(np.exp(t), axis=axis, keepdims=True)
+    return (t - np.log(s) if log else np.exp(t) / s).astype(x.dtype)
+
+
+def g_softmax_pattern(r):
+    """softmax from primitives (lgen's softmax/log_softmax and hand-written
+    chains), with a constant scaling before and elementwise ops after; with
+    fusion on these run as online_softmax, with --fuse=none as primitives."""
+    g = Graph("softmax_pattern")
+    for shape, axis in [((4, 9), 1), ((4, 9), 0), ((2, 3, 130), -1), ((1,), 0), ((5, 1), 1), ((3, 600), 1)]:
+        x = (r.standard_normal(shape) * 4).astype(np.float32)
+        xi = g.input(x)
+        g.output(g.node("softmax", [xi], axis=axis), np_softmax(x, axis), exact=False)
+        g.output(g.node("log_softmax", [xi], axis=axis), np_softmax(x, axis, True), exact=False)
+        ax = axis % x.ndim
+        c = np.array(0.5, dtype=np.float32)
+        scaled = g.node("div", [xi, g.input(c)])
+        mx = g.node("reduce_max", [scaled], axes=[ax], keepdims=1)
+        e = g.node("exp", [g.node("sub", [scaled, mx])])
+        sm = g.node("div", [e, g.node("reduce_sum", [e], axes=[ax], keepdims=1)])
+        g.output(g.node("mul", [sm, sm]), (np_softmax(x / 0.5, axis).astype(np.float64) ** 2).astype(np.float32),
+                 exact=False)
+    x = (r.standard_normal((3, 8)) * 4).astype(np.float32)
+    xi = g.input(x)
+    mx = g.node("reduce_max", [xi], axes=[1], keepdims=1)
+    t = g.node("sub", [xi, mx])
+    e = g.node("exp", [t])
+    s = g.node("reduce_sum", [e], axes=[1], keepdims=1)
+    g.output(g.node("div", [e, s]), np_softmax(x, 1), exact=False)
+    g.output(s, np.sum(np.exp(x.astype(np.float64) - x.max(1, keepdims=True)), 1, keepdims=True).astype(np.float32),
+             exact=False)
+    return g
+
+
 def g_mixed(r):
     """gather -> matmul -> relu -> topk; cumsum of a transposed product; scatter into a sum; sort of a gather."""
     g = Graph("mixed")
@@ -472,7 +557,7 @@ def g_mixed(r):
 
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
-          g_diag_reverse, g_empty, g_pack, g_mixed]
+          g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern]
 
 
 # ---------------------------------------------------------------------------
@@ -526,7 +611,8 @@ def compare(g, d):
             ok = np.array_equal(got, ref)
         else:
             with np.errstate(invalid="ignore"):  # inf - inf
-                close = (got == ref) | (np.abs(got - ref) <= 1e-5 * np.maximum(1, np.abs(ref)))
+                close = (got == ref) | (np.abs(got - ref) <= 1e-5 * np.maximum(1, np.abs(ref))) | \
+                    (np.isnan(got) & np.isnan(ref))
             ok = got.shape == ref.shape and bool(np.all(close))
         if not ok:
             bad = np.argwhere(got != ref)[:3].tolist() if got.shape == ref.shape else "shape"
