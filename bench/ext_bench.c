@@ -7,6 +7,11 @@
  *            against the direct result (max |err| / max |y|)
  *   topk     k = 8 over 1M floats against a full sort by lgen's sort op
  *   sort     1M floats, lgen's sort op against the C library's qsort
+ *   softmax  4096 x 4096 floats along rows (lgen's online_softmax, from the
+ *            graph's softmax) against its bandwidth floor: a copy loop that
+ *            reads x and writes y once, as many threads; and against the
+ *            three-pass form (max, exp and sum, scale: hand loops, libm
+ *            expf), checked against a double reference
  *
  * Each variant runs once untimed, then in ROUNDS alternating blocks with the
  * variants it is compared with, each block >= min_time / ROUNDS seconds; the
@@ -264,6 +269,95 @@ static void bench_select(int threads, int do_topk, int do_sort)
   fflush(stdout);
 }
 
+/* ---- softmax ---- */
+
+#define SM_ROWS 4096
+#define SM_COLS 4096
+
+typedef struct {
+  const float *x;
+  float *y, *ycopy, *y3;
+  void *ws;
+} SoftArg;
+
+static void softmax_run(void *p)
+{
+  SoftArg *a = p;
+  softmax_4096_run(a->x, a->y, a->ws);
+}
+
+/* The bandwidth floor: every element of x read once and of y written once. */
+static void copy_run(void *p)
+{
+  SoftArg *a = p;
+  const float *restrict x = a->x;
+  float *restrict y = a->ycopy;
+  long n = (long)SM_ROWS * SM_COLS;
+#pragma omp parallel for schedule(static)
+  for (long i = 0; i < n; i++)
+    y[i] = x[i];
+}
+
+/* The textbook three passes per row, as primitives would run them fused
+ * by rows: max, then exp(x - max) stored and summed, then the division. */
+static void three_pass_run(void *p)
+{
+  SoftArg *a = p;
+#pragma omp parallel for schedule(static)
+  for (int r = 0; r < SM_ROWS; r++) {
+    const float *restrict x = a->x + (size_t)r * SM_COLS;
+    float *restrict y = a->y3 + (size_t)r * SM_COLS;
+    float m = -INFINITY, s = 0;
+    for (int j = 0; j < SM_COLS; j++)
+      m = x[j] > m ? x[j] : m;
+    for (int j = 0; j < SM_COLS; j++) {
+      y[j] = expf(x[j] - m);
+      s += y[j];
+    }
+    float inv = 1.0f / s;
+    for (int j = 0; j < SM_COLS; j++)
+      y[j] *= inv;
+  }
+}
+
+static void bench_softmax(int threads)
+{
+  size_t n = (size_t)SM_ROWS * SM_COLS;
+  float *x = xalloc(n * sizeof *x);
+  for (size_t i = 0; i < n; i++)
+    x[i] = 8 * frand();
+  SoftArg a = {x, xalloc(n * sizeof(float)), xalloc(n * sizeof(float)), xalloc(n * sizeof(float)),
+               xalloc(softmax_4096_WORKSPACE_SIZE + 64)};
+  Variant v[3] = {{"softmax", softmax_run, &a, NULL}, {"copy", copy_run, &a, NULL},
+                  {"three_pass", three_pass_run, &a, NULL}};
+  double ms[3];
+  omp_set_num_threads(threads);
+  time_variants(v, 3, ms);
+  double err = 0; /* max relative error of a few rows against double */
+  for (int r = 0; r < SM_ROWS; r += 511) {
+    const float *xr = x + (size_t)r * SM_COLS;
+    double m = -INFINITY, s = 0;
+    for (int j = 0; j < SM_COLS; j++)
+      m = fmax(m, xr[j]);
+    for (int j = 0; j < SM_COLS; j++)
+      s += exp((double)xr[j] - m);
+    for (int j = 0; j < SM_COLS; j++) {
+      double want = exp((double)xr[j] - m) / s;
+      err = fmax(err, fabs(a.y[(size_t)r * SM_COLS + j] - want) / want);
+    }
+  }
+  if (err > 1e-5)
+    failed = 1;
+  double gbs = 2.0 * (double)n * sizeof(float) / 1e9;
+  printf("bench case=softmax_4096 threads=%d softmax_ms=%.3f floor_ms=%.3f three_pass_ms=%.3f over_floor=%.2f "
+         "speedup_vs_three_pass=%.2f softmax_gbs=%.2f max_rel_err=%.2e\n",
+         threads, ms[0], ms[1], ms[2], ms[0] / ms[1], ms[2] / ms[0], gbs / ms[0] * 1e3, err);
+  snprintf(rows[nrows++].line, sizeof rows[0].line, "%-22s %3d %10.3f %10s %10.3f %9.2fx %9.2fx   (floor / lgen, "
+           "3-pass / lgen)", "softmax_4096", threads, ms[0], "-", ms[1], ms[1] / ms[0], ms[2] / ms[0]);
+  free(a.y), free(a.ycopy), free(a.y3), free(a.ws), free(x);
+  fflush(stdout);
+}
+
 static int wanted(const char *only, const char *name)
 {
   if (!only)
@@ -308,6 +402,8 @@ int main(int argc, char **argv)
     int tk = wanted(only, "topk8_1m"), so = wanted(only, "sort_1m");
     if (tk || so)
       bench_select(threads[t], tk, so);
+    if (wanted(only, "softmax_4096"))
+      bench_softmax(threads[t]);
   }
   if (nrows) {
     printf("\n%-22s %3s %10s %10s %10s %10s %10s %9s %9s\n", "case", "thr", "ms", "im2col_ms", "ref_ms",
@@ -316,7 +412,9 @@ int main(int argc, char **argv)
       printf("%s\n", rows[i].line);
     printf("conv rows: ms = lgen direct conv; ratio1 = direct / im2col, ratio2 = direct / winograd (>1: faster than\n"
            "direct); ref_ms = winograd; err = max |path - direct| / max |direct|. topk: ref = lgen's full sort of\n"
-           "the 1M elements (descending), ratio = sort / topk. sort: ref = qsort (one thread), ratio = qsort / lgen.\n");
+           "the 1M elements (descending), ratio = sort / topk. sort: ref = qsort (one thread), ratio = qsort / lgen.\n"
+           "softmax: ref = the copy floor (read x, write y), ratio1 = floor / lgen (target >= 1/1.3 = 0.77),\n"
+           "ratio2 = three-pass loops (libm expf) / lgen.\n");
   }
   return failed;
 }

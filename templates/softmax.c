@@ -14,6 +14,7 @@
  * f32), whatever the row length. Rows with the axis innermost vectorise
  * along the row; otherwise LGEN_SOFTMAX_LANES neighbouring columns are
  * processed together, one vector lane each. */
+#include <string.h>
 #ifndef LGEN_SOFTMAX_LANES
 #define LGEN_SOFTMAX_LANES 16
 #define LGEN_SOFTMAX_BLOCKS 64
@@ -28,6 +29,37 @@ static int64_t lgen_softmax_block_@S@(int64_t n, int64_t least)
   return b < least ? least : b;
 }
 
+/* A float's bits as a signed integer that orders like the float (for
+ * non-NaN values): integer max reductions vectorise without fast-math
+ * flags, float ones do not. NaN with the sign bit clear orders above
+ * +inf, so a row holding one gets NaN as its max and all-NaN outputs, as
+ * the reference softmax gives. */
+static @SINT@ lgen_softmax_key_@S@(@T@ f)
+{
+  @SINT@ i;
+  memcpy(&i, &f, sizeof i);
+  return i ^ (-(@SINT@)(i < 0) & ~((@SINT@)1 << (8 * sizeof i - 1)));
+}
+
+static @T@ lgen_softmax_unkey_@S@(@SINT@ i)
+{
+  @T@ f;
+  i ^= -(@SINT@)(i < 0) & ~((@SINT@)1 << (8 * sizeof i - 1));
+  memcpy(&f, &i, sizeof f);
+  return f;
+}
+
+/* The max of m and scale * x[0, n). */
+static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale, @T@ m)
+{
+  @SINT@ k = lgen_softmax_key_@S@(m);
+  for (int64_t j = 0; j < n; j++) {
+    @SINT@ v = lgen_softmax_key_@S@(scale * x[j]);
+    k = v > k ? v : k;
+  }
+  return lgen_softmax_unkey_@S@(k);
+}
+
 /* One contiguous row of n values. */
 static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
                                  @T@ scale, int is_log)
@@ -38,41 +70,31 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
   @T@ m = *m_io, s = *s_io;
   int nb = 0;
   for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
-    int64_t j1 = j0 + B < n ? j0 + B : n, j = j0;
+    /* [j0, full) in whole vectors of L, then the tail; each loop has its
+     * own counter, which gcc needs to vectorise it */
+    const int64_t j1 = j0 + B < n ? j0 + B : n, full = j0 + (j1 - j0) / L * L;
     @T@ lane[L];
-    for (int l = 0; l < L; l++)
-      lane[l] = @LOWEST@;
-    for (; j + L <= j1; j += L)
-      for (int l = 0; l < L; l++) {
-        @T@ v = scale * x[j + l];
-        lane[l] = v > lane[l] ? v : lane[l];
-      }
-    @T@ bm = m;
-    for (int l = 0; l < L; l++)
-      bm = lane[l] > bm ? lane[l] : bm;
-    for (; j < j1; j++)
-      bm = scale * x[j] > bm ? scale * x[j] : bm;
+    @T@ bm = lgen_softmax_max_@S@(x + j0, j1 - j0, scale, m);
     /* the running sum moves to the new max; with nothing summed yet (s ==
      * 0, also when m is still -inf) it stays 0 */
     s = s == 0 ? s : s * @EXP@(m - bm);
     m = bm;
     for (int l = 0; l < L; l++)
       lane[l] = 0;
-    j = j0;
     if (is_log) {
-      for (; j + L <= j1; j += L)
+      for (int64_t j = j0; j < full; j += L)
         for (int l = 0; l < L; l++)
           lane[l] += @EXP@(scale * x[j + l] - bm);
-      for (; j < j1; j++)
+      for (int64_t j = full; j < j1; j++)
         lane[0] += @EXP@(scale * x[j] - bm);
     } else {
-      for (; j + L <= j1; j += L)
+      for (int64_t j = j0; j < full; j += L)
         for (int l = 0; l < L; l++) {
           @T@ e = @EXP@(scale * x[j + l] - bm);
           y[j + l] = e;
           lane[l] += e;
         }
-      for (; j < j1; j++) {
+      for (int64_t j = full; j < j1; j++) {
         y[j] = @EXP@(scale * x[j] - bm);
         lane[0] += y[j];
       }

@@ -135,8 +135,10 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
     return;
   }
-  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG"};
-  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log"};
+  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "SINT"};
+  /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
+  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log",
+                          t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t)};
   /* @EXP@ and @LOG@: lgen's vectorisable f32 helpers (defined before the
    * template's text, once per file), libm's for f64 */
   if (strstr(text, "@EXP@"))
@@ -144,7 +146,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   if (strstr(text, "@LOG@"))
     values[6] = ext_math_function(e, "log", t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, values, 7);
+  substitute(e->helpers, text, keys, values, 8);
   sb_putc(e->helpers, '\n');
 }
 
