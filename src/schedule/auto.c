@@ -141,6 +141,11 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
   int64_t kc = t->l1_bytes * 3 / 2 / (nr * elem);
   kc = kc > 384 ? 384 : kc < 32 ? 32 : kc;
   int64_t nc = 4 * nr;
+  /* A static N of at most two such tiles (an MLP's hidden layers) would
+   * leave a second thread idle: one register tile per N tile then gives
+   * the threads several (measured on the MLP example at 2 threads) */
+  if (op->dims[n].extent && op->dims[n].extent->kind == AE_CONST && op->dims[n].extent->value <= 2 * nc)
+    nc = nr;
   int64_t mc = t->l3_bytes / 4 / (kc * elem) / mr * mr;
   mc = mc > 4096 ? 4096 : mc < mr ? mr : mc;
 
