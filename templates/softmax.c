@@ -11,7 +11,8 @@
  * rescales each stored block by exp(m_block - m) / s. A row that fits in
  * cache is read from memory once and written once; a longer one costs a
  * second pass over y. One exp per element (lgen's vectorisable exp for
- * f32), whatever the row length. Rows with the axis innermost vectorise
+ * f32, exact to 1 ulp down to results of 2^-126, below which it gives 0),
+ * whatever the row length. Rows with the axis innermost vectorise
  * along the row; otherwise LGEN_SOFTMAX_LANES neighbouring columns are
  * processed together, one vector lane each. */
 #include <string.h>
@@ -60,7 +61,11 @@ static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale, @T@
   return lgen_softmax_unkey_@S@(k);
 }
 
-/* One contiguous row of n values. */
+/* One contiguous row of n values. Block b's exps are computed in the loop
+ * that reads block b + 1 for its max, so that the next block's loads from
+ * memory overlap this block's arithmetic (software pipelining: with the
+ * max in a loop of its own, the core waited for memory, then memory for
+ * the core). */
 static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
                                  @T@ scale, int is_log)
 {
@@ -69,36 +74,61 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
   @T@ block_max[LGEN_SOFTMAX_BLOCKS];
   @T@ m = *m_io, s = *s_io;
   int nb = 0;
+  @T@ next = lgen_softmax_max_@S@(x, n < B ? n : B, scale, @LOWEST@);
   for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
-    /* [j0, full) in whole vectors of L, then the tail; each loop has its
-     * own counter, which gcc needs to vectorise it */
-    const int64_t j1 = j0 + B < n ? j0 + B : n, full = j0 + (j1 - j0) / L * L;
+    /* this block [j0, j1): whole vectors up to full, then a tail; the
+     * next block (len2 <= len values) has its whole vectors, up to both,
+     * read in the same loop */
+    const int64_t j1 = j0 + B < n ? j0 + B : n, len = j1 - j0, full = len / L * L;
+    const int64_t len2 = j1 + B < n ? B : n - j1, both = len2 / L * L;
+    const @T@ *restrict xb = x + j0, *restrict xn = x + j1;
+    @T@ *restrict yb = y + j0;
+    @T@ bm = next > m ? next : m;
     @T@ lane[L];
-    @T@ bm = lgen_softmax_max_@S@(x + j0, j1 - j0, scale, m);
+    @SINT@ kmax[L];
     /* the running sum moves to the new max; with nothing summed yet (s ==
      * 0, also when m is still -inf) it stays 0 */
-    s = s == 0 ? s : s * @EXP@(m - bm);
+    s = s == 0 ? s : s * @EXPNEG@(m - bm);
     m = bm;
-    for (int l = 0; l < L; l++)
+    for (int l = 0; l < L; l++) {
       lane[l] = 0;
+      kmax[l] = lgen_softmax_key_@S@(@LOWEST@);
+    }
     if (is_log) {
-      for (int64_t j = j0; j < full; j += L)
-        for (int l = 0; l < L; l++)
-          lane[l] += @EXP@(scale * x[j + l] - bm);
-      for (int64_t j = full; j < j1; j++)
-        lane[0] += @EXP@(scale * x[j] - bm);
-    } else {
-      for (int64_t j = j0; j < full; j += L)
+      for (int64_t j = 0; j < both; j += L)
         for (int l = 0; l < L; l++) {
-          @T@ e = @EXP@(scale * x[j + l] - bm);
-          y[j + l] = e;
+          @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
+          lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
+          kmax[l] = k > kmax[l] ? k : kmax[l];
+        }
+      for (int64_t j = both; j < full; j += L)
+        for (int l = 0; l < L; l++)
+          lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
+      for (int64_t j = full; j < len; j++)
+        lane[0] += @EXPNEG@(scale * xb[j] - bm);
+    } else {
+      for (int64_t j = 0; j < both; j += L)
+        for (int l = 0; l < L; l++) {
+          @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
+          @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
+          yb[j + l] = e;
+          lane[l] += e;
+          kmax[l] = k > kmax[l] ? k : kmax[l];
+        }
+      for (int64_t j = both; j < full; j += L)
+        for (int l = 0; l < L; l++) {
+          @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
+          yb[j + l] = e;
           lane[l] += e;
         }
-      for (int64_t j = full; j < j1; j++) {
-        y[j] = @EXP@(scale * x[j] - bm);
-        lane[0] += y[j];
+      for (int64_t j = full; j < len; j++) {
+        yb[j] = @EXPNEG@(scale * xb[j] - bm);
+        lane[0] += yb[j];
       }
     }
+    for (int l = 1; l < L; l++)
+      kmax[0] = kmax[l] > kmax[0] ? kmax[l] : kmax[0];
+    next = lgen_softmax_max_@S@(xn + both, len2 > both ? len2 - both : 0, scale, lgen_softmax_unkey_@S@(kmax[0]));
     for (int l = 0; l < L; l++)
       s += lane[l];
     block_max[nb] = bm;
@@ -111,7 +141,7 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
     nb = 0;
     for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
       int64_t j1 = j0 + B < n ? j0 + B : n;
-      @T@ f = @EXP@(block_max[nb] - m) / s;
+      @T@ f = @EXPNEG@(block_max[nb] - m) / s;
       for (int64_t j = j0; j < j1; j++)
         y[j] *= f;
     }
@@ -146,12 +176,12 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
         bm[l] = v > bm[l] ? v : bm[l];
       }
     for (int l = 0; l < w; l++) {
-      s[l] = s[l] == 0 ? s[l] : s[l] * @EXP@(m[l] - bm[l]);
+      s[l] = s[l] == 0 ? s[l] : s[l] * @EXPNEG@(m[l] - bm[l]);
       m[l] = bm[l];
     }
     for (int64_t j = j0; j < j1; j++)
       for (int l = 0; l < w; l++) {
-        @T@ e = @EXP@(scale * x[j * inner + l] - bm[l]);
+        @T@ e = @EXPNEG@(scale * x[j * inner + l] - bm[l]);
         if (!is_log)
           y[j * inner + l] = e;
         sum[l] += e;
@@ -174,7 +204,7 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
       int64_t j1 = j0 + B < n ? j0 + B : n;
       @T@ f[L];
       for (int l = 0; l < w; l++)
-        f[l] = @EXP@(block_max[nb][l] - m[l]) / s[l];
+        f[l] = @EXPNEG@(block_max[nb][l] - m[l]) / s[l];
       for (int64_t j = j0; j < j1; j++)
         for (int l = 0; l < w; l++)
           y[j * inner + l] *= f[l];
@@ -212,7 +242,7 @@ static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restri
       int64_t at = o * inner + c0 + l;
       ymax[at] = m[l];
       ysum[at] = s[l];
-      yscale[at] = s0[l] == 0 ? 0 : s0[l] * @EXP@(m0[l] - m[l]) / s[l];
+      yscale[at] = s0[l] == 0 ? 0 : s0[l] * @EXPNEG@(m0[l] - m[l]) / s[l];
     }
   }
 }

@@ -100,8 +100,5 @@ typedef struct {
 const char *c_math_function(ExprCtx *ctx, const char *fn, ElemType t);
 /* The C expression for payload node `n`. */
 void c_expr(StrBuf *out, ExprCtx *ctx, int n);
-/* Emits (once) lgen's vectorisable f32 helper for `fn` ("exp", "log",
- * "tanh", "erf") with those it calls, and returns its name (NULL: none). */
-const char *c_vmath_helper(ExprCtx *ctx, const char *fn);
 
 #endif

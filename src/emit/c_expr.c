@@ -203,6 +203,34 @@ static const char vmath_exp[] =
     "#endif\n"
     "}\n";
 
+/* exp of a shifted score, x <= 0 (softmax's exp(x - max)): the reduction
+ * and polynomial of lgen_exp_f32, but 2^n goes straight into the exponent
+ * bits, as n is in [-126, 0] once x is clamped at ln(2^-126); below that (a
+ * result under 2^-126, -inf included) it returns 0. A third fewer
+ * instructions than lgen_exp_f32, which must also handle x > 0 and the
+ * subnormal results. */
+static const char vmath_expneg[] =
+    "static inline float lgen_expneg_f32(float x) {\n"
+    "#ifdef LGEN_LIBM_MATH\n"
+    "  return expf(x);\n"
+    "#else\n"
+    "  float xc = lgen_pick_f32(x < -0x1.5d589ep+6f, -0x1.5d589ep+6f, x);\n"
+    "  float t = LGEN_FMAF(xc, 0x1.715476p+0f, 0x1.8p+23f); /* n in the low bits */\n"
+    "  float n = t - 0x1.8p+23f;\n"
+    "  float r = LGEN_FMAF(n, -0x1.62e4p-1f, xc);\n"
+    "  float p;\n"
+    "  r = LGEN_FMAF(n, -0x1.7f7d1cp-20f, r);\n"
+    "  p = LGEN_FMAF(0x1.a0d2cep-13f, r, 0x1.6e879cp-10f);\n"
+    "  p = LGEN_FMAF(p, r, 0x1.111210p-7f);\n"
+    "  p = LGEN_FMAF(p, r, 0x1.555382p-5f);\n"
+    "  p = LGEN_FMAF(p, r, 0x1.555554p-3f);\n"
+    "  p = LGEN_FMAF(p, r, 0x1p-1f);\n"
+    "  p = LGEN_FMAF(p, r * r, r) + 1.0f;\n"
+    "  p *= lgen_f32_of_bits((lgen_bits_f32(t) - 0x4b400000u + 127u) << 23);\n"
+    "  return lgen_pick_f32(x < -0x1.5d589ep+6f, 0.0f, p);\n"
+    "#endif\n"
+    "}\n";
+
 static const char vmath_log[] =
     "static inline float lgen_log_f32(float x) {\n"
     "#ifdef LGEN_LIBM_MATH\n"
@@ -289,7 +317,7 @@ static const char *vmath_helper(ExprCtx *ctx, const char *fn) {
     const char *fn, *code;
     bool calls_exp;
   } table[] = {{"exp", vmath_exp, false}, {"log", vmath_log, false}, {"tanh", vmath_tanh, true},
-               {"erf", vmath_erf, true}};
+               {"erf", vmath_erf, true}, {"expneg", vmath_expneg, false}};
   for (size_t i = 0; i < sizeof table / sizeof *table; i++) {
     if (strcmp(table[i].fn, fn) != 0)
       continue;
@@ -314,10 +342,10 @@ const char *c_math_function(ExprCtx *ctx, const char *fn, ElemType t) {
   const char *helper = t == TY_F32 ? vmath_helper(ctx, fn) : NULL;
   if (helper)
     return helper;
+  if (strcmp(fn, "expneg") == 0) /* exp of x <= 0: libm's exp */
+    fn = "exp";
   return t == TY_F64 ? fn : arena_printf(ctx->arena, "%sf", fn);
 }
-
-const char *c_vmath_helper(ExprCtx *ctx, const char *fn) { return vmath_helper(ctx, fn); }
 
 static void math_call(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
   ctx->needs_math = true; /* libm, also for the helpers under LGEN_LIBM_MATH */

@@ -135,18 +135,20 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
     return;
   }
-  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "SINT"};
+  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "SINT", "EXPNEG"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
   const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log",
-                          t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t)};
+                          t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t), "exp"};
   /* @EXP@ and @LOG@: lgen's vectorisable f32 helpers (defined before the
    * template's text, once per file), libm's for f64 */
   if (strstr(text, "@EXP@"))
     values[5] = ext_math_function(e, "exp", t);
   if (strstr(text, "@LOG@"))
     values[6] = ext_math_function(e, "log", t);
+  if (strstr(text, "@EXPNEG@"))
+    values[8] = ext_math_function(e, "expneg", t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, values, 8);
+  substitute(e->helpers, text, keys, values, 9);
   sb_putc(e->helpers, '\n');
 }
 

@@ -1,5 +1,6 @@
 /* ulp.c - accuracy of the generated C's lgen_exp_f32, lgen_log_f32,
- * lgen_tanh_f32 and lgen_erf_f32 (c_expr.c) against libm's double functions
+ * lgen_tanh_f32, lgen_erf_f32 and lgen_expneg_f32 (softmax's exp of x <= 0,
+ * whose contract is exp(x), or 0 where that is below 2^-126) (c_expr.c) against libm's double functions
  * rounded to float, over every STRIDE-th float bit pattern (1: all 2^32) plus
  * the special values. Built by tests/vmath.test with -DVMATH_C="gen.c", the
  * C lgen generated for a graph that uses all four.
@@ -19,13 +20,20 @@ typedef struct {
   float (*approx)(float);
   double (*exact)(double);
   int64_t bound_ulp;
+  int nonpositive; /* defined for x <= 0 (and NaN) only */
 } Function;
 
+static double expneg(double x) {
+  double e = exp(x);
+  return e < 0x1p-126 ? 0.0 : e;
+}
+
 static const Function functions[] = {
-    {"exp", lgen_exp_f32, exp, 2},
-    {"log", lgen_log_f32, log, 2},
-    {"tanh", lgen_tanh_f32, tanh, 2},
-    {"erf", lgen_erf_f32, erf, 2},
+    {"exp", lgen_exp_f32, exp, 2, 0},
+    {"log", lgen_log_f32, log, 2, 0},
+    {"tanh", lgen_tanh_f32, tanh, 2, 0},
+    {"erf", lgen_erf_f32, erf, 2, 0},
+    {"expneg", lgen_expneg_f32, expneg, 2, 1},
 };
 
 /* floats as integers ordered like the values: the ulp distance is a difference */
@@ -51,6 +59,8 @@ static int check(const Function *f, uint32_t stride) {
   for (size_t i = 0; i < sizeof specials / sizeof *specials + 3; i++) {
     size_t n = sizeof specials / sizeof *specials;
     float x = i < n ? specials[i] : i == n ? HUGE_VALF : i == n + 1 ? -HUGE_VALF : (float)NAN;
+    if (f->nonpositive && x > 0)
+      continue;
     int64_t e = error_at(f, x);
     if (e > worst)
       worst = e, worst_x = x;
@@ -59,6 +69,8 @@ static int check(const Function *f, uint32_t stride) {
     uint32_t bits = (uint32_t)u;
     float x;
     memcpy(&x, &bits, sizeof x);
+    if (f->nonpositive && x > 0)
+      continue;
     int64_t e = error_at(f, x);
     if (e > worst)
       worst = e, worst_x = x;
