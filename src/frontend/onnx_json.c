@@ -1093,12 +1093,18 @@ static void import_global_pool(Onnx *cx, ONode *n) {
 }
 
 /* (x - mean) / sqrt(var + eps) over `axes` (kept as extent-1 dims). */
-static int normalize_over(Onnx *cx, const ONode *n, int x, int naxes, const int64_t *axes, double eps) {
+/* (x - mean) / sqrt(var + eps) over the axes; the mean and 1 / sqrt(var +
+ * eps) (keepdims) are named mean_out and inv_std_out when those are not
+ * NULL (LayerNormalization's optional outputs). */
+static int normalize_over(Onnx *cx, const ONode *n, int x, int naxes, const int64_t *axes, double eps,
+                          const char *mean_out, const char *inv_std_out) {
   ElemType t = value(cx, x)->type;
-  int mean = reduce(cx, n, GOP_REDUCE_MEAN, x, naxes, axes, true, NULL);
+  int mean = reduce(cx, n, GOP_REDUCE_MEAN, x, naxes, axes, true, mean_out);
   int d = emit2(cx, n, GOP_SUB, x, mean, NULL);
   int var = reduce(cx, n, GOP_REDUCE_MEAN, emit2(cx, n, GOP_MUL, d, d, NULL), naxes, axes, true, NULL);
   int sd = emit1(cx, n, GOP_SQRT, emit2(cx, n, GOP_ADD, var, scalar_const(cx, n, t, eps), NULL), NULL);
+  if (inv_std_out)
+    emit2(cx, n, GOP_DIV, scalar_const(cx, n, t, 1.0), sd, inv_std_out);
   return emit2(cx, n, GOP_DIV, d, sd, NULL);
 }
 
@@ -1140,7 +1146,10 @@ static void import_layernorm(Onnx *cx, ONode *n) {
   int rank = value(cx, x)->rank;
   int64_t axis = normalize_axis(cx, n, attr_int(cx, n, "axis", -1), rank, attr_path(cx, n, "axis"));
   double eps = attr_float(cx, n, "epsilon", 1e-5);
-  int y = normalize_over(cx, n, x, rank - (int)axis, axes_range(cx, (int)axis, rank), eps);
+  /* outputs Mean and InvStdDev (optional) are the statistics over the
+   * normalised axes, kept as dims of 1 */
+  int y = normalize_over(cx, n, x, rank - (int)axis, axes_range(cx, (int)axis, rank), eps,
+                         n->noutputs > 1 ? n->outputs[1] : NULL, n->noutputs > 2 ? n->outputs[2] : NULL);
   scale_and_shift(cx, n, y, n->inputs[1], input(n, 2));
 }
 
@@ -1148,7 +1157,7 @@ static void import_instancenorm(Onnx *cx, ONode *n) {
   int x = n->inputs[0];
   int r = spatial_rank(cx, n, x);
   double eps = attr_float(cx, n, "epsilon", 1e-5);
-  int y = normalize_over(cx, n, x, r, axes_range(cx, 2, r + 2), eps);
+  int y = normalize_over(cx, n, x, r, axes_range(cx, 2, r + 2), eps, NULL, NULL);
   int rank = r + 2;
   scale_and_shift(cx, n, y, per_channel(cx, n, n->inputs[1], rank), per_channel(cx, n, n->inputs[2], rank));
 }
@@ -1524,6 +1533,14 @@ static void import_shape(Onnx *cx, ONode *n) {
   emit(cx, n, GOP_SHAPE, 1, n->inputs, na, attrs, out0(n));
 }
 
+/* Size: the input's element count, an i64 scalar known at generation time
+ * (an expression in the symbolic dims when there are some). */
+static void import_size(Onnx *cx, ONode *n) {
+  AffineExpr **count = arena_alloc(cx->arena, sizeof *count);
+  count[0] = graph_numel(cx->g, value(cx, n->inputs[0]));
+  graph_add_sym_const(cx->g, out0(n), 1, count, true, n->path);
+}
+
 /* A tensor of the shape the input gives, every element `value` (a one-element
  * tensor; default float 0). A static shape is a fill; a symbolic one
  * broadcasts the scalar. */
@@ -1618,7 +1635,7 @@ static const OnnxOp onnx_ops[] = {
     {"GlobalAveragePool", import_global_pool, GOP_REDUCE_MEAN, 1, 1, 1},
     {"GlobalMaxPool", import_global_pool, GOP_REDUCE_MAX, 1, 1, 1},
     {"BatchNormalization", import_batchnorm, GOP_ADD, 5, 5, 1},
-    {"LayerNormalization", import_layernorm, GOP_ADD, 2, 3, 1},
+    {"LayerNormalization", import_layernorm, GOP_ADD, 2, 3, 3},
     {"InstanceNormalization", import_instancenorm, GOP_ADD, 3, 3, 1},
     /* reductions */
     {"ReduceSum", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
@@ -1645,6 +1662,7 @@ static const OnnxOp onnx_ops[] = {
     /* constants and shapes */
     {"Constant", import_constant, GOP_FILL, 0, 0, 1},
     {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},
+    {"Size", import_size, GOP_SHAPE, 1, 1, 1},
     {"ConstantOfShape", import_constant_of_shape, GOP_FILL, 1, 1, 1},
 };
 
