@@ -204,9 +204,9 @@ static const char vmath_exp[] =
     "}\n";
 
 /* exp of a shifted score, x <= 0 (softmax's exp(x - max)): the reduction
- * and polynomial of lgen_exp_f32, but 2^n goes straight into the exponent
- * bits, as n is in [-126, 0] once x is clamped at ln(2^-126); below that (a
- * result under 2^-126, -inf included) it returns 0. A third fewer
+ * and polynomial of lgen_exp_f32, but 2^n is made from its exponent bits
+ * directly, as n is in [-126, 0] where the result is not below 2^-126
+ * (below that, -inf included, it returns 0). A third fewer
  * instructions than lgen_exp_f32, which must also handle x > 0 and the
  * subnormal results. */
 static const char vmath_expneg[] =
@@ -214,10 +214,12 @@ static const char vmath_expneg[] =
     "#ifdef LGEN_LIBM_MATH\n"
     "  return expf(x);\n"
     "#else\n"
-    "  float xc = lgen_pick_f32(x < -0x1.5d589ep+6f, -0x1.5d589ep+6f, x);\n"
-    "  float t = LGEN_FMAF(xc, 0x1.715476p+0f, 0x1.8p+23f); /* n in the low bits */\n"
+    "  /* below ln(2^-126) the select returns 0, whatever the arithmetic gave\n"
+    "   * (no clamp needed); NaN fails the comparison and propagates */\n"
+    "  int under = x < -0x1.5d589ep+6f;\n"
+    "  float t = LGEN_FMAF(x, 0x1.715476p+0f, 0x1.8p+23f);\n"
     "  float n = t - 0x1.8p+23f;\n"
-    "  float r = LGEN_FMAF(n, -0x1.62e4p-1f, xc);\n"
+    "  float r = LGEN_FMAF(n, -0x1.62e4p-1f, x);\n"
     "  float p;\n"
     "  r = LGEN_FMAF(n, -0x1.7f7d1cp-20f, r);\n"
     "  p = LGEN_FMAF(0x1.a0d2cep-13f, r, 0x1.6e879cp-10f);\n"
@@ -227,7 +229,7 @@ static const char vmath_expneg[] =
     "  p = LGEN_FMAF(p, r, 0x1p-1f);\n"
     "  p = LGEN_FMAF(p, r * r, r) + 1.0f;\n"
     "  p *= lgen_f32_of_bits((lgen_bits_f32(t) - 0x4b400000u + 127u) << 23);\n"
-    "  return lgen_pick_f32(x < -0x1.5d589ep+6f, 0.0f, p);\n"
+    "  return lgen_pick_f32(under, 0.0f, p);\n"
     "#endif\n"
     "}\n";
 
