@@ -358,6 +358,99 @@ static void bench_softmax(int threads)
   fflush(stdout);
 }
 
+/* ---- attention ---- */
+
+/* batch * heads 8, head dim 64, seq n: lgen's flash-style attention op
+ * against the naive form that materialises the scores (three lgen graphs:
+ * S = Q K^T, P = softmax(S / 8), O = P V, with K transposed beforehand,
+ * untimed) and against the matmul throughput of the two contractions alone
+ * (the naive form's two matmul graphs). */
+typedef struct {
+  void (*fused)(const float *, const float *, const float *, float *, void *);
+  void (*qk)(const float *, const float *, float *, void *);
+  void (*sm)(const float *, float *, void *);
+  void (*pv)(const float *, const float *, float *, void *);
+  size_t ws[4];
+  int n;
+  const char *name;
+} AttnCase;
+
+typedef struct {
+  const AttnCase *c;
+  const float *q, *k, *kt, *v;
+  float *o, *on, *s, *p;
+  void *ws[4];
+} AttnArg;
+
+static void attn_fused_run(void *p)
+{
+  AttnArg *a = p;
+  a->c->fused(a->q, a->k, a->v, a->o, a->ws[0]);
+}
+
+static void attn_naive_run(void *p)
+{
+  AttnArg *a = p;
+  a->c->qk(a->q, a->kt, a->s, a->ws[1]);
+  a->c->sm(a->s, a->p, a->ws[2]);
+  a->c->pv(a->p, a->v, a->on, a->ws[3]);
+}
+
+static void attn_matmul_run(void *p)
+{
+  AttnArg *a = p;
+  a->c->qk(a->q, a->kt, a->s, a->ws[1]);
+  a->c->pv(a->p, a->v, a->on, a->ws[3]);
+}
+
+static void bench_attention(const AttnCase *c, int threads)
+{
+  size_t n = (size_t)c->n, nq = 8 * n * 64, ns = 8 * n * n;
+  AttnArg a = {c, xalloc(nq * 4), xalloc(nq * 4), xalloc(nq * 4), xalloc(nq * 4), xalloc(nq * 4), xalloc(nq * 4),
+               xalloc(ns * 4), xalloc(ns * 4), {0}};
+  float *q = (float *)a.q, *k = (float *)a.k, *kt = (float *)a.kt, *v = (float *)a.v;
+  for (size_t i = 0; i < nq; i++) {
+    q[i] = frand();
+    k[i] = frand();
+    v[i] = frand();
+  }
+  for (size_t b = 0; b < 8; b++)
+    for (size_t j = 0; j < n; j++)
+      for (size_t d = 0; d < 64; d++)
+        kt[(b * 64 + d) * n + j] = k[(b * n + j) * 64 + d];
+  memset(a.s, 0, ns * 4);
+  memset(a.p, 0, ns * 4);
+  for (int i = 0; i < 4; i++)
+    a.ws[i] = xalloc(c->ws[i] + 64);
+  Variant v3[3] = {{"fused", attn_fused_run, &a, NULL}, {"naive", attn_naive_run, &a, NULL},
+                   {"matmul", attn_matmul_run, &a, NULL}};
+  double ms[3];
+  omp_set_num_threads(threads);
+  time_variants(v3, 3, ms);
+  attn_naive_run(&a); /* the matmul variant left on = its own P V */
+  double err = 0, big = 0;
+  for (size_t i = 0; i < nq; i++) {
+    err = fmax(err, fabs((double)a.o[i] - (double)a.on[i]));
+    big = fmax(big, fabs((double)a.on[i]));
+  }
+  err /= big > 0 ? big : 1;
+  if (err > 1e-4)
+    failed = 1;
+  double gflop = 4.0 * 8 * (double)n * (double)n * 64 / 1e9;
+  printf("bench case=%s threads=%d fused_ms=%.3f naive_ms=%.3f matmul_ms=%.3f fused_gflops=%.1f matmul_gflops=%.1f "
+         "vs_matmul=%.2f speedup_vs_naive=%.2f max_rel_err=%.2e\n",
+         c->name, threads, ms[0], ms[1], ms[2], gflop / ms[0] * 1e3, gflop / ms[2] * 1e3, ms[2] / ms[0],
+         ms[1] / ms[0], err);
+  snprintf(rows[nrows++].line, sizeof rows[0].line, "%-22s %3d %10.3f %10.3f %10.3f %9.2fx %9.2fx %9.1e   "
+           "(matmul / fused, naive / fused)", c->name, threads, ms[0], ms[1], ms[2], ms[2] / ms[0], ms[1] / ms[0],
+           err);
+  free((void *)a.q), free((void *)a.k), free((void *)a.kt), free((void *)a.v);
+  free(a.o), free(a.on), free(a.s), free(a.p);
+  for (int i = 0; i < 4; i++)
+    free(a.ws[i]);
+  fflush(stdout);
+}
+
 static int wanted(const char *only, const char *name)
 {
   if (!only)
@@ -395,6 +488,13 @@ int main(int argc, char **argv)
       {"conv3x3_28x28x128", 28, 128, 128, {conv28_direct_run, conv28_im2col_run, conv28_winograd_run},
        {conv28_direct_WORKSPACE_SIZE, conv28_im2col_WORKSPACE_SIZE, conv28_winograd_WORKSPACE_SIZE}},
   };
+#define ATTN_CASE(N)                                                                                           \
+  {attention_##N##_run, attention_qk_##N##_run, attention_sm_##N##_run, attention_pv_##N##_run,                   \
+   {attention_##N##_workspace_size(), attention_qk_##N##_workspace_size(), attention_sm_##N##_workspace_size(),   \
+    attention_pv_##N##_workspace_size()},                                                                        \
+   N, "attention_" #N}
+  AttnCase attns[3] = {ATTN_CASE(1024), ATTN_CASE(2048), ATTN_CASE(4096)};
+#undef ATTN_CASE
   for (int t = 0; t < nthreads; t++) {
     for (int i = 0; i < 2; i++)
       if (wanted(only, convs[i].name))
@@ -404,6 +504,9 @@ int main(int argc, char **argv)
       bench_select(threads[t], tk, so);
     if (wanted(only, "softmax_4096"))
       bench_softmax(threads[t]);
+    for (int i = 0; i < 3; i++)
+      if (wanted(only, attns[i].name))
+        bench_attention(&attns[i], threads[t]);
   }
   if (nrows) {
     printf("\n%-22s %3s %10s %10s %10s %10s %10s %9s %9s\n", "case", "thr", "ms", "im2col_ms", "ref_ms",
@@ -415,6 +518,10 @@ int main(int argc, char **argv)
            "the 1M elements (descending), ratio = sort / topk. sort: ref = qsort (one thread), ratio = qsort / lgen.\n"
            "softmax: ref = the copy floor (read x, write y), ratio1 = floor / lgen (target >= 1/1.3 = 0.77),\n"
            "ratio2 = three-pass loops (libm expf) / lgen.\n");
+    printf("attention rows: ms = lgen's fused attention (batch*heads 8, head dim 64); im2col_ms column = the naive\n"
+           "form (QK^T, softmax, PV as three lgen graphs, scores materialised); ref_ms = the two matmuls alone;\n"
+           "ratio1 = matmul / fused (fused throughput relative to lgen's matmul, target >= 0.7), ratio2 = naive /\n"
+           "fused (target >= 3 at seq 4096); err1 = max |fused - naive| / max |naive|.\n");
   }
   return failed;
 }

@@ -117,6 +117,10 @@ if grep -q -e 'case=topk8_1m ' -e 'case=softmax_4096 ' "$out/ext_bench.out"; the
   /usr/bin/python3 "$srcdir/bench/ext/ort_ext.py" "$srcdir" "$builddir" "$out/ext_bench.out" ${BENCH_ARGS:-} "$@" ||
     status=1
 fi
+if grep -q 'case=attention_[0-9]* ' "$out/ext_bench.out"; then
+  /usr/bin/python3 "$srcdir/bench/ext/attention_ort.py" "$srcdir" "$builddir" "$out/ext_bench.out" ${BENCH_ARGS:-} \
+    "$@" || status=1
+fi
 if [ "$any_only" = no ]; then
   run_models || status=1
 fi

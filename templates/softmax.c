@@ -55,13 +55,13 @@ static @SINT@ lgen_softmax_key_@S@(@T@ f)
 {
   @SINT@ i;
   memcpy(&i, &f, sizeof i);
-  return i ^ (-(@SINT@)(i < 0) & ~((@SINT@)1 << (8 * sizeof i - 1)));
+  return i ^ (-(@SINT@)(i < 0) & (@SINT@)((1ull << (8 * sizeof i - 1)) - 1));
 }
 
 static @T@ lgen_softmax_unkey_@S@(@SINT@ i)
 {
   @T@ f;
-  i ^= -(@SINT@)(i < 0) & ~((@SINT@)1 << (8 * sizeof i - 1));
+  i ^= -(@SINT@)(i < 0) & (@SINT@)((1ull << (8 * sizeof i - 1)) - 1);
   memcpy(&f, &i, sizeof f);
   return f;
 }

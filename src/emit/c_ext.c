@@ -135,10 +135,18 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
     return;
   }
-  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "SINT", "EXPNEG"};
+  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "TOF32", "FROMF32", "SINT",
+                                     "EXPNEG"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
   const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log",
+                          "(float)", arena_printf(e->arena, "(%s)", c_type_name(t)),
                           t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t), "exp"};
+  /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */
+  if (t == TY_F16 && strstr(text, "@TOF32@")) {
+    values[7] = "LGEN_F16_TO_F32";
+    values[8] = "LGEN_F32_TO_F16";
+    e->widens_f16 = e->narrows_f16 = true;
+  }
   /* @EXP@ and @LOG@: lgen's vectorisable f32 helpers (defined before the
    * template's text, once per file), libm's for f64 */
   if (strstr(text, "@EXP@"))
@@ -146,9 +154,9 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   if (strstr(text, "@LOG@"))
     values[6] = ext_math_function(e, "log", t);
   if (strstr(text, "@EXPNEG@"))
-    values[8] = ext_math_function(e, "expneg", t);
+    values[10] = ext_math_function(e, "expneg", t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, values, 9);
+  substitute(e->helpers, text, keys, values, 11);
   sb_putc(e->helpers, '\n');
 }
 
@@ -170,6 +178,67 @@ static int combiner_code(const char *s) {
     if (strcmp(s, names[i]) == 0)
       return i;
   return 0;
+}
+
+/* attention, online_attention, attention_scores (templates/attention.c):
+ * q's leading dims flatten to [B, H] (H the dim before Lq; B the rest), the
+ * mask's broadcast becomes element strides (0: broadcast), lgen_exp_f32 and
+ * lgen_tanh_f32 are emitted for it, and the thread slots of its scratch cap
+ * the region's threads. */
+static void call_attention(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int r = tensor_of(c, 0)->rank, out = x->ninputs, nscr = x->ninputs + x->noutputs;
+  int mask = (int)ext_attr_int(x, "mask_input", -1), lens = (int)ext_attr_int(x, "lens_input", -1);
+  ElemType t = tensor_of(c, 0)->type;
+  ext_math_function(e, "exp", TY_F32);
+  ext_math_function(e, "tanh", TY_F32);
+  use_helper(e->helpers_used, "lgen_thread_slots");
+  if (e->graph_region)
+    e->region_thread_cap = true;
+  instantiate(c, t, lens >= 0 ? tensor_of(c, lens)->type : TY_I64, true);
+  const char *B = r > 3 ? extent_product(c, 0, 0, r - 3) : "1", *H = r > 2 ? extent(c, 0, r - 3) : "1";
+  const char *Hkv = r > 2 ? extent(c, 1, r - 3) : "1";
+  /* the mask's element strides over [B, H, Lq, Lk] and its key columns */
+  const char *ms[4] = {"0", "0", "0", "0"}, *mask_lk = "0";
+  const char *fmask = "0", *bmask = "0";
+  if (mask >= 0) {
+    const TensorParam *m = tensor_of(c, mask);
+    int mr = m->rank;
+    bool pad = ext_attr_int(x, "mask_pad", 0) != 0;
+    const char *stride = "1";
+    for (int d = mr - 1; d >= 0; d--) {
+      int qd = r - mr + d; /* q's dim under it: r - 1 is the keys */
+      int slot = qd == r - 1 ? 3 : qd == r - 2 ? 2 : qd == r - 3 ? 1 : 0;
+      bool one = m->shape[d]->kind == AE_CONST && m->shape[d]->value == 1;
+      if (slot == 3) {
+        mask_lk = one && !pad ? extent(c, 1, r - 2) : extent(c, mask, d);
+        ms[3] = one && !pad ? "0" : "1";
+      } else if (!one && (slot != 0 || qd == r - 4)) {
+        ms[slot] = stride; /* B: the innermost batch dim's stride (all or none are broadcast) */
+      }
+      stride = arena_printf(e->arena, "%s * %s", stride, extent(c, mask, d));
+    }
+    if (m->type == TY_I1)
+      bmask = arena_printf(e->arena, "(const unsigned char *)%s", name_of(c, mask));
+    else
+      fmask = name_of(c, mask);
+  }
+  bool online = strcmp(x->kind, "online_attention") == 0, sc = strcmp(x->kind, "attention_scores") == 0;
+  line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,", c->fn, name_of(c, 0), name_of(c, 1),
+       name_of(c, 2), fmask, bmask, lens >= 0 ? name_of(c, lens) : "0", sc ? "0" : name_of(c, out),
+       online ? name_of(c, out + 1) : "0", online ? name_of(c, out + 2) : "0", sc ? name_of(c, out) : "0",
+       name_of(c, nscr), extent(c, nscr, 1), extent(c, nscr, 0));
+  line(e, "    %s, %s, %s, %s, %s, %s, %s,", B, H, Hkv, extent(c, 0, r - 2), extent(c, 1, r - 2), extent(c, 0, r - 1),
+       extent(c, 2, r - 1));
+  StrBuf f = {0};
+  c_float_literal(&f, ext_attr_float(x, "scale", 1), TY_F32);
+  sb_puts(&f, ", ");
+  c_float_literal(&f, ext_attr_float(x, "softcap", 0), TY_F32);
+  line(e, "    %s, %s, %s, %s, %s, %s, %d, %lld, %d, %d);", ms[0], ms[1], ms[2], ms[3], mask_lk, sb_cstr(&f),
+       (int)ext_attr_int(x, "causal", 0), (long long)ext_attr_int(x, "causal_offset", 0),
+       (int)ext_attr_int(x, "causal_lens", 0), (int)ext_attr_int(x, "qk_mode", 0));
+  sb_free(&f);
 }
 
 static void call(ExtCall *c) {
@@ -297,6 +366,8 @@ static void call(ExtCall *c) {
     line(e, "%s(%s, %s, %lld, %lld, %lld, %s, %lld, %lld);", c->fn, name_of(c, 0), name_of(c, out),
          (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
          (long long)((sh[2] + 1) / 2));
+  } else if (strcmp(k, "attention") == 0) {
+    call_attention(c);
   } else {
     line(e, "#error \"lgen bug: no call for template %s\"", k);
   }
@@ -311,7 +382,10 @@ void emit_ext_op(Emitter *e, const StructuredOp *op, int index) {
     call(&c);
     return;
   }
-  line(e, "LGEN_OMP(omp parallel)");
+  if (strcmp(c.x->tmpl, "attention") == 0) /* a scratch slot per thread */
+    line(e, "LGEN_OMP(omp parallel num_threads(lgen_thread_slots(%d)))", LG_SCRATCH_THREAD_SLOTS);
+  else
+    line(e, "LGEN_OMP(omp parallel)");
   line(e, "{");
   e->indent++;
   call(&c);

@@ -1576,6 +1576,7 @@ static void import_constant_of_shape(Onnx *cx, ONode *n) {
 }
 
 #include "frontend/onnx_ext.inc" /* ArgMax, TopK, CumSum, Scatter*, Gather*: non-structured ops */
+#include "frontend/onnx_attention.inc" /* Attention (opsets 23, 24) */
 
 /* ------------------------------------------------------------------ */
 /* The operator table                                                  */
@@ -1659,6 +1660,7 @@ static const OnnxOp onnx_ops[] = {
     {"Tile", import_tile, GOP_TILE, 2, 2, 1},
     {"Gather", import_gather, GOP_GATHER, 2, 2, 1},
     ONNX_EXT_OPS
+    ONNX_ATTENTION_OPS
     /* constants and shapes */
     {"Constant", import_constant, GOP_FILL, 0, 0, 1},
     {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},

@@ -6,6 +6,7 @@
  * Like build.c's rules, each checks its inputs and attributes (one located
  * error at the offending attribute, or at the node), fills in defaults and
  * normalises axes in place, so that lower_ext.c reads plain values. */
+#include <math.h>
 #include <string.h>
 
 #include "graph/graph.h"
@@ -701,6 +702,129 @@ static int infer_online_softmax(Ext *x) {
   return 4;
 }
 
+/* ---- attention ---- */
+
+/* attention, online_attention, attention_scores: q [..., H, Lq, D], k [...,
+ * Hkv, Lk, D], v [..., Hkv, Lk, Dv] with the same leading dims and H a
+ * multiple of Hkv; then an optional mask (f16/f32 of q's type, or i1) that
+ * broadcasts to [..., H, Lq, Lk] (its last dim may be shorter than Lk: the
+ * missing keys are masked; with mask_pad also a last dim of 1), and optional
+ * kv_lens (i32/i64 [B], B the first dim of q, rank 4 or more). The mask and
+ * kv_lens are told apart by their types. */
+static int infer_attention(Ext *x) {
+  const GraphNode *n = x->n;
+  const GraphValue *q = in(x, 0), *k = in(x, 1), *v = in(x, 2);
+  if (q->type != TY_F32 && q->type != TY_F16)
+    graph_error(x->g, n->path, "%s'%s' has element type %s; attention takes f16 or f32", x->desc, q->name,
+                elem_type_name(q->type));
+  want_same_type(x, 0, 1);
+  want_same_type(x, 0, 2);
+  want_rank_at_least(x, 0, 2);
+  int r = q->rank;
+  if (k->rank != r || v->rank != r)
+    graph_error(x->g, n->path, "%sq, k and v must have the same rank (%d, %d, %d)", x->desc, q->rank, k->rank,
+                v->rank);
+  for (int d = 0; d < r - 3; d++) {
+    want_same_dim(x, q->shape[d], k->shape[d], "the leading dims of q and k");
+    want_same_dim(x, q->shape[d], v->shape[d], "the leading dims of q and v");
+  }
+  want_same_dim(x, q->shape[r - 1], k->shape[r - 1], "the head dims (last) of q and k");
+  want_same_dim(x, k->shape[r - 2], v->shape[r - 2], "the key lengths of k and v");
+  if (r >= 3) {
+    want_same_dim(x, k->shape[r - 3], v->shape[r - 3], "the head counts of k and v");
+    int64_t hq, hk;
+    if (static_dim(q->shape[r - 3], &hq) && static_dim(k->shape[r - 3], &hk)) {
+      if (hk < 1 || hq % hk != 0)
+        graph_error(x->g, n->path, "%sq's %lld heads are not a multiple of k's %lld (grouped heads)", x->desc,
+                    (long long)hq, (long long)hk);
+    } else {
+      want_same_dim(x, q->shape[r - 3], k->shape[r - 3], "the head counts of q and k (symbolic: equal)");
+    }
+  }
+  int mask = -1, lens = -1;
+  for (int i = 3; i < n->ninputs; i++) {
+    const GraphValue *m = in(x, i);
+    if ((m->type == TY_I32 || m->type == TY_I64) && lens < 0 && i == n->ninputs - 1)
+      lens = i;
+    else if ((m->type == q->type || m->type == TY_I1) && mask < 0 && i == 3)
+      mask = i;
+    else
+      graph_error(x->g, n->path, "%sinput %d ('%s', %s) must be the mask (%s or i1) or kv_lens (i32 or i64, last)",
+                  x->desc, i, m->name, elem_type_name(m->type), elem_type_name(q->type));
+  }
+  get_bool(x, "mask_pad", false);
+  if (mask >= 0) {
+    const GraphValue *m = in(x, mask);
+    if (m->rank > r)
+      graph_error(x->g, n->path, "%sthe mask '%s' has rank %d, more than q's %d", x->desc, m->name, m->rank, r);
+    for (int d = 0; d < m->rank; d++) {
+      int qd = r - m->rank + d;
+      int64_t e, want;
+      if (d == m->rank - 1) { /* keys: 1, Lk or fewer */
+        if (static_dim(m->shape[d], &e) && static_dim(k->shape[r - 2], &want) && (e < 1 || e > want))
+          graph_error(x->g, n->path, "%sthe mask's last dim (%lld) must be in [1, %lld] (the keys)", x->desc,
+                      (long long)e, (long long)want);
+        continue;
+      }
+      if (static_dim(m->shape[d], &e) && e == 1)
+        continue;
+      want_same_dim(x, m->shape[d], q->shape[qd], "the mask's dims and q's (it must broadcast to the scores)");
+    }
+    /* the leading dims before the heads: all broadcast, or all q's */
+    bool some = false, all = true;
+    for (int d = 0; d + 3 < r; d++) {
+      int md = d - (r - m->rank);
+      int64_t e;
+      bool full = md >= 0 && !(static_dim(m->shape[md], &e) && e == 1);
+      some |= full;
+      all &= full;
+    }
+    if (some && !all)
+      graph_error(x->g, n->path, "%sthe mask must broadcast over all of q's batch dims or none", x->desc);
+  }
+  if (lens >= 0) {
+    const GraphValue *m = in(x, lens);
+    if (r < 4 || m->rank != 1)
+      graph_error(x->g, n->path, "%skv_lens '%s' must be a vector over q's first dim (q of rank 4 or more)", x->desc,
+                  m->name);
+    want_same_dim(x, m->shape[0], q->shape[0], "kv_lens' length and q's first dim");
+  }
+  int64_t dh;
+  if (!graph_attr(x->g, n, "scale") && !static_dim(q->shape[r - 1], &dh))
+    graph_error(x->g, n->path, "%sthe head dim is symbolic: give 'scale' (the default is 1/sqrt(head dim))", x->desc);
+  static_dim(q->shape[r - 1], &dh);
+  put(x, (GraphAttr){.name = "scale", .kind = GA_FLOAT,
+                     .f = graph_attr_float(x->g, n, "scale", dh > 0 ? 1.0 / sqrt((double)dh) : 1.0)});
+  double cap = graph_attr_float(x->g, n, "softcap", 0);
+  if (!(cap >= 0))
+    graph_error(x->g, attr_path(x, "softcap"), "%s'softcap' must be 0 (off) or positive", x->desc);
+  put(x, (GraphAttr){.name = "softcap", .kind = GA_FLOAT, .f = cap});
+  get_bool(x, "causal", false);
+  get_int(x, "causal_offset", 0);
+  if (get_bool(x, "causal_lens", false) && lens < 0)
+    graph_error(x->g, attr_path(x, "causal_lens"), "%s'causal_lens' needs the kv_lens input", x->desc);
+  put(x, (GraphAttr){.name = "mask_input", .kind = GA_INT, .i = mask});
+  put(x, (GraphAttr){.name = "lens_input", .kind = GA_INT, .i = lens});
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int d = 0; d < r - 1; d++)
+    shape[d] = q->shape[d];
+  if (n->op == GOP_ATTENTION_SCORES) {
+    int64_t mode = get_int(x, "qk_mode", 0);
+    if (mode < 0 || mode > 3)
+      graph_error(x->g, attr_path(x, "qk_mode"), "%s'qk_mode' must be 0..3, not %lld", x->desc, (long long)mode);
+    shape[r - 1] = k->shape[r - 2];
+    set_out(x, 0, q->type, r, shape);
+    return 1;
+  }
+  shape[r - 1] = v->shape[r - 1];
+  set_out(x, 0, q->type, r, shape);
+  if (n->op != GOP_ONLINE_ATTENTION)
+    return 1;
+  set_out(x, 1, q->type, r - 1, shape);
+  set_out(x, 2, q->type, r - 1, shape);
+  return 3;
+}
+
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
   switch (n->op) {
@@ -723,6 +847,9 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_WINOGRAD_FILTER_TRANSFORM: return infer_winograd_filter(&x);
   case GOP_WINOGRAD_INPUT_TRANSFORM: return infer_winograd_input(&x);
   case GOP_WINOGRAD_OUTPUT_TRANSFORM: return infer_winograd_output(&x);
+  case GOP_ATTENTION:
+  case GOP_ONLINE_ATTENTION:
+  case GOP_ATTENTION_SCORES: return infer_attention(&x);
   default: diag_bug(g->diag, "no shape rule for graph op %s", graph_op_info(n->op)->name);
   }
 }

@@ -31,6 +31,9 @@ static const char *template_of(GraphOp op) {
   case GOP_WINOGRAD_FILTER_TRANSFORM: return "winograd_filter";
   case GOP_WINOGRAD_INPUT_TRANSFORM: return "winograd_input";
   case GOP_WINOGRAD_OUTPUT_TRANSFORM: return "winograd_output";
+  case GOP_ATTENTION:
+  case GOP_ONLINE_ATTENTION:
+  case GOP_ATTENTION_SCORES: return "attention";
   default: return NULL;
   }
 }
@@ -201,6 +204,22 @@ void lower_ext(Lower *L) {
     tw[0] = affine_binary(arena, AE_MUL, affine_const(arena, 18), len);
     const char *name = arena_printf(arena, "%s_twiddles", GRAPH_VALUE(g, n->outputs[0])->name);
     add_tensor(x, lower_scratch(L, name, TY_F64, 1, tw));
+    x->nscratch++;
+  } else if (n->op == GOP_ATTENTION || n->op == GOP_ONLINE_ATTENTION || n->op == GOP_ATTENTION_SCORES) {
+    /* one slot of f32 tiles per thread (the graph's region is capped at
+     * LG_SCRATCH_THREAD_SLOTS = 16 threads): with templates/attention.c's
+     * QT query rows and KT keys, QT*D + KT*D + KT*Dv + QT*KT + QT*Dv + 2*QT
+     * floats */
+    enum { QT = 128, KT = 128 };
+    const GraphValue *v = GRAPH_VALUE(g, n->inputs[2]);
+    AffineExpr *dq = in0->shape[in0->rank - 1], *dv = v->shape[v->rank - 1];
+    AffineExpr *per = affine_binary(
+        arena, AE_ADD,
+        affine_binary(arena, AE_ADD, affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dq),
+                      affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dv)),
+        affine_const(arena, QT * KT + 2 * QT));
+    AffineExpr *shape[2] = {affine_const(arena, 16), per};
+    add_tensor(x, scratch(L, TY_F32, 2, shape));
     x->nscratch++;
   }
   copy_attrs(x, n);
