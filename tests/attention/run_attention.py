@@ -11,7 +11,7 @@ grouped heads, softcap, kv_lens (with the causal diagonal from them),
 online_attention's running max and sum, attention_scores' four modes, and a
 graph mixing attention with matmuls and elementwise ops. Every graph is
 generated three ways (default, --fuse=none, --schedule=none), compiled with
-gcc -std=c99 -pedantic -Wall -Wextra -Werror -O2 with and without -fopenmp,
+gcc -std=c99 -pedantic -Wall -Wextra -Werror -O1 with and without -fopenmp,
 and run (OMP_NUM_THREADS=1 and 2 with OpenMP).
 
 The reference is NumPy in float64 on the same float32 inputs, materialising
@@ -21,57 +21,22 @@ exp to 1 ulp, sums of up to a few hundred terms); infinities (the running
 max of a fully masked row) and zeros (its output) must be exact. Prints
 PASS/FAIL per graph and variant, then "N passed, N failed".
 """
-import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
 
 sys.dont_write_bytecode = True
-
-NP_TYPES = {"f32": np.float32, "i64": np.int64, "i32": np.int32, "i1": np.bool_}
-C_TYPES = {"f32": "float", "i64": "int64_t", "i32": "int32_t", "i1": "_Bool"}
-VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
-TOL = 2e-5
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ext-ops"))
+import run_ext_ops as X  # noqa: E402  (Graph, harness, test_group, main_for)
 
 
-def tname(a):
-    for k, v in NP_TYPES.items():
-        if a.dtype == v:
-            return k
-    raise ValueError(a.dtype)
-
-
-class Graph:
-    def __init__(self, name):
-        self.name = name
-        self.inputs, self.nodes, self.outputs, self.arrays, self.refs = [], [], [], [], []
-        self.n = 0
-
-    def input(self, a):
-        name = "x%d" % len(self.inputs)
-        self.inputs.append({"name": name, "type": tname(a), "shape": list(a.shape)})
-        self.arrays.append(np.ascontiguousarray(a))
-        return name
-
-    def node(self, op, ins, nout=1, **attrs):
-        outs = []
-        for _ in range(nout):
-            self.n += 1
-            outs.append("v%d" % self.n)
-        self.nodes.append({"op": op, "inputs": ins, "outputs": outs, "attrs": attrs})
-        return outs if nout > 1 else outs[0]
+class Graph(X.Graph):
+    """Outputs are f32, compared within 2e-5 * max(1, |reference|)."""
+    rtol = 2e-5
 
     def output(self, name, ref):
-        self.outputs.append(name)
-        self.refs.append(np.asarray(ref, dtype=np.float32))
-
-    def doc(self):
-        return {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs, "outputs": self.outputs,
-                "nodes": self.nodes}
+        super().output(name, np.asarray(ref, dtype=np.float32), exact=False)
 
 
 # ---------------------------------------------------------------------------
@@ -252,119 +217,8 @@ def g_mixed(r):
 GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed]
 
 
-# ---------------------------------------------------------------------------
-# Generate, compile, run, compare
-
-def harness(g, hname):
-    lines = ["#include <stdio.h>", "#include <stdlib.h>", "#include <stdint.h>", '#include "%s"' % hname, "",
-             "static void *load(const char *path, size_t n)", "{", "  void *p = malloc(n ? n : 1);",
-             "  FILE *f = fopen(path, \"rb\");",
-             "  if (!p || !f || fread(p, 1, n, f) != n) { fprintf(stderr, \"cannot read %s\\n\", path); exit(2); }",
-             "  fclose(f);", "  return p;", "}", "", "static void save(const char *path, const void *p, size_t n)", "{",
-             "  FILE *f = fopen(path, \"wb\");",
-             "  if (!f || fwrite(p, 1, n, f) != n || fclose(f)) { fprintf(stderr, \"cannot write %s\\n\", path); exit(2); }",
-             "}", "", "int main(void)", "{"]
-    args = []
-    for i, a in enumerate(g.arrays):
-        lines.append("  %s *in%d = load(\"in_%d.bin\", %d);" % (C_TYPES[tname(a)], i, i, a.nbytes))
-        args.append("in%d" % i)
-    for i, ref in enumerate(g.refs):
-        lines.append("  float *out%d = malloc(%d);" % (i, max(ref.nbytes, 1)))
-        args.append("out%d" % i)
-    lines.append("  if (%s(%s) != 0) return 3;" % (g.name, ", ".join(args)))
-    for i, ref in enumerate(g.refs):
-        lines.append("  save(\"out_%d.bin\", out%d, %d);" % (i, i, ref.nbytes))
-    lines += ["  return 0;", "}", ""]
-    return "\n".join(lines)
-
-
-def run(cmd, cwd, env=None):
-    try:
-        p = subprocess.run(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, timeout=300)
-        return p.returncode, p.stdout.decode("utf-8", "replace")
-    except subprocess.TimeoutExpired:
-        return -1, "timed out"
-
-
-def compare(g, d):
-    for i, ref in enumerate(g.refs):
-        got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=np.float32)
-        if got.size != ref.size:
-            return "output %d: %d elements, want %d" % (i, got.size, ref.size)
-        got = got.reshape(ref.shape).astype(np.float64)
-        want = ref.astype(np.float64)
-        with np.errstate(invalid="ignore"):
-            close = (got == want) | (np.abs(got - want) <= TOL * np.maximum(1, np.abs(want)))
-        if not np.all(close):
-            bad = np.argwhere(~close)[:3].tolist()
-            return "output %d (node %s): differs from NumPy at %s; got %s, want %s" % (
-                i, g.outputs[i], bad, [got[tuple(b)] for b in bad], [want[tuple(b)] for b in bad])
-    return None
-
-
-def test_group(g, opts, work):
-    results = []
-    base = os.path.join(work, g.name)
-    os.makedirs(base, exist_ok=True)
-    with open(os.path.join(base, g.name + ".json"), "w") as f:
-        json.dump(g.doc(), f, indent=1)
-    for i, a in enumerate(g.arrays):
-        a.tofile(os.path.join(base, "in_%d.bin" % i))
-    for vname, vargs in VARIANTS:
-        d = os.path.join(base, vname)
-        os.makedirs(d, exist_ok=True)
-        rc, out = run([opts.lgen, os.path.join(base, g.name + ".json"), "-o", "g.c", "-H", "g.h"] + vargs, d)
-        if rc != 0:
-            results.append((False, "%s %s: lgen exit %d: %s" % (g.name, vname, rc, out.strip()[:400])))
-            continue
-        with open(os.path.join(d, "main.c"), "w") as f:
-            f.write(harness(g, "g.h"))
-        for i in range(len(g.arrays)):
-            dst = os.path.join(d, "in_%d.bin" % i)
-            if not os.path.exists(dst):
-                os.symlink(os.path.join(base, "in_%d.bin" % i), dst)
-        for omp in (False, True):
-            tag = "%s %s%s" % (g.name, vname, " -fopenmp" if omp else "")
-            cmd = [opts.cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O2"] + \
-                (["-fopenmp"] if omp else []) + ["-o", "prog", "g.c", "main.c", "-lm"]
-            rc, out = run(cmd, d)
-            if rc != 0:
-                results.append((False, "%s: %s failed:\n%s" % (tag, opts.cc, out.strip()[:1500])))
-                continue
-            for threads in ((1, 2) if omp else (1,)):
-                env = dict(os.environ, OMP_NUM_THREADS=str(threads))
-                rc, out = run(["./prog"], d, env)
-                what = "%s threads=%d" % (tag, threads)
-                if rc != 0:
-                    results.append((False, "%s: exit %d: %s" % (what, rc, out.strip()[:300])))
-                    continue
-                err = compare(g, d)
-                results.append((err is None, "%s%s" % (what, ": " + err if err else "")))
-    return results
-
-
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lgen", required=True)
-    ap.add_argument("--cc", default="gcc")
-    ap.add_argument("--work")
-    ap.add_argument("--only", default="")
-    opts = ap.parse_args()
-    work = opts.work or tempfile.mkdtemp(prefix="lgen-attn-")
-    r = np.random.default_rng(23)
-    npass = nfail = 0
-    for make in GROUPS:
-        g = make(r)
-        if opts.only and opts.only not in g.name:
-            continue
-        for ok, msg in test_group(g, opts, work):
-            print("%s: %s" % ("PASS" if ok else "FAIL", msg))
-            npass += ok
-            nfail += not ok
-        print("# %s: %d nodes, %d outputs" % (g.name, len(g.nodes), len(g.outputs)))
-        sys.stdout.flush()
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    return X.main_for(GROUPS, "lgen-attn-", 23)
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ import numpy as np
 sys.dont_write_bytecode = True
 
 NP_TYPES = {"f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16, "i32": np.int32,
-            "i64": np.int64}
+            "i64": np.int64, "i1": np.bool_}
 C_TYPES = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
-           "i64": "int64_t"}
+           "i64": "int64_t", "i1": "_Bool"}
 LGEN_VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
 
 
@@ -44,7 +44,12 @@ def tname(a):
 
 
 class Graph:
-    """A graph of nodes whose inputs are given arrays; outputs carry references."""
+    """A graph of nodes whose inputs are given arrays; outputs carry references.
+    Outputs that are not exact compare within rtol * max(1, |reference|);
+    subclasses (run_fft_conv.py, run_attention.py) change rtol, compare()
+    or variants()."""
+
+    rtol = 1e-5
 
     def __init__(self, name):
         self.name = name
@@ -81,6 +86,30 @@ class Graph:
     def doc(self):
         return {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs, "outputs": self.outputs,
                 "nodes": self.nodes}
+
+    def variants(self, base):
+        """[(name, lgen arguments)] to generate the graph with (base: its folder)."""
+        return LGEN_VARIANTS
+
+    def compare(self, d):
+        """None if every output in folder d matches its reference, else a message."""
+        for i, ref in enumerate(self.refs):
+            got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=ref.dtype)
+            if got.size != ref.size:
+                return "output %d: %d elements, want %d" % (i, got.size, ref.size)
+            got = got.reshape(ref.shape)
+            if self.exact[i] or not np.issubdtype(ref.dtype, np.floating):
+                close = (got == ref) | (np.isnan(got) & np.isnan(ref)) if ref.dtype.kind == "f" else got == ref
+            else:
+                g64, r64 = got.astype(np.float64), ref.astype(np.float64)
+                with np.errstate(invalid="ignore"):  # inf - inf
+                    close = (g64 == r64) | (np.abs(g64 - r64) <= self.rtol * np.maximum(1, np.abs(r64))) | \
+                        (np.isnan(g64) & np.isnan(r64))
+            if not np.all(close):
+                bad = np.argwhere(~close)[:3].tolist()
+                return "output %s (node %s): differs from NumPy at %s; got %s, want %s" % (
+                    i, self.outputs[i], bad, [got[tuple(b)] for b in bad], [ref[tuple(b)] for b in bad])
+        return None
 
 
 def rng_array(r, shape, t, lo=-9, hi=10):
@@ -603,24 +632,6 @@ def run(cmd, cwd, env=None):
         return -1, "timed out"
 
 
-def compare(g, d):
-    """None if every output matches its reference, else a message."""
-    for i, ref in enumerate(g.refs):
-        got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=ref.dtype).reshape(ref.shape)
-        if g.exact[i] or not np.issubdtype(ref.dtype, np.floating):
-            ok = np.array_equal(got, ref)
-        else:
-            with np.errstate(invalid="ignore"):  # inf - inf
-                close = (got == ref) | (np.abs(got - ref) <= 1e-5 * np.maximum(1, np.abs(ref))) | \
-                    (np.isnan(got) & np.isnan(ref))
-            ok = got.shape == ref.shape and bool(np.all(close))
-        if not ok:
-            bad = np.argwhere(got != ref)[:3].tolist() if got.shape == ref.shape else "shape"
-            return "output %s (node %s): differs from NumPy at %s; got %s, want %s" % (
-                i, g.outputs[i], bad, np.array2string(got.ravel()[:12]), np.array2string(ref.ravel()[:12]))
-    return None
-
-
 def test_group(g, opts, work):
     results = []
     base = os.path.join(work, g.name)
@@ -629,7 +640,7 @@ def test_group(g, opts, work):
         json.dump(g.doc(), f, indent=1)
     for i, a in enumerate(g.arrays):
         a.tofile(os.path.join(base, "in_%d.bin" % i))
-    for vname, vargs in LGEN_VARIANTS:
+    for vname, vargs in g.variants(base):
         d = os.path.join(base, vname)
         os.makedirs(d, exist_ok=True)
         rc, out = run([opts.lgen, os.path.join(base, g.name + ".json"), "-o", "g.c", "-H", "g.h"] + vargs, d)
@@ -657,33 +668,48 @@ def test_group(g, opts, work):
                 if rc != 0:
                     results.append((False, "%s: exit %d: %s" % (what, rc, out.strip()[:300])))
                     continue
-                err = compare(g, d)
+                err = g.compare(d)
                 results.append((err is None, "%s%s" % (what, ": " + err if err else "")))
     return results
 
 
-def main():
+def main_for(groups, prefix, seed, add_args=None, extra=None):
+    """The runners' main: options, every group (all three lgen variants, with
+    and without OpenMP, 1 and 2 threads), then extra(opts, work) -> results;
+    prints PASS/FAIL lines and the totals; the exit status."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--lgen", required=True)
     ap.add_argument("--cc", default="gcc")
     ap.add_argument("--work")
-    ap.add_argument("--only", default="")
+    ap.add_argument("--only", default="", help="groups whose name contains one of these (comma-separated)")
+    if add_args:
+        add_args(ap)
     opts = ap.parse_args()
-    work = opts.work or tempfile.mkdtemp(prefix="lgen-ext-")
-    r = np.random.default_rng(8)
-    npass = nfail = 0
-    for make in GROUPS:
-        g = make(r)
-        if opts.only and opts.only not in g.name:
-            continue
-        for ok, msg in test_group(g, opts, work):
+    work = opts.work or tempfile.mkdtemp(prefix=prefix)
+    r = np.random.default_rng(seed)
+    counts = [0, 0]
+
+    def report(results):
+        for ok, msg in results:
             print("%s: %s" % ("PASS" if ok else "FAIL", msg))
-            npass += ok
-            nfail += not ok
-        print("# %s: %d nodes, %d outputs" % (g.name, len(g.nodes), len(g.outputs)))
+            counts[0 if ok else 1] += 1
         sys.stdout.flush()
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+
+    only = [o for o in opts.only.split(",") if o]
+    for make in groups:
+        g = make(r)
+        if only and not any(o in g.name for o in only):
+            continue
+        report(test_group(g, opts, work))
+        print("# %s: %d nodes, %d outputs" % (g.name, len(g.nodes), len(g.outputs)))
+    if extra:
+        report(extra(opts, work))
+    print("%d passed, %d failed" % tuple(counts))
+    return 1 if counts[1] else 0
+
+
+def main():
+    return main_for(GROUPS, "lgen-ext-", 8)
 
 
 if __name__ == "__main__":

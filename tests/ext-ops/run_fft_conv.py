@@ -20,10 +20,8 @@ Tolerances (|got - ref| <= tol * scale, per output):
             measured worst case is below 1e-6 of that scale, lgen(1)).
 Prints PASS/FAIL per graph and variant, then "N passed, N failed".
 """
-import argparse
 import os
 import sys
-import tempfile
 
 import numpy as np
 
@@ -44,6 +42,33 @@ class Graph(X.Graph):
         if scale is None and tol is not None:
             scale = float(np.max(np.abs(ref))) if ref.size else 1.0
         self.tols.append(None if tol is None else (tol, max(scale or 0.0, 1e-30)))
+
+    def variants(self, base):
+        """With a schedule file: the file, with fusion on and off."""
+        if not self.schedule:
+            return X.LGEN_VARIANTS
+        with open(os.path.join(base, "schedule.yaml"), "w") as f:
+            f.write(self.schedule)
+        sched = "--schedule=" + os.path.join(base, "schedule.yaml")
+        return [("file", [sched]), ("file-fuse-none", [sched, "--fuse=none"])]
+
+    def compare(self, d):
+        """Each output within its tolerance times its scale (the largest |ref|)."""
+        for i, ref in enumerate(self.refs):
+            got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=ref.dtype).reshape(ref.shape)
+            if self.tols[i] is None:
+                ok = np.array_equal(got, ref)
+                worst = "exact"
+            else:
+                tol, scale = self.tols[i]
+                err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
+                worst = float(err.max()) / scale if err.size else 0.0
+                ok = worst <= tol
+            if not ok:
+                return "output %d (%s): error %s exceeds the tolerance %s; got %s, want %s" % (
+                    i, self.outputs[i], worst, self.tols[i], np.array2string(got.ravel()[:6]),
+                    np.array2string(ref.ravel()[:6]))
+        return None
 
 
 def fft_tol(t):
@@ -280,41 +305,6 @@ def g_diag_fold(r):
 GROUPS = [g_fft, g_dft, g_im2col, g_winograd_transforms, g_conv_attr, g_conv_file, g_conv_mixed, g_diag_fold]
 
 
-def compare(g, d):
-    for i, ref in enumerate(g.refs):
-        got = np.fromfile(os.path.join(d, "out_%d.bin" % i), dtype=ref.dtype).reshape(ref.shape)
-        if g.tols[i] is None:
-            ok = np.array_equal(got, ref)
-            worst = "exact"
-        else:
-            tol, scale = g.tols[i]
-            err = np.abs(got.astype(np.float64) - ref.astype(np.float64))
-            worst = float(err.max()) / scale if err.size else 0.0
-            ok = worst <= tol
-        if not ok:
-            return "output %d (%s): error %s exceeds the tolerance %s; got %s, want %s" % (
-                i, g.outputs[i], worst, g.tols[i], np.array2string(got.ravel()[:6]), np.array2string(ref.ravel()[:6]))
-    return None
-
-
-def test_group(g, opts, work):
-    variants = list(X.LGEN_VARIANTS)
-    base = os.path.join(work, g.name)
-    os.makedirs(base, exist_ok=True)
-    if g.schedule:
-        with open(os.path.join(base, "schedule.yaml"), "w") as f:
-            f.write(g.schedule)
-        sched = "--schedule=" + os.path.join(base, "schedule.yaml")
-        variants = [("file", [sched]), ("file-fuse-none", [sched, "--fuse=none"])]
-    X.LGEN_VARIANTS_SAVED = X.LGEN_VARIANTS
-    X.LGEN_VARIANTS = variants
-    X.compare = compare
-    try:
-        return X.test_group(g, opts, work)
-    finally:
-        X.LGEN_VARIANTS = X.LGEN_VARIANTS_SAVED
-
-
 def onnx_dft_length(opts, work):
     """ONNX DFT with a dft_length input (opset 17: axis an attribute; 20: an
     input), which the shared node tests lack: lgen-onnx2json, lgen, gcc,
@@ -357,39 +347,20 @@ def onnx_dft_length(opts, work):
         rc, out = X.run([opts.cc, "-std=c99", "-O1", "-o", "prog", "g.c", "main.c", "-lm"], d)
         if rc == 0:
             rc, out = X.run(["./prog"], d)
-        err = compare(g, d) if rc == 0 else "exit %d: %s" % (rc, out.strip()[:300])
+        err = g.compare(d) if rc == 0 else "exit %d: %s" % (rc, out.strip()[:300])
         results.append((err is None, "%s%s" % (tag, ": " + err if err else "")))
     return results
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--lgen", required=True)
-    ap.add_argument("--cc", default="gcc")
-    ap.add_argument("--work")
-    ap.add_argument("--only", default="")
-    ap.add_argument("--onnx2json", help="scripts/lgen-onnx2json: also ONNX DFT with dft_length")
-    opts = ap.parse_args()
-    work = opts.work or tempfile.mkdtemp(prefix="lgen-fft-")
-    r = np.random.default_rng(11)
-    npass = nfail = 0
-    for make in GROUPS:
-        g = make(r)
-        if opts.only and not any(o in g.name for o in opts.only.split(",")):
-            continue
-        for ok, msg in test_group(g, opts, work):
-            print("%s: %s" % ("PASS" if ok else "FAIL", msg))
-            npass += ok
-            nfail += not ok
-        print("# %s: %d nodes, %d outputs" % (g.name, len(g.nodes), len(g.outputs)))
-        sys.stdout.flush()
-    if opts.onnx2json and (not opts.only or "onnx" in opts.only):
-        for ok, msg in onnx_dft_length(opts, work):
-            print("%s: %s" % ("PASS" if ok else "FAIL", msg))
-            npass += ok
-            nfail += not ok
-    print("%d passed, %d failed" % (npass, nfail))
-    return 1 if nfail else 0
+    def add_args(ap):
+        ap.add_argument("--onnx2json", help="scripts/lgen-onnx2json: also ONNX DFT with dft_length")
+
+    def extra(opts, work):
+        if opts.onnx2json and (not opts.only or "onnx" in opts.only):
+            return onnx_dft_length(opts, work)
+        return []
+    return X.main_for(GROUPS, "lgen-fft-", 11, add_args, extra)
 
 
 if __name__ == "__main__":
