@@ -169,6 +169,16 @@ static const char vmath_prelude[] =
     "}\n"
     "#endif\n";
 
+/* exp(r) for |r| <= ln2/2, Cephes' polynomial: p from r (lgen_exp_f32 and
+ * lgen_expneg_f32 share it, and their accuracy with it) */
+#define VMATH_EXP_POLYNOMIAL                                                                                          \
+  "  p = LGEN_FMAF(0x1.a0d2cep-13f, r, 0x1.6e879cp-10f);\n"                                                          \
+  "  p = LGEN_FMAF(p, r, 0x1.111210p-7f);\n"                                                                        \
+  "  p = LGEN_FMAF(p, r, 0x1.555382p-5f);\n"                                                                        \
+  "  p = LGEN_FMAF(p, r, 0x1.555554p-3f);\n"                                                                        \
+  "  p = LGEN_FMAF(p, r, 0x1p-1f);\n"                                                                               \
+  "  p = LGEN_FMAF(p, r * r, r) + 1.0f;\n"
+
 static const char vmath_exp[] =
     "static inline float lgen_exp_f32(float x) {\n"
     "#ifdef LGEN_LIBM_MATH\n"
@@ -187,12 +197,7 @@ static const char vmath_exp[] =
     "  n = t - 0x1.8p+23f;\n"
     "  r = LGEN_FMAF(n, -0x1.62e4p-1f, xc);\n"
     "  r = LGEN_FMAF(n, -0x1.7f7d1cp-20f, r);\n"
-    "  p = LGEN_FMAF(0x1.a0d2cep-13f, r, 0x1.6e879cp-10f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.111210p-7f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.555382p-5f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.555554p-3f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1p-1f);\n"
-    "  p = LGEN_FMAF(p, r * r, r) + 1.0f;\n"
+    VMATH_EXP_POLYNOMIAL
     "  /* n read from t's low bits; 2^n as two normal factors, as 2^n alone\n"
     "   * under- or overflows; the last product rounds subnormals once */\n"
     "  k = lgen_bits_f32(t) - 0x4b400000u;\n"
@@ -222,12 +227,7 @@ static const char vmath_expneg[] =
     "  float r = LGEN_FMAF(n, -0x1.62e4p-1f, x);\n"
     "  float p;\n"
     "  r = LGEN_FMAF(n, -0x1.7f7d1cp-20f, r);\n"
-    "  p = LGEN_FMAF(0x1.a0d2cep-13f, r, 0x1.6e879cp-10f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.111210p-7f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.555382p-5f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1.555554p-3f);\n"
-    "  p = LGEN_FMAF(p, r, 0x1p-1f);\n"
-    "  p = LGEN_FMAF(p, r * r, r) + 1.0f;\n"
+    VMATH_EXP_POLYNOMIAL
     "  p *= lgen_f32_of_bits((lgen_bits_f32(t) - 0x4b400000u + 127u) << 23);\n"
     "  return lgen_pick_f32(under, 0.0f, p);\n"
     "#endif\n"
