@@ -100,24 +100,26 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
     const @T@ *restrict xb = x + j0, *restrict xn = x + j1;
     @T@ *restrict yb = y + j0;
     @T@ bm = next > m ? next : m;
-    @T@ lane[L];
-    @SINT@ kmax[L];
+    /* vmax: the next block's maximum per lane, as a float select, which gcc
+     * vectorises here as an element-wise max (a NaN is skipped by it, but
+     * still makes the row's sum and so every output NaN) */
+    @T@ lane[L], vmax[L];
     /* the running sum moves to the new max; with nothing summed yet (s ==
      * 0, also when m is still -inf) it stays 0 */
     s = s == 0 ? s : s * @EXPNEG@(m - bm);
     m = bm;
     for (int l = 0; l < L; l++) {
       lane[l] = 0;
-      kmax[l] = lgen_softmax_key_@S@(@LOWEST@);
+      vmax[l] = @LOWEST@;
     }
     if (is_log) {
       for (int64_t j = 0; j < both; j += L) {
         if (xn + j + LGEN_SOFTMAX_AHEAD < xend)
           LGEN_SOFTMAX_PREFETCH(xn + j + LGEN_SOFTMAX_AHEAD, 0);
         for (int l = 0; l < L; l++) {
-          @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
+          @T@ v = scale * xn[j + l];
           lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
-          kmax[l] = k > kmax[l] ? k : kmax[l];
+          vmax[l] = v > vmax[l] ? v : vmax[l];
         }
       }
       for (int64_t j = both; j < full; j += L) {
@@ -135,11 +137,11 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
           LGEN_SOFTMAX_PREFETCH(yb + j + LGEN_SOFTMAX_AHEAD, 1);
         }
         for (int l = 0; l < L; l++) {
-          @SINT@ k = lgen_softmax_key_@S@(scale * xn[j + l]);
+          @T@ v = scale * xn[j + l];
           @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
           yb[j + l] = e;
           lane[l] += e;
-          kmax[l] = k > kmax[l] ? k : kmax[l];
+          vmax[l] = v > vmax[l] ? v : vmax[l];
         }
       }
       for (int64_t j = both; j < full; j += L) {
@@ -159,8 +161,8 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
       }
     }
     for (int l = 1; l < L; l++)
-      kmax[0] = kmax[l] > kmax[0] ? kmax[l] : kmax[0];
-    next = lgen_softmax_max_@S@(xn + both, len2 > both ? len2 - both : 0, scale, lgen_softmax_unkey_@S@(kmax[0]));
+      vmax[0] = vmax[l] > vmax[0] ? vmax[l] : vmax[0];
+    next = lgen_softmax_max_@S@(xn + both, len2 > both ? len2 - both : 0, scale, vmax[0]);
     for (int l = 0; l < L; l++)
       s += lane[l];
     block_max[nb] = bm;
