@@ -694,7 +694,9 @@ static int infer_online_softmax(Ext *x) {
       graph_error(x->g, x->n->path, "%s'%s' must have rank %d like '%s' (its axis of length 1)", x->desc, s->name,
                   v->rank, v->name);
     for (int d = 0; d < v->rank; d++)
-      want_same_dim(x, s->shape[d], shape[d], i == 1 ? "max_init" : "sum_init");
+      if (!graph_dims_equal(x->g->arena, s->shape[d], shape[d]))
+        graph_error(x->g, x->n->path, "%s%s '%s' must be shaped like '%s' with axis %d as 1 (its dim %d differs)",
+                    x->desc, i == 1 ? "max_init" : "sum_init", s->name, v->name, axis, d);
   }
   set_out(x, 0, v->type, v->rank, v->shape);
   for (int i = 1; i < 4; i++)
