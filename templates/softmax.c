@@ -16,20 +16,28 @@
  * along the row; otherwise LGEN_SOFTMAX_LANES neighbouring columns are
  * processed together, one vector lane each. */
 #include <string.h>
+/* Tunables, each overridable with -D: vector lanes, the most blocks per
+ * row, how far ahead loads run, the least elements per block. */
 #ifndef LGEN_SOFTMAX_LANES
 #define LGEN_SOFTMAX_LANES 16
+#endif
+#ifndef LGEN_SOFTMAX_BLOCKS
 #define LGEN_SOFTMAX_BLOCKS 64
+#endif
 /* Rows longer than cache arrive from memory: the loads of x run this many
  * elements ahead of their use (and y's lines are fetched for writing), as
  * the hardware's prefetch does not run far enough ahead of a loop this
  * busy (4096 x 4096 at 1 thread: 7.2 -> 4.9 ms). A hint only; compilers
  * without __builtin_prefetch drop it. */
+#ifndef LGEN_SOFTMAX_AHEAD
 #define LGEN_SOFTMAX_AHEAD 1024
+#endif
 /* Contiguous rows are cut into blocks of at least this many elements
  * (4096 x 4096: 512 measured best at 1 thread, 4096 at 2, by 6 %) */
 #ifndef LGEN_SOFTMAX_MIN_BLOCK
 #define LGEN_SOFTMAX_MIN_BLOCK 512
 #endif
+#ifndef LGEN_SOFTMAX_PREFETCH
 #if defined(__GNUC__) || defined(__clang__)
 #define LGEN_SOFTMAX_PREFETCH(p, w) __builtin_prefetch((p), (w))
 #else
