@@ -271,23 +271,50 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
   return true;
 }
 
+/* Whether payload node `to` is among the nodes `from` is computed from. */
+static bool op_node_reaches(const StructuredOp *op, int from, int to) {
+  if (from == to)
+    return true;
+  const PayloadNode *x = &op->nodes[from];
+  for (int i = 0; i < x->nargs; i++)
+    if (op_node_reaches(op, x->args[i], to))
+      return true;
+  return false;
+}
+
 /* The OpenMP reduction clause for the accumulator of a reduction loop, or
- * NULL when the payload is no associative combine OpenMP can split. */
+ * NULL when the payload is no associative combine OpenMP can split. An op
+ * with several yields (sibling reductions sharing one pass, graph/fuse.c)
+ * gets one clause per accumulator, when every yield is such a combine and
+ * none reads another's accumulator. */
 static const char *reduction_clause(Nest *n, bool for_simd) {
   int x;
   const StructuredOp *op = n->op;
-  Combiner c = match_reduction(op, 0, &x);
-  ElemType t = op->nodes[op->yields[0].value].type;
-  /* OpenMP combines integer partials with plain signed arithmetic, which can
-   * overflow where the payload's wrapping add does not: floats only */
-  if (c == COMBINE_NONE || !elem_type_is_float(t) || t == TY_F16)
-    return NULL;
-  /* float max/min reductions need no-NaN semantics to vectorise */
-  if (for_simd && (c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))
-    return NULL;
-  static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
-                                    [COMBINE_MIN] = "min"};
-  return arena_printf(n->e->arena, "reduction(%s:%s)", ops[c], n->acc[0]);
+  const char *clauses = NULL;
+  for (int y = 0; y < op->nyields; y++) {
+    StructuredOp view = *op;
+    view.nyields = 1;
+    view.yields = &op->yields[y];
+    Combiner c = match_reduction(&view, 0, &x);
+    ElemType t = op->nodes[op->yields[y].value].type;
+    /* OpenMP combines integer partials with plain signed arithmetic, which can
+     * overflow where the payload's wrapping add does not: floats only */
+    if (c == COMBINE_NONE || !elem_type_is_float(t) || t == TY_F16)
+      return NULL;
+    /* float max/min reductions need no-NaN semantics to vectorise */
+    if (for_simd && (c == COMBINE_MAX || c == COMBINE_MIN) && elem_type_is_float(t))
+      return NULL;
+    for (int z = 0; z < op->nyields; z++)
+      for (int i = 0; i < op->nnodes && z != y; i++)
+        if (op->nodes[i].kind == PN_READ && op->nodes[i].operand == op->yields[z].operand &&
+            op_node_reaches(op, op->yields[y].value, i))
+          return NULL;
+    static const char *const ops[] = {[COMBINE_ADD] = "+", [COMBINE_MUL] = "*", [COMBINE_MAX] = "max",
+                                      [COMBINE_MIN] = "min"};
+    const char *one = arena_printf(n->e->arena, "reduction(%s:%s)", ops[c], n->acc[y]);
+    clauses = clauses ? arena_printf(n->e->arena, "%s %s", clauses, one) : one;
+  }
+  return clauses;
 }
 
 static void plan(Nest *n) {
@@ -1292,25 +1319,33 @@ static const char *first_condition(Nest *n) {
 
 /* One output point through an attached op E (init or epilogue, dims[j] the
  * op's dim of E's dim j) at the op's current point: E's payload, with its
- * reads of the output giving `acc`, assigned to `target` (NULL: E's own
- * write of the output). */
-static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims, const char *acc, const char *target) {
+ * reads of the op's outputs giving their accumulators (`acc[y]` + index),
+ * assigned to those accumulators (to_acc: an init) or stored through E's
+ * own writes (an epilogue). E may have several yields when the op has
+ * (sibling reductions, graph/fuse.c): each writes one of the op's outputs. */
+static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims, const char *index, bool to_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
-  int out = op->operands[op->yields[0].operand].tensor;
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(E->ndims + 1));
   for (int j = 0; j < E->ndims; j++)
     names[j] = dims[j] < 0 ? "0" : n->value[dims[j]];
+  /* the accumulator of the op's output tensor t, or NULL */
+  const char **acc_of = arena_alloc(e->arena, sizeof(char *) * (size_t)(e->k->ntensors + 1));
+  for (int y = 0; y < op->nyields; y++)
+    acc_of[op->operands[op->yields[y].operand].tensor] = arena_printf(e->arena, "%s%s", n->acc[y], index);
   e->op = E;
   e->dim_names = names;
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)E->noperands);
   for (int o = 0; o < E->noperands; o++) {
     const Operand *x = &E->operands[o];
-    values[o] = x->shape_only ? "" : x->tensor == out ? acc : x->guarded ? guarded_access(e, x) : access_str(e, x);
+    values[o] = x->shape_only ? "" : acc_of[x->tensor] ? acc_of[x->tensor] : x->guarded ? guarded_access(e, x) : access_str(e, x);
   }
-  if (!target)
-    target = access_str(e, &E->operands[E->yields[0].operand]);
-  emit_body(e, values, &target);
+  const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)E->nyields);
+  for (int y = 0; y < E->nyields; y++) {
+    const Operand *w = &E->operands[E->yields[y].operand];
+    targets[y] = to_acc ? acc_of[w->tensor] : access_str(e, w);
+  }
+  emit_body(e, values, targets);
   e->op = op;
   e->dim_names = n->value;
 }
@@ -1335,7 +1370,7 @@ static void emit_loads(Nest *n, const char *index, bool block) {
       block_loops(n, true);
     e->dim_names = n->value;
     if (init)
-      emit_attached_point(n, op->init, op->init_dims, NULL, arena_printf(e->arena, "%s%s", n->acc[0], index));
+      emit_attached_point(n, op->init, op->init_dims, index, true);
     else
       for (int y = 0; y < op->nyields; y++)
         line(e, "%s%s = %s;", n->acc[y], index, access_str(e, &op->operands[op->yields[y].operand]));
@@ -1367,10 +1402,15 @@ static void emit_stores(Nest *n, const char *index, bool block) {
       block_loops(n, true);
     e->dim_names = n->value;
     if (epilogue)
-      emit_attached_point(n, op->epilogue, op->epilogue_dims, arena_printf(e->arena, "%s%s", n->acc[0], index), NULL);
-    else
-      for (int y = 0; y < op->nyields; y++)
-        line(e, "%s = %s%s;", access_str(e, &op->operands[op->yields[y].operand]), n->acc[y], index);
+      emit_attached_point(n, op->epilogue, op->epilogue_dims, index, false);
+    for (int y = 0; y < op->nyields; y++) { /* outputs the epilogue does not write (sibling reductions) */
+      const Operand *o = &op->operands[op->yields[y].operand];
+      bool written = false;
+      for (int z = 0; epilogue && z < op->epilogue->nyields; z++)
+        written |= op->epilogue->operands[op->epilogue->yields[z].operand].tensor == o->tensor;
+      if (!written)
+        line(e, "%s = %s%s;", access_str(e, o), n->acc[y], index);
+    }
     if (block)
       block_loops(n, false);
     memcpy(n->value, saved, sizeof saved);

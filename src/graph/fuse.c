@@ -17,10 +17,18 @@
  * operand is never inlined: the padding belongs to T, not to P's inputs.
  * P is removed only if every reader of T takes it; otherwise nothing
  * changes, so an intermediate that something still needs is computed once
- * (the ByteIR diamond and "output also consumed" cases). */
+ * (the ByteIR diamond and "output also consumed" cases).
+ *
+ * After inlining come epilogues and inits (a reduction applies the
+ * pointwise op after it before its store, and starts from the op that
+ * filled its output), then sibling reductions: reductions reading one
+ * tensor over the same domain become one op with several yields, so the
+ * tensor is read once (see "sibling reductions" below). */
 #include "graph/passes.h"
 
 #include <string.h>
+
+#include "analysis/analysis.h"
 
 enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 0 };
 
@@ -608,6 +616,287 @@ static void try_init(Fuser *f, int p) {
                         k->tensors[t].name));
 }
 
+/* ---- sibling reductions ----
+ *
+ * Two reductions P (earlier) and Q that read the same tensor X over the
+ * same iteration domain become one op with two yields, so X is read once:
+ * the E[x] and E[x^2] of a variance, or a row's sum and sum of squares.
+ * Q's dims are matched to P's through the maps of their reads of X (a bare
+ * dim at the same position of X is the same dim), and must then agree in
+ * kind and extent. Q's operands, payload and yield are appended to P's
+ * (an identical read of X becomes one operand), and Q's init and epilogue
+ * are appended to P's the same way, matched through their dims' maps to
+ * the op's dims. Q's work moves to P's place, so nothing in between may
+ * write what Q reads or touch what it writes, and neither may read the
+ * other's result.
+ *
+ * Merged only where it does not lose: every yield must be a float sum or
+ * product (one simd loop reduces them all, one clause per accumulator), or
+ * every yield a max or min (whose float form has no simd reduction, alone
+ * or merged). A sum beside a max would take the sum's vectorisation away:
+ * measured slower than two passes, so they stay apart. The ops need a
+ * parallel dim (a reduction to a scalar is split across threads, one
+ * accumulator only), and the shared read's innermost index must be a
+ * reduction dim: row reductions, whose plain schedule vectorises the
+ * reduction loop; a reduction across rows gets auto's register-blocked
+ * schedule for one output, which the merged op would not. */
+
+/* 1: a float (not f16) sum or product; 2: a max or min; 0: neither. */
+static int combine_class(const StructuredOp *op, int y) {
+  StructuredOp view = *op;
+  view.nyields = 1;
+  view.yields = &op->yields[y];
+  int x;
+  Combiner c = match_reduction(&view, 0, &x);
+  ElemType t = op->nodes[op->yields[y].value].type;
+  if ((c == COMBINE_ADD || c == COMBINE_MUL) && elem_type_is_float(t) && t != TY_F16)
+    return 1;
+  return c == COMBINE_MAX || c == COMBINE_MIN ? 2 : 0;
+}
+
+/* Whether yield y of op accumulates into its output (accumulated_output). */
+static bool accumulates(const Kernel *k, const StructuredOp *op, int y) {
+  StructuredOp view = *op;
+  view.nyields = 1;
+  view.yields = &op->yields[y];
+  int out_pos[LG_MAX_DIMS];
+  return accumulated_output(k, &view, out_pos) >= 0;
+}
+
+/* Q's dims as P's (pi), matched through a read of one tensor by both; the
+ * tensor, or -1. */
+static int shared_read(const Kernel *k, const StructuredOp *P, const StructuredOp *Q, int *pi) {
+  for (int oq = 0; oq < Q->noperands; oq++) {
+    const Operand *a = &Q->operands[oq];
+    if (a->shape_only || a->guarded || op_writes(Q, a->tensor) || op_writes(P, a->tensor))
+      continue;
+    const TensorParam *X = &k->tensors[a->tensor];
+    for (int op_ = 0; op_ < P->noperands; op_++) {
+      const Operand *b = &P->operands[op_];
+      if (b->tensor != a->tensor || b->shape_only || b->guarded || X->rank == 0)
+        continue;
+      for (int d = 0; d < Q->ndims; d++)
+        pi[d] = -1;
+      bool ok = true;
+      for (int i = 0; i < X->rank && ok; i++) {
+        const AffineExpr *ma = a->map[i], *mb = b->map[i];
+        if (ma->kind != AE_DIM || mb->kind != AE_DIM)
+          ok = affine_equal(ma, mb) && !affine_has_dims(ma);
+        else if (pi[ma->index] < 0 || pi[ma->index] == mb->index)
+          pi[ma->index] = mb->index;
+        else
+          ok = false;
+      }
+      /* the innermost index of X: a reduction dim (a row reduction) */
+      const AffineExpr *inner = b->map[X->rank - 1];
+      ok = ok && inner->kind == AE_DIM && P->dims[inner->index].kind == ITER_REDUCTION;
+      bool used[LG_MAX_DIMS] = {false};
+      for (int d = 0; d < Q->ndims && ok; d++) {
+        ok = pi[d] >= 0 && !used[pi[d]] && Q->dims[d].kind == P->dims[pi[d]].kind &&
+             affine_equal(Q->dims[d].extent, P->dims[pi[d]].extent);
+        if (ok)
+          used[pi[d]] = true;
+      }
+      if (ok)
+        return a->tensor;
+    }
+  }
+  return -1;
+}
+
+/* A's operands, payload and yields, then B's with B's dim d read as
+ * dim_values[d]: the op that computes both (A's dims). */
+static StructuredOp *appended(Fuser *f, const StructuredOp *A, const StructuredOp *B, AffineExpr **dim_values) {
+  const Kernel *k = f->k;
+  Arena *a = f->arena;
+  StructuredOp *M = arena_alloc(a, sizeof *M);
+  *M = *A;
+  Operand *operands = arena_alloc(a, sizeof(Operand) * (size_t)(A->noperands + B->noperands + 1));
+  int noperands = 0;
+  for (int o = 0; o < A->noperands; o++)
+    operands[noperands++] = A->operands[o];
+  int *operand_map = arena_alloc(a, sizeof(int) * (size_t)(B->noperands + 1));
+  for (int o = 0; o < B->noperands; o++) {
+    Operand x = B->operands[o];
+    int rank = k->tensors[x.tensor].rank;
+    x.map = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(rank + 1));
+    for (int i = 0; i < rank; i++)
+      x.map[i] = affine_subst_dims(a, B->operands[o].map[i], dim_values);
+    x.index_locs = NULL;
+    operand_map[o] = add_operand(k, operands, &noperands, x);
+  }
+  PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)(A->nnodes + B->nnodes + 1));
+  memcpy(nodes, A->nodes, sizeof(PayloadNode) * (size_t)A->nnodes);
+  for (int n = 0; n < B->nnodes; n++) {
+    PayloadNode x = B->nodes[n];
+    if (x.kind == PN_READ)
+      x.operand = operand_map[x.operand];
+    for (int i = 0; i < x.nargs; i++)
+      x.args[i] += A->nnodes;
+    nodes[A->nnodes + n] = x;
+  }
+  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)(A->nyields + B->nyields + 1));
+  memcpy(yields, A->yields, sizeof(Yield) * (size_t)A->nyields);
+  for (int y = 0; y < B->nyields; y++)
+    yields[A->nyields + y] = (Yield){operand_map[B->yields[y].operand], B->yields[y].value + A->nnodes};
+  M->operands = operands;
+  M->noperands = noperands;
+  M->nodes = nodes;
+  M->nnodes = A->nnodes + B->nnodes;
+  M->yields = yields;
+  M->nyields = A->nyields + B->nyields;
+  M->npre = 0;
+  M->pre = NULL;
+  return M;
+}
+
+/* P's attached op EP (dims ep_dims) and Q's EQ as one, through pi (Q's dim
+ * -> P's dim): *merged and *merged_dims, NULL when neither has one. An
+ * epilogue on one side only is kept as it is (the other result is stored
+ * as the op computes it); an init must be on both sides (the other's fill
+ * would otherwise run before the merged op reads it, which can_move_up
+ * refuses anyway). EQ's unit dims (where Q writes index 0) become one
+ * unit dim of EP's, added if EP has none. False: they do not match. */
+static bool merge_attached(Fuser *f, const StructuredOp *EP, const int *ep_dims, const StructuredOp *EQ,
+                           const int *eq_dims, const int *pi, bool one_sided, const StructuredOp **merged,
+                           const int **merged_dims) {
+  *merged = EP;
+  *merged_dims = ep_dims;
+  if (!EQ)
+    return true;
+  if (EQ->ext || (EP && EP->ext))
+    return false;
+  if (!EP) {
+    if (!one_sided)
+      return false;
+    int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(EQ->ndims + 1));
+    for (int j = 0; j < EQ->ndims; j++)
+      dims[j] = eq_dims[j] < 0 ? -1 : pi[eq_dims[j]];
+    *merged = EQ;
+    *merged_dims = dims;
+    return true;
+  }
+  if (EP->nnodes + EQ->nnodes > MAX_FUSED_NODES || EP->ndims >= LG_MAX_DIMS)
+    return false;
+  int unit = -1;
+  for (int i = 0; i < EP->ndims && unit < 0; i++)
+    if (ep_dims[i] < 0)
+      unit = i;
+  bool add_unit = false;
+  AffineExpr **values = arena_alloc(f->arena, sizeof(AffineExpr *) * (size_t)(EQ->ndims + 1));
+  for (int j = 0; j < EQ->ndims; j++) {
+    values[j] = NULL;
+    if (eq_dims[j] < 0) {
+      add_unit |= unit < 0;
+      values[j] = affine_leaf(f->arena, AE_DIM, unit < 0 ? EP->ndims : unit, 0);
+      continue;
+    }
+    for (int i = 0; i < EP->ndims && !values[j]; i++)
+      if (ep_dims[i] == pi[eq_dims[j]])
+        values[j] = affine_leaf(f->arena, AE_DIM, i, 0);
+    if (!values[j])
+      return false;
+  }
+  StructuredOp *M = appended(f, EP, EQ, values);
+  int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(EP->ndims + 2));
+  memcpy(dims, ep_dims, sizeof(int) * (size_t)EP->ndims);
+  if (add_unit) {
+    Dim *d = arena_alloc(f->arena, sizeof(Dim) * (size_t)(EP->ndims + 1));
+    memcpy(d, EP->dims, sizeof(Dim) * (size_t)EP->ndims);
+    for (int j = 0; j < EQ->ndims; j++)
+      if (eq_dims[j] < 0) {
+        d[EP->ndims] = EQ->dims[j];
+        d[EP->ndims].extent_operand = d[EP->ndims].extent_pos = -1;
+        break;
+      }
+    dims[EP->ndims] = -1;
+    M->dims = d;
+    M->ndims = EP->ndims + 1;
+  }
+  *merged = M;
+  *merged_dims = dims;
+  return true;
+}
+
+/* Whether op r reads or writes memory of tensor `root`. */
+static bool touches_root(const Kernel *k, const StructuredOp *r, int root) {
+  for (int o = 0; o < op_all_operands(r); o++)
+    if (root_of(k, op_operand_at(r, o)->tensor) == root)
+      return true;
+  return false;
+}
+
+/* Q's work can move to P's place: see above. */
+static bool can_move_up(const Fuser *f, int p, int q) {
+  const Kernel *k = f->k;
+  const StructuredOp *P = &k->ops[p], *Q = &k->ops[q];
+  for (int o = 0; o < op_all_operands(Q); o++) {
+    int root = root_of(k, op_operand_at(Q, o)->tensor);
+    bool q_writes = writes_root(k, Q, root);
+    if (writes_root(k, P, root) || (q_writes && touches_root(k, P, root)))
+      return false;
+    for (int r = p + 1; r < q; r++)
+      if (!f->removed[r] && (writes_root(k, &k->ops[r], root) || (q_writes && touches_root(k, &k->ops[r], root))))
+        return false;
+  }
+  return true;
+}
+
+static void try_siblings(Fuser *f, int p) {
+  Kernel *k = f->k;
+  for (int q = p + 1; q < k->nops; q++) {
+    StructuredOp *P = &k->ops[p];
+    const StructuredOp *Q = &k->ops[q];
+    if (f->removed[q] || P->ext || Q->ext || Q->nyields != 1 || P->ndims != Q->ndims || P->ndims > LG_MAX_DIMS ||
+        P->nnodes + Q->nnodes > MAX_FUSED_NODES)
+      continue;
+    bool parallel = false;
+    for (int d = 0; d < P->ndims; d++)
+      parallel |= P->dims[d].kind == ITER_PARALLEL;
+    int cls = combine_class(Q, 0);
+    bool ok = parallel && cls && accumulates(k, Q, 0);
+    for (int y = 0; y < P->nyields && ok; y++)
+      ok = combine_class(P, y) == cls && accumulates(k, P, y);
+    int pi[LG_MAX_DIMS];
+    int x = ok ? shared_read(k, P, Q, pi) : -1;
+    if (x < 0 || !can_move_up(f, p, q))
+      continue;
+    AffineExpr **values = arena_alloc(f->arena, sizeof(AffineExpr *) * (size_t)(Q->ndims + 1));
+    for (int d = 0; d < Q->ndims; d++)
+      values[d] = affine_leaf(f->arena, AE_DIM, pi[d], 0);
+    const StructuredOp *init, *epilogue;
+    const int *init_dims, *epilogue_dims;
+    if (!P->init != !Q->init ||
+        !merge_attached(f, P->init, P->init_dims, Q->init, Q->init_dims, pi, false, &init, &init_dims) ||
+        !merge_attached(f, P->epilogue, P->epilogue_dims, Q->epilogue, Q->epilogue_dims, pi, true, &epilogue,
+                        &epilogue_dims))
+      continue;
+    const char *a = op_label(k, P), *b = op_label(k, Q);
+    const FuseOverride *oa = NULL, *ob = NULL;
+    for (int y = 0; y < P->nyields; y++) {
+      const FuseOverride *o = override_of(f, P->operands[P->yields[y].operand].tensor);
+      if (o && !o->inline_it && !oa)
+        oa = o;
+    }
+    ob = override_of(f, Q->operands[Q->yields[0].operand].tensor);
+    if ((oa && !oa->inline_it) || (ob && !ob->inline_it)) {
+      vec_push(f->arena, &f->report->decisions,
+               arena_printf(f->arena, "keep '%s' and '%s' as separate passes over '%s' (the schedule file says so)",
+                            a, b, k->tensors[x].name));
+      continue;
+    }
+    StructuredOp *M = appended(f, P, Q, values);
+    M->init = init;
+    M->init_dims = init_dims;
+    M->epilogue = epilogue;
+    M->epilogue_dims = epilogue_dims;
+    *P = *M;
+    f->removed[q] = true;
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "siblings: '%s' and '%s' share one pass over '%s'", a, b, k->tensors[x].name));
+  }
+}
+
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
   if (!opt->enabled) {
     for (int i = 0; i < opt->noverrides; i++)
@@ -628,6 +917,9 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
   for (int p = 0; p < k->nops; p++)
     if (!f.removed[p])
       try_init(&f, p);
+  for (int p = 0; p < k->nops; p++)
+    if (!f.removed[p])
+      try_siblings(&f, p);
   for (int i = 0; i < opt->noverrides; i++)
     if (!f.used[i])
       diag_warning(diag, opt->overrides[i].loc,

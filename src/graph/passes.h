@@ -5,8 +5,9 @@
  *           payloads (never op names): an op whose result feeds one
  *           consumer elementwise is inlined into that consumer's payload,
  *           layout ops become indexing maps of their readers, and a
- *           pointwise op after a reduction becomes its epilogue; the
- *           intermediates that disappear leave the kernel
+ *           pointwise op after a reduction becomes its epilogue; sibling
+ *           reductions over one input share one pass (one op, several
+ *           yields); the intermediates that disappear leave the kernel
  *   plan.c  buffer planning: every TS_WORKSPACE tensor gets a byte offset
  *           in one workspace, 64-byte aligned, from liveness over the op
  *           sequence (the best of two greedy strategies, compared with the

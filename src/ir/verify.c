@@ -42,24 +42,33 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op);
 
 /* An init or epilogue is a pointwise op over some of the op's parallel
  * dims (or dims of extent 1 where the op writes index 0) that writes the
- * op's one output at the point the op writes it; an init never reads it. */
+ * op's outputs at the points the op writes them, one yield per output (an
+ * op with several yields: sibling reductions, graph/fuse.c); an init never
+ * reads them. */
 static void verify_attached(Diag *diag, const Kernel *k, const StructuredOp *op, const StructuredOp *e,
                             const int *dims, const char *what) {
   ir_verify_op(diag, k, e);
-  if (op->nyields != 1 || e->nyields != 1 || e->epilogue || e->init)
-    diag_bug(diag, "%s: an %s needs one output on both sides", k->name, what);
+  if (op->nyields < 1 || e->nyields < 1 || e->nyields > op->nyields || e->epilogue || e->init)
+    diag_bug(diag, "%s: an %s needs outputs of its op", k->name, what);
   for (int d = 0; d < e->ndims; d++) {
     int od = dims[d];
     bool unit = od == -1 && e->dims[d].extent->kind == AE_CONST && e->dims[d].extent->value == 1;
     if (e->dims[d].kind != ITER_PARALLEL || (!unit && (od < 0 || od >= op->ndims || op->dims[od].kind != ITER_PARALLEL)))
       diag_bug(diag, "%s: %s dim %d is no parallel dim of its op", k->name, what, d);
   }
-  const Operand *out = &op->operands[op->yields[0].operand];
-  if (e->nyields == 1 && e->operands[e->yields[0].operand].tensor != out->tensor)
-    diag_bug(diag, "%s: the %s writes another tensor than its op", k->name, what);
+  for (int y = 0; y < e->nyields; y++) {
+    bool found = false;
+    for (int z = 0; z < op->nyields; z++)
+      found |= e->operands[e->yields[y].operand].tensor == op->operands[op->yields[z].operand].tensor;
+    if (!found)
+      diag_bug(diag, "%s: the %s writes another tensor than its op", k->name, what);
+  }
   for (int o = 0; o < e->noperands; o++) {
-    const Operand *x = &e->operands[o];
-    if (x->tensor != out->tensor)
+    const Operand *x = &e->operands[o], *out = NULL;
+    for (int z = 0; z < op->nyields; z++)
+      if (op->operands[op->yields[z].operand].tensor == x->tensor)
+        out = &op->operands[op->yields[z].operand];
+    if (!out)
       continue;
     for (int i = 0; i < k->tensors[x->tensor].rank; i++) {
       const AffineExpr *m = x->map[i], *w = out->map[i];
@@ -68,11 +77,11 @@ static void verify_attached(Diag *diag, const Kernel *k, const StructuredOp *op,
       if (!same)
         diag_bug(diag, "%s: the %s touches its op's output at another point", k->name, what);
     }
+    if (e == op->init)
+      for (int n = 0; n < e->nnodes; n++)
+        if (e->nodes[n].kind == PN_READ && e->nodes[n].operand == o)
+          diag_bug(diag, "%s: an init reads the output it initialises", k->name);
   }
-  if (e == op->init)
-    for (int n = 0; n < e->nnodes; n++)
-      if (e->nodes[n].kind == PN_READ && e->operands[e->nodes[n].operand].tensor == out->tensor)
-        diag_bug(diag, "%s: an init reads the output it initialises", k->name);
 }
 
 /* An ext op: its operands are its tensors, in order, and it has no loops

@@ -163,11 +163,15 @@ static int row_dims_of(const Kernel *k, const OpPlan *plan, const StructuredOp *
    * form needs no-NaN semantics), where on its own auto vectorises it across
    * rows; such an op stays out */
   int x;
-  if (s->vector_dim >= 0 && plan->view.op->dims[s->vector_dim].kind == ITER_REDUCTION && op->nyields == 1) {
-    Combiner c = match_reduction(plan->view.op, 0, &x);
-    if (c == COMBINE_MAX || c == COMBINE_MIN)
-      return 0;
-  }
+  if (s->vector_dim >= 0 && plan->view.op->dims[s->vector_dim].kind == ITER_REDUCTION)
+    for (int y = 0; y < plan->view.op->nyields; y++) { /* each of sibling reductions' yields (graph/fuse.c) */
+      StructuredOp one = *plan->view.op;
+      one.nyields = 1;
+      one.yields = &plan->view.op->yields[y];
+      Combiner c = match_reduction(&one, 0, &x);
+      if (c == COMBINE_MAX || c == COMBINE_MIN)
+        return 0;
+    }
   int n = 0;
   for (; n < want && n < op->ndims; n++) {
     const Dim *d = &op->dims[n];

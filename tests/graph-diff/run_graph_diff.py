@@ -316,8 +316,45 @@ def g_rows(seed):
     return g
 
 
+def g_siblings(seed):
+    """Sibling reductions over one input, which fusion merges into one pass
+    (src/graph/fuse.c, sibling reductions): sums, means and a sum of
+    squares (merged), a max and a min (merged), a sum beside a max (kept
+    apart), keepdims 0 and 1, prime extents, a symbolic batch, a sibling
+    that is also a graph output read by a later op, a reduction across rows
+    (not merged) and a row reduction of a 3-D input. The schedule-file
+    variant keeps one apart (`fuse: {t: keep}`)."""
+    g = G("sib%d" % seed, np.random.default_rng(seed))
+    n = g.sym("B", 5)
+    x = g.input([n, 37])
+    s = g.op("reduce_sum", [x], lambda t: t.sum(axis=1), axes=[1], keepdims=0)
+    mx = g.op("reduce_max", [x], lambda t: t.max(axis=-1, keepdims=True), axes=[-1], keepdims=1)
+    mn = g.op("reduce_min", [x], lambda t: t.min(axis=1), axes=[1], keepdims=0)
+    mu = g.op("reduce_mean", [x], lambda t: t.mean(axis=1, keepdims=True), axes=[1], keepdims=1)
+    sq = g.op("reduce_sum", [g.op("mul", [x, x], np.multiply)], lambda t: t.sum(axis=1, keepdims=True),
+              axes=[1], keepdims=1)
+    var = g.op("sub", [g.op("mul", [sq, g.const([1])], np.multiply), g.op("mul", [mu, mu], np.multiply)],
+               np.subtract)
+    g.output(s)                                            # a graph output also read below
+    g.output(g.op("add", [s, g.const([1])], np.add))
+    g.output(mx)
+    g.output(mn)
+    g.output(var)
+    y = g.input([7, 13, 31])
+    g.output(g.op("reduce_sum", [y], lambda t: t.sum(axis=2), axes=[2], keepdims=0))
+    g.output(g.op("reduce_mean", [g.op("abs", [y], np.abs)], lambda t: t.mean(axis=-1, keepdims=True),
+                  axes=[-1], keepdims=1))
+    g.output(g.op("reduce_max", [y], lambda t: t.max(axis=(1, 2)), axes=[1, 2], keepdims=0))
+    g.output(g.op("reduce_min", [y], lambda t: t.min(axis=(1, 2), keepdims=True), axes=[1, 2], keepdims=1))
+    z = g.input([29, 11])                                  # across rows: kept apart
+    g.output(g.op("reduce_sum", [z], lambda t: t.sum(axis=0), axes=[0], keepdims=0))
+    g.output(g.op("reduce_max", [z], lambda t: t.max(axis=0), axes=[0], keepdims=0))
+    g.schedule = "model:\n  - fuse: {%s: keep}\n" % mu
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows]
+                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings]
 
 
 # ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "graph/graph.h"
+#include "graph/passes.h"
 #include "unit.h"
 
 typedef struct {
@@ -412,4 +413,57 @@ Test(graph_lower, gather_at_run_time_is_an_ext_op) {
   cr_assert(op_writes_tensor(op, op->ext->tensors[2]));
   cr_assert(!op_writes_tensor(op, op->ext->tensors[0]));
   g_free(t);
+}
+
+/* Sibling reductions (src/graph/fuse.c): a row sum and a row sum of squares
+ * of one input become one op with two yields that reads it through one
+ * operand, their inits merged; a row max beside them stays a pass of its own
+ * (no simd form); --fuse=none and a `keep` entry keep them apart. */
+static int fused_ops(bool enabled, bool keep, int *nyields, int *x_reads, bool *reported) {
+  G *t = g_new();
+  if (setjmp(t->on_error))
+    cr_assert_fail("error:\n%s", sb_cstr(&t->diag.out));
+  int x = input(t, "x", 2, (int64_t[]){5, 37});
+  GraphAttr attrs[] = {ints_attr("axes", 1, (int64_t[]){1}), {.name = "keepdims", .kind = GA_INT, .i = 0}};
+  int sq = node2(t, GOP_MUL, x, x);
+  int s = node(t, GOP_REDUCE_SUM, 1, &x, 2, attrs);
+  graph_add_output(t->g, s, "");
+  graph_add_output(t->g, node(t, GOP_REDUCE_MAX, 1, &x, 2, attrs), "");
+  graph_add_output(t->g, node(t, GOP_REDUCE_SUM, 1, &sq, 2, attrs), "");
+  Kernel *k = lower(t);
+  FuseOverride o = {.tensor = GRAPH_VALUE(t->g, s)->name, .inline_it = false};
+  FuseOptions opt = {.enabled = enabled, .noverrides = keep ? 1 : 0, .overrides = &o};
+  FuseReport report = {0};
+  fuse_kernel(k, &opt, &report, t->arena, &t->diag);
+  int xt = tensor_named(k, "x");
+  *nyields = 0;
+  *x_reads = 0;
+  for (int i = 0; i < k->nops; i++)
+    if (k->ops[i].nyields > *nyields) {
+      *nyields = k->ops[i].nyields;
+      *x_reads = 0;
+      for (int j = 0; j < k->ops[i].noperands; j++)
+        *x_reads += k->ops[i].operands[j].tensor == xt;
+    }
+  *reported = false;
+  for (int i = 0; i < report.decisions.len; i++)
+    *reported |= strstr((const char *)report.decisions.items[i], "share one pass over 'x'") != NULL;
+  int n = k->nops;
+  g_free(t);
+  return n;
+}
+
+Test(graph_lower, sibling_reductions_share_one_pass) {
+  int nyields, x_reads;
+  bool reported;
+  cr_assert_eq(fused_ops(true, false, &nyields, &x_reads, &reported), 2); /* sum + sum of squares, max */
+  cr_assert_eq(nyields, 2);
+  cr_assert_eq(x_reads, 1);
+  cr_assert(reported);
+  cr_assert_gt(fused_ops(false, false, &nyields, &x_reads, &reported), 3);
+  cr_assert_eq(nyields, 1);
+  cr_assert(!reported);
+  cr_assert_eq(fused_ops(true, true, &nyields, &x_reads, &reported), 3); /* `keep` on the first sum */
+  cr_assert_eq(nyields, 1);
+  cr_assert(!reported);
 }
