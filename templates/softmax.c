@@ -1,5 +1,6 @@
-/* softmax (is_log = 0) or log-softmax (is_log = 1) of scale * x along the middle
- * axis of [outer, n, inner], with ByteIR's statistics: per row the max m,
+/* post times the softmax (is_log = 0) or log-softmax (is_log = 1) of scale * x
+ * along the middle axis of [outer, n, inner], with ByteIR's statistics: per
+ * row the max m,
  * the sum s of exp(v - m), and the factor s0 exp(m0 - m) / s by which
  * outputs computed earlier against the initial max m0 and sum s0 are
  * rescaled (max_init and sum_init may be NULL: -inf and 0).
@@ -91,7 +92,7 @@ static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale, @T@
  * max in a loop of its own, the core waited for memory, then memory for
  * the core). */
 static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
-                                 @T@ scale, int is_log, const @T@ *xend)
+                                 @T@ scale, @T@ post, int is_log, const @T@ *xend)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK);
@@ -178,12 +179,12 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
   if (is_log) {
     @T@ shift = m + @LOG@(s);
     for (int64_t j = 0; j < n; j++)
-      y[j] = scale * x[j] - shift;
+      y[j] = (scale * x[j] - shift) * post;
   } else {
     nb = 0;
     for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
       int64_t j1 = j0 + B < n ? j0 + B : n;
-      @T@ f = @EXPNEG@(block_max[nb] - m) / s;
+      @T@ f = @EXPNEG@(block_max[nb] - m) / s * post;
       for (int64_t j = j0; j < j1; j++)
         y[j] *= f;
     }
@@ -194,7 +195,7 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
 
 /* w <= LANES columns of a row whose elements lie `inner` apart. */
 static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
-                                  int64_t inner, int w, @T@ scale, int is_log)
+                                  int64_t inner, int w, @T@ scale, @T@ post, int is_log)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_@S@(n, 64);
@@ -239,14 +240,14 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
       shift[l] = m[l] + @LOG@(s[l]);
     for (int64_t j = 0; j < n; j++)
       for (int l = 0; l < w; l++)
-        y[j * inner + l] = scale * x[j * inner + l] - shift[l];
+        y[j * inner + l] = (scale * x[j * inner + l] - shift[l]) * post;
   } else {
     nb = 0;
     for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
       int64_t j1 = j0 + B < n ? j0 + B : n;
       @T@ f[L];
       for (int l = 0; l < w; l++)
-        f[l] = @EXPNEG@(block_max[nb][l] - m[l]) / s[l];
+        f[l] = @EXPNEG@(block_max[nb][l] - m[l]) / s[l] * post;
       for (int64_t j = j0; j < j1; j++)
         for (int l = 0; l < w; l++)
           y[j * inner + l] *= f[l];
@@ -261,7 +262,7 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
 /* ymax, ysum, yscale: [outer, inner] */
 static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restrict ymax, @T@ *restrict ysum,
                              @T@ *restrict yscale, const @T@ *restrict max_init, const @T@ *restrict sum_init,
-                             int64_t outer, int64_t n, int64_t inner, @T@ scale, int is_log)
+                             int64_t outer, int64_t n, int64_t inner, @T@ scale, @T@ post, int is_log)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   int64_t panels = (inner + L - 1) / L;
@@ -277,9 +278,9 @@ static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restri
     const @T@ *xr = x + o * n * inner + c0;
     @T@ *yr = y + o * n * inner + c0;
     if (inner == 1)
-      lgen_softmax_row_@S@(xr, yr, m, s, n, scale, is_log, x + outer * n);
+      lgen_softmax_row_@S@(xr, yr, m, s, n, scale, post, is_log, x + outer * n);
     else
-      lgen_softmax_cols_@S@(xr, yr, m, s, n, inner, w, scale, is_log);
+      lgen_softmax_cols_@S@(xr, yr, m, s, n, inner, w, scale, post, is_log);
     for (int l = 0; l < w; l++) {
       int64_t at = o * inner + c0 + l;
       ymax[at] = m[l];

@@ -308,13 +308,15 @@ static void call(ExtCall *c) {
          combiner_code(ext_attr_string(x, "combiner", "replace")));
   } else if (strcmp(k, "softmax") == 0) { /* x [, max_init, sum_init] -> y, max, sum, scale */
     instantiate(c, t0, TY_I64, false);
-    StrBuf scale = {0};
+    StrBuf scale = {0}, post = {0};
     c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t0);
-    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out),
+    c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t0);
+    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out),
          name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3), x->ninputs > 1 ? name_of(c, 1) : "0",
          x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, attr_int(c, "axis", -1)), sb_cstr(&scale),
-         attr_int(c, "log", 0));
+         sb_cstr(&post), attr_int(c, "log", 0));
     sb_free(&scale);
+    sb_free(&post);
   } else if (strcmp(k, "diag") == 0) {
     instantiate(c, t0, TY_I64, false);
     line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));

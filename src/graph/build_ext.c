@@ -674,7 +674,8 @@ static int infer_winograd_output(Ext *x) {
   return 1;
 }
 
-/* online_softmax: y like x; the max, sum and scale keep x's shape with the
+/* online_softmax (attributes axis, log, scale, out_scale): y like x; the
+ * max, sum and scale keep x's shape with the
  * axis as 1 (so do max_init and sum_init when given). */
 static int infer_online_softmax(Ext *x) {
   const GraphValue *v = in(x, 0);
@@ -684,6 +685,7 @@ static int infer_online_softmax(Ext *x) {
   int axis = get_axis(x, "axis", -1, v->rank);
   get_bool(x, "log", false);
   put(x, (GraphAttr){.name = "scale", .kind = GA_FLOAT, .f = graph_attr_float(x->g, x->n, "scale", 1.0)});
+  put(x, (GraphAttr){.name = "out_scale", .kind = GA_FLOAT, .f = graph_attr_float(x->g, x->n, "out_scale", 1.0)});
   AffineExpr *shape[LG_MAX_RANK];
   for (int d = 0; d < v->rank; d++)
     shape[d] = d == axis ? graph_dim_const(x->g, 1) : v->shape[d];

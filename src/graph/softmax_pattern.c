@@ -8,7 +8,8 @@
  * which value feeds which), never from node names or origins, and becomes
  * one online_softmax node (templates/softmax.c: one pass over each row
  * that fits in cache). A scaling of x by one constant before it (the 1 /
- * sqrt(d) of attention scores) moves into the op's `scale`.
+ * sqrt(d) of attention scores) moves into the op's `scale`, and one of its
+ * result after it, when that is the result's only use, into `out_scale`.
  *
  * The old nodes stay in the graph: values that nothing reads any more are
  * not lowered (lower.c keeps what an output depends on), and a value that
@@ -148,6 +149,41 @@ static void absorb_scale(const Graph *g, const Uses *u, Match *m) {
   m->x = x0;
 }
 
+/* The softmax's result s (node `at`) read once, by mul(s, c), mul(c, s) or
+ * div(s, c) with c one constant: that node leaves the graph, the softmax
+ * writes its result with out_scale c (or 1 / c). Returns the name of the
+ * value whose scaling moved in, or NULL. */
+static const char *absorb_post_scale(Graph *g, const Uses *u, int at) {
+  GraphNode *sm = GRAPH_NODE(g, at);
+  int y = sm->outputs[0];
+  if (u->readers[y] != 1) /* a graph output counts as a reader */
+    return NULL;
+  for (int c = at + 1; c < g->nodes.len; c++) {
+    GraphNode *n = GRAPH_NODE(g, c);
+    int slot = n->ninputs == 2 && n->inputs[0] == y ? 0 : n->ninputs == 2 && n->inputs[1] == y ? 1 : -1;
+    bool reads = false;
+    for (int j = 0; j < n->ninputs; j++)
+      reads |= n->inputs[j] == y;
+    if (!reads)
+      continue;
+    double k;
+    if (slot < 0 || !(n->op == GOP_MUL || (n->op == GOP_DIV && slot == 0)) ||
+        !scalar_const(g, n->inputs[1 - slot], &k) || (n->op == GOP_DIV && k == 0) ||
+        !same_shape(g, y, n->outputs[0]))
+      return NULL;
+    for (int a = 0; a < sm->nattrs; a++)
+      if (strcmp(sm->attrs[a].name, "out_scale") == 0)
+        sm->attrs[a].f = n->op == GOP_DIV ? 1.0 / k : k;
+    const char *scaled = val(g, n->outputs[0])->name;
+    sm->outputs[0] = n->outputs[0];
+    val(g, n->outputs[0])->producer = at;
+    val(g, y)->producer = -1; /* read by nothing now */
+    graph_replace_node(g, c, g->nodes.len); /* no nodes take its place */
+    return scaled;
+  }
+  return NULL;
+}
+
 void graph_recognize_softmax(Graph *g, PtrVec *notes) {
   Uses u = count_uses(g);
   for (int i = 0; i < g->nodes.len; i++) {
@@ -169,5 +205,9 @@ void graph_recognize_softmax(Graph *g, PtrVec *notes) {
                                      val(g, m.x)->name, m.axis));
     graph_write_result(g, y);
     graph_replace_node(g, i, first);
+    const char *post = absorb_post_scale(g, &u, i);
+    if (post)
+      vec_push(g->arena, notes, arena_printf(g->arena, "'%s' = '%s' scaled by %g, folded into the softmax", post,
+                                             val(g, y)->name, graph_attr_float(g, GRAPH_NODE(g, i), "out_scale", 1)));
   }
 }

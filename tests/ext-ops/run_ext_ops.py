@@ -57,6 +57,7 @@ class Graph:
         self.arrays, self.refs, self.exact = [], [], []
         self.n = 0
         self.syms = []  # [(name, value)] in order of first appearance
+        self.constants = []
 
     def input(self, a, shape=None):
         """shape: the declared shape, with symbol names for some dims (default: a's)."""
@@ -67,6 +68,14 @@ class Graph:
                 self.syms.append((d, v))
         self.inputs.append({"name": name, "type": tname(a), "shape": shape})
         self.arrays.append(np.ascontiguousarray(a))
+        return name
+
+    def const(self, a):
+        """A constant of the graph (its data inline)."""
+        name = "c%d" % len(self.constants)
+        a = np.asarray(a)
+        self.constants.append({"name": name, "type": tname(a), "shape": list(a.shape),
+                               "data": a.ravel().tolist()})
         return name
 
     def fresh(self):
@@ -84,8 +93,11 @@ class Graph:
         self.exact.append(exact)
 
     def doc(self):
-        return {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs, "outputs": self.outputs,
-                "nodes": self.nodes}
+        doc = {"format": "lgen-graph/1", "name": self.name, "inputs": self.inputs, "outputs": self.outputs,
+               "nodes": self.nodes}
+        if self.constants:
+            doc["constants"] = self.constants
+        return doc
 
     def variants(self, base):
         """[(name, lgen arguments)] to generate the graph with (base: its folder)."""
@@ -465,7 +477,7 @@ def g_pack(r):
     return g
 
 
-def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None):
+def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None, post=1.0):
     """ByteIR's softmax in float64: y, max, sum, rescale factor (all keepdims along axis)."""
     v = scale * x.astype(np.float64)
     shape = list(x.shape)
@@ -476,7 +488,7 @@ def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None):
         m = np.maximum(m0, np.max(v, axis=axis, keepdims=True, initial=-np.inf))
         carried = np.where(s0 == 0, 0.0, s0 * np.exp(m0 - m))
         s = carried + np.sum(np.exp(v - m), axis=axis, keepdims=True)
-        y = v - m - np.log(s) if log else np.exp(v - m) / s
+        y = (v - m - np.log(s) if log else np.exp(v - m) / s) * post
         c = np.where(s0 == 0, 0.0, carried / s)
     return [a.astype(x.dtype) for a in (y, m, s, c)]
 
@@ -495,12 +507,13 @@ def g_softmax(r):
                 flat = x.reshape(-1)
                 flat[r.integers(0, x.size, size=3)] = -np.inf  # masked entries, never a whole row
                 flat[r.integers(0, x.size)] = 300  # exp would overflow without the max
-            for log, scale in ((0, 1.0), (1, 1.0), (0, 0.125), (1, -2.0)):
+            for log, scale, post in ((0, 1.0, 1.0), (1, 1.0, 1.0), (0, 0.125, 3.0), (1, -2.0, -0.5)):
                 if t == "f64" and (log, scale) != (0, 0.125):
                     continue
                 decl = ["N" if d == 0 else d for d in shape]  # an empty axis: a symbolic dim, 0 at run time
-                outs = g.node("online_softmax", [g.input(x, decl)], nout=4, axis=axis, log=log, scale=scale)
-                for o, ref in zip(outs, ref_online_softmax(x, axis, scale, log)):
+                outs = g.node("online_softmax", [g.input(x, decl)], nout=4, axis=axis, log=log, scale=scale,
+                              out_scale=post)
+                for o, ref in zip(outs, ref_online_softmax(x, axis, scale, log, post=post)):
                     g.output(o, ref, exact=False)
     # continuing from earlier statistics (ByteIR's max_init / sum_init)
     x = (r.standard_normal((6, 50)) * 3).astype(np.float32)
@@ -538,6 +551,15 @@ def g_softmax_pattern(r):
         sm = g.node("div", [e, g.node("reduce_sum", [e], axes=[ax], keepdims=1)])
         g.output(g.node("mul", [sm, sm]), (np_softmax(x / 0.5, axis).astype(np.float64) ** 2).astype(np.float32),
                  exact=False)
+    # a constant scaling after it, its result's only use (a graph output is a use)
+    x = (r.standard_normal((5, 33)) * 4).astype(np.float32)
+    xi = g.input(x)
+    four = g.const(np.array([4.0], dtype=np.float32))
+    g.output(g.node("div", [g.node("softmax", [xi], axis=1), four]), np_softmax(x, 1) / np.float32(4), exact=False)
+    g.output(g.node("mul", [four, g.node("log_softmax", [xi], axis=0)]), np_softmax(x, 0, True) * 4, exact=False)
+    kept = g.node("softmax", [xi], axis=0)
+    g.output(kept, np_softmax(x, 0), exact=False)
+    g.output(g.node("mul", [kept, four]), np_softmax(x, 0) * 4, exact=False)
     x = (r.standard_normal((3, 8)) * 4).astype(np.float32)
     xi = g.input(x)
     mx = g.node("reduce_max", [xi], axes=[1], keepdims=1)
