@@ -113,24 +113,38 @@ static ScheduleEntry *group_list(YamlReader *r, const char *key, yaml_node_t *no
   return e;
 }
 
-/* {tensor: inline | keep}: a model graph's fusion overrides (values[] 1: inline) */
-static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node) {
+/* {name: choice}: values[] hold each choice's index in `choices`. `what`
+ * names the keys, `listed` the choices in messages, `like` an example. */
+static ScheduleEntry *choice_map(YamlReader *r, const char *key, yaml_node_t *node, const char *what,
+                                 const char *one, const char *const *choices, int nchoices, const char *listed,
+                                 const char *like) {
   if (node->type != YAML_MAPPING_NODE)
-    fail(r, node, "'%s' maps intermediates to inline or keep, like {h: keep}", key);
+    fail(r, node, "%s", arena_printf(r->arena, "'%s' maps %s to %s, like %s", key, what, listed, like));
   int n = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
   ScheduleEntry *e = new_entry(r, key, node, n);
   for (int i = 0; i < n; i++) {
     yaml_node_pair_t *pair = &node->data.mapping.pairs.start[i];
     yaml_node_t *name = yaml_document_get_node(&r->doc, pair->key);
     yaml_node_t *value = yaml_document_get_node(&r->doc, pair->value);
-    e->names[i] = scalar(r, name, "an intermediate's name");
+    e->names[i] = scalar(r, name, one);
     e->locs[i] = loc_of(r, name);
-    const char *v = scalar(r, value, "inline or keep");
-    if (strcmp(v, "inline") != 0 && strcmp(v, "keep") != 0)
-      fail(r, value, "expected inline or keep, found '%s'", v);
-    e->values[i * LG_MAX_LEVELS] = strcmp(v, "inline") == 0;
+    const char *v = scalar(r, value, listed);
+    int c = 0;
+    while (c < nchoices && strcmp(v, choices[c]) != 0)
+      c++;
+    if (c == nchoices)
+      fail(r, value, "%s", arena_printf(r->arena, "expected %s, found '%s'", listed, v));
+    e->values[i * LG_MAX_LEVELS] = c;
   }
   return e;
+}
+
+/* {tensor: inline | keep}: a model graph's fusion overrides (values[] 1: inline) */
+static const char *const fuse_choices[] = {"keep", "inline"};
+
+static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node) {
+  return choice_map(r, key, node, "intermediates", "an intermediate's name", fuse_choices, 2, "inline or keep",
+                    "{h: keep}");
 }
 
 /* {conv output: direct | im2col | winograd}: a model graph's conv
@@ -138,25 +152,8 @@ static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node
 static const char *const conv_algorithms[] = {"direct", "im2col", "winograd"};
 
 static ScheduleEntry *algorithm_map(YamlReader *r, const char *key, yaml_node_t *node) {
-  if (node->type != YAML_MAPPING_NODE)
-    fail(r, node, "'%s' maps conv outputs to direct, im2col or winograd, like {y: winograd}", key);
-  int n = (int)(node->data.mapping.pairs.top - node->data.mapping.pairs.start);
-  ScheduleEntry *e = new_entry(r, key, node, n);
-  for (int i = 0; i < n; i++) {
-    yaml_node_pair_t *pair = &node->data.mapping.pairs.start[i];
-    yaml_node_t *name = yaml_document_get_node(&r->doc, pair->key);
-    yaml_node_t *value = yaml_document_get_node(&r->doc, pair->value);
-    e->names[i] = scalar(r, name, "a conv's output name");
-    e->locs[i] = loc_of(r, name);
-    const char *v = scalar(r, value, "direct, im2col or winograd");
-    int a = 0;
-    while (a < 3 && strcmp(v, conv_algorithms[a]) != 0)
-      a++;
-    if (a == 3)
-      fail(r, value, "expected direct, im2col or winograd, found '%s'", v);
-    e->values[i * LG_MAX_LEVELS] = a;
-  }
-  return e;
+  return choice_map(r, key, node, "conv outputs", "a conv's output name", conv_algorithms, 3,
+                    "direct, im2col or winograd", "{y: winograd}");
 }
 
 const char *schedule_conv_algorithm(int64_t code) { return conv_algorithms[code]; }
