@@ -317,6 +317,16 @@ static void call(ExtCall *c) {
          sb_cstr(&post), attr_int(c, "log", 0));
     sb_free(&scale);
     sb_free(&post);
+  } else if (strcmp(k, "maxpool_index") == 0) { /* 1-D pools as H = 1 */
+    instantiate(c, t0, TY_I64, true);
+    const int64_t *wn = ext_attr_ints(x, "window", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
+    const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
+    int r = tensor_of(c, 0)->rank, two = r == 4;
+    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d);", c->fn,
+         name_of(c, 0), name_of(c, out), extent_product(c, 0, 0, 2), two ? extent(c, 0, 2) : "1",
+         extent(c, 0, r - 1), two ? extent(c, 1, 2) : "1", extent(c, 1, r - 1), (long long)(two ? wn[0] : 1),
+         (long long)wn[two], (long long)(two ? st[0] : 1), (long long)st[two], (long long)(two ? dl[0] : 1),
+         (long long)dl[two], (long long)(two ? pd[0] : 0), (long long)pd[2 * two], attr_int(c, "storage_order", 0));
   } else if (strcmp(k, "diag") == 0) {
     instantiate(c, t0, TY_I64, false);
     line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));

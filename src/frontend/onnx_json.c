@@ -1059,9 +1059,6 @@ static void import_pool(Onnx *cx, ONode *n) {
   if (count != s.r)
     graph_error(cx->g, attr_path(cx, n, "kernel_shape"), "%s'kernel_shape' has %d values, but %d spatial dims",
                 node_desc(cx, n), count, s.r);
-  if (max && attr_int(cx, n, "storage_order", 0) != 0)
-    graph_error(cx->g, attr_path(cx, n, "storage_order"), "%sstorage_order 1 (column-major indices) is not supported",
-                node_desc(cx, n));
   s.strides = spatial_ints(cx, n, "strides", s.r);
   s.dilations = spatial_ints(cx, n, "dilations", s.r);
   spatial_padding(cx, n, x, &s);
@@ -1069,7 +1066,13 @@ static void import_pool(Onnx *cx, ONode *n) {
                         gattr_ints(cx, "dilations", s.r, s.dilations), gattr_pads(cx, s.r, s.padding),
                         gattr_int("ceil_mode", attr_int(cx, n, "ceil_mode", 0)),
                         gattr_int("count_include_pad", attr_int(cx, n, "count_include_pad", 0))};
-  emit(cx, n, max ? GOP_POOLING_NCHW_MAX : GOP_POOLING_NCHW_AVG, 1, &x, max ? 5 : 6, attrs, out0(n));
+  int y = emit(cx, n, max ? GOP_POOLING_NCHW_MAX : GOP_POOLING_NCHW_AVG, 1, &x, max ? 5 : 6, attrs, out0(n));
+  if (max && n->noutputs > 1 && n->outputs[1]) { /* Indices: the flat position of each maximum */
+    int ins[2] = {x, y};
+    GraphAttr ia[5] = {attrs[0], attrs[1], attrs[2], attrs[3],
+                       gattr_int("storage_order", attr_int(cx, n, "storage_order", 0))};
+    emit(cx, n, GOP_MAX_POOL_INDEX, 2, ins, 5, ia, n->outputs[1]);
+  }
 }
 
 static int64_t *axes_range(Onnx *cx, int from, int to) {
@@ -1092,7 +1095,6 @@ static void import_global_pool(Onnx *cx, ONode *n) {
   reduce(cx, n, op, x, r, axes_range(cx, 2, r + 2), true, out0(n));
 }
 
-/* (x - mean) / sqrt(var + eps) over `axes` (kept as extent-1 dims). */
 /* (x - mean) / sqrt(var + eps) over the axes; the mean and 1 / sqrt(var +
  * eps) (keepdims) are named mean_out and inv_std_out when those are not
  * NULL (LayerNormalization's optional outputs). */
@@ -1631,7 +1633,7 @@ static const OnnxOp onnx_ops[] = {
     {"Gemm", import_gemm, GOP_MATMUL, 2, 3, 1},
     {"Einsum", import_einsum, GOP_EINSUM, 1, 8, 1},
     {"Conv", import_conv, GOP_CONV, 2, 3, 1},
-    {"MaxPool", import_pool, GOP_POOLING_NCHW_MAX, 1, 1, 1},
+    {"MaxPool", import_pool, GOP_POOLING_NCHW_MAX, 1, 1, 2},
     {"AveragePool", import_pool, GOP_POOLING_NCHW_AVG, 1, 1, 1},
     {"GlobalAveragePool", import_global_pool, GOP_REDUCE_MEAN, 1, 1, 1},
     {"GlobalMaxPool", import_global_pool, GOP_REDUCE_MAX, 1, 1, 1},

@@ -829,6 +829,32 @@ static int infer_attention(Ext *x) {
   return 3;
 }
 
+/* max_pool_index (ONNX MaxPool's Indices): inputs x [N, C, W] or [N, C, H,
+ * W] and the max pool's result y, whose shape the i64 indices take; the
+ * window, strides, dilations and padding (ints, one per spatial dim; the
+ * padding as begin/end pairs) are the pool's. */
+static int infer_max_pool_index(Ext *x) {
+  const GraphValue *v = in(x, 0), *y = in(x, 1);
+  want_ordered(x, 0);
+  if (v->rank != 3 && v->rank != 4)
+    graph_error(x->g, x->n->path, "%sindices are computed for 1-D and 2-D pools only, not rank %d", x->desc, v->rank);
+  if (y->rank != v->rank)
+    graph_error(x->g, x->n->path, "%s'%s' must have the rank of '%s'", x->desc, y->name, v->name);
+  int r = v->rank - 2;
+  static const char *const lists[] = {"window", "strides", "dilations"};
+  for (int i = 0; i < 3; i++) {
+    const GraphAttr *a = graph_attr(x->g, x->n, lists[i]);
+    if (!a || a->kind != GA_INTS || a->n != r)
+      graph_error(x->g, x->n->path, "%s'%s' must list %d values", x->desc, lists[i], r);
+  }
+  const GraphAttr *p = graph_attr(x->g, x->n, "padding");
+  if (!p || p->kind != GA_INTS2 || p->n != r)
+    graph_error(x->g, x->n->path, "%s'padding' must hold %d begin/end pairs", x->desc, r);
+  get_bool(x, "storage_order", false);
+  set_out(x, 0, TY_I64, y->rank, y->shape);
+  return 1;
+}
+
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   Ext x = {.g = g, .n = n, .desc = graph_node_desc(g, n), .outs = outs};
   switch (n->op) {
@@ -842,6 +868,7 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_SCATTER: return infer_scatter(&x);
   case GOP_SCATTER_ELEMENTS: return infer_scatter_elements(&x);
   case GOP_DIAG: return infer_diag(&x);
+  case GOP_MAX_POOL_INDEX: return infer_max_pool_index(&x);
   case GOP_ONLINE_SOFTMAX: return infer_online_softmax(&x);
   case GOP_PACK: return infer_pack(&x);
   case GOP_UNPACK: return infer_unpack(&x);

@@ -24,6 +24,7 @@ static const char *template_of(GraphOp op) {
   case GOP_SCATTER: return "scatter";
   case GOP_SCATTER_ELEMENTS: return "scatter_elements";
   case GOP_DIAG: return "diag";
+  case GOP_MAX_POOL_INDEX: return "maxpool_index";
   case GOP_ONLINE_SOFTMAX: return "softmax";
   case GOP_FFT:
   case GOP_DFT: return "fft";
@@ -59,8 +60,9 @@ static void copy_attrs(ExtOp *x, const GraphNode *n) {
       e->s = a->s;
       break;
     case GA_INTS:
+    case GA_INTS2: /* pairs: 2n values, [lo0, hi0, lo1, hi1, ...] */
       e->kind = 'l';
-      e->n = a->n;
+      e->n = a->kind == GA_INTS2 ? 2 * a->n : a->n;
       e->ints = a->ints;
       break;
     default:

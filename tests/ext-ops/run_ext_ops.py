@@ -572,6 +572,53 @@ def g_softmax_pattern(r):
     return g
 
 
+def ref_maxpool_index(x, k, st, dl, pad, colmajor):
+    """ONNX MaxPool's Indices by loops: the first maximum in window order."""
+    n, c, h, w = x.shape
+    oh = (h + pad[0] + pad[1] - (k[0] - 1) * dl[0] - 1) // st[0] + 1
+    ow = (w + pad[2] + pad[3] - (k[1] - 1) * dl[1] - 1) // st[1] + 1
+    out = np.full((n, c, oh, ow), -1, dtype=np.int64)
+    for a in range(n):
+        for b in range(c):
+            for i in range(oh):
+                for j in range(ow):
+                    best = None
+                    for u in range(k[0]):
+                        rr = i * st[0] - pad[0] + u * dl[0]
+                        for v in range(k[1]):
+                            cc = j * st[1] - pad[2] + v * dl[1]
+                            if 0 <= rr < h and 0 <= cc < w and (best is None or x[a, b, rr, cc] > best):
+                                best = x[a, b, rr, cc]
+                                out[a, b, i, j] = ((a * c + b) * w + cc) * h + rr if colmajor else \
+                                    ((a * c + b) * h + rr) * w + cc
+    return out
+
+
+def g_maxpool_index(r):
+    """max_pool_index (ONNX MaxPool's Indices) beside its pool: ties (small
+    integers), padding, strides, dilations, storage_order 1, a 1-D pool."""
+    g = Graph("maxpool_index")
+    for shape, k, st, dl, pad, colmajor in [((1, 1, 4, 4), (2, 2), (2, 2), (1, 1), (0, 0, 0, 0), 0),
+                                            ((2, 3, 7, 5), (3, 2), (1, 2), (1, 1), (1, 1, 0, 1), 0),
+                                            ((1, 2, 9, 9), (3, 3), (2, 2), (2, 1), (2, 2, 1, 1), 1),
+                                            ((1, 1, 1, 13), (1, 4), (1, 3), (1, 1), (0, 0, 2, 2), 0)]:
+        for t in ("f32", "i32"):
+            x = rng_array(r, shape, t, -3, 3)
+            attrs = dict(window=list(k), strides=list(st), dilations=list(dl),
+                         padding=[[pad[0], pad[1]], [pad[2], pad[3]]])
+            xi = g.input(x)
+            y = g.node("pooling_nchw_max", [xi], **attrs)
+            g.output(g.node("max_pool_index", [xi, y], storage_order=colmajor, **attrs),
+                     ref_maxpool_index(x, k, st, dl, pad, colmajor))
+    x = rng_array(r, (2, 3, 11), "f32", -3, 3)  # 1-D: [N, C, W]
+    xi = g.input(x)
+    attrs = dict(window=[3], strides=[2], dilations=[1], padding=[[1, 1]])
+    y = g.node("pooling_nchw_max", [xi], **attrs)
+    ref = ref_maxpool_index(x[:, :, None, :], (1, 3), (1, 2), (1, 1), (0, 0, 1, 1), 0)[:, :, 0, :]
+    g.output(g.node("max_pool_index", [xi, y], **attrs), ref)
+    return g
+
+
 def g_mixed(r):
     """gather -> matmul -> relu -> topk; cumsum of a transposed product; scatter into a sum; sort of a gather."""
     g = Graph("mixed")
@@ -608,7 +655,7 @@ def g_mixed(r):
 
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
-          g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern]
+          g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern, g_maxpool_index]
 
 
 # ---------------------------------------------------------------------------

@@ -240,12 +240,11 @@ Test(onnx_json, shape_input_must_be_constant) {
                5, 49, "node 'r' (Reshape): the shape input ('s') must be a constant");
 }
 
-Test(onnx_json, second_maxpool_output_is_rejected) {
+Test(onnx_json, unsupported_second_output_is_rejected) {
   expect_error(MODEL("13", F32_IN("x", D(1) "," D(1) "," D(4)), "",
-                     "{'opType': 'MaxPool', 'input': ['x'], 'output': ['y', 'idx'],"
-                     " 'attribute': [{'name': 'kernel_shape', 'ints': ['2'], 'type': 'INTS'}]}",
+                     "{'opType': 'Dropout', 'input': ['x'], 'output': ['y', 'mask']}",
                      OUT("y")),
-               5, 66, "output 1 ('idx') is not supported");
+               5, 66, "output 1 ('mask') is not supported");
 }
 
 Test(onnx_json, wrong_attribute_type) {
