@@ -17,12 +17,16 @@
  * off entirely are skipped; a row whose every key is masked gives zeros
  * (l = 0), as ONNX's reference does.
  *
- * Both contractions run in 8 x 32 register blocks (8 query rows, 32 keys or
- * value columns in `omp simd` loops) over packed panels: the query tile as
- * [QT / 8][D][8], the key tile transposed as [KT / 32][D][32], so that every
- * inner loop is contiguous and the compiler keeps the block in registers;
- * exp is lgen's vectorisable lgen_exp_f32. The sum of a row's exps is taken
- * in 16 fixed lanes, so results do not depend on OpenMP or the threads.
+ * The scores are held transposed, S^T [KT][QT] (keys by rows, queries in
+ * the vector lanes), so that no key tile is transposed: S^T = K Qs^T runs
+ * in 8 x 32 register blocks (8 keys broadcast straight from K's rows, 32
+ * queries of the query tile, packed once per work item as [QT / 32][D][32]);
+ * the online softmax walks S^T's rows with each query's max, sum and
+ * rescale in the lanes; P V broadcasts 8 queries of a P^T row against 32
+ * value columns. Every inner loop is contiguous and the compiler keeps the
+ * blocks in registers; exp is lgen's vectorisable lgen_expneg_f32 (its
+ * arguments are <= 0). A query's sum is taken key by key in order, so the
+ * results do not depend on OpenMP or the threads.
  *
  * Optional pointers (NULL when absent): fmask (float bias, @T@) or bmask
  * (bool, keep where true), strided by msb/msh/msi/msj (0: broadcast) with
@@ -34,16 +38,16 @@
  * j > i + off, off = causal_off, or kv_lens[b] - Lq with causal_lens. */
 enum { lgen_attn_qt_@S@ = 128, lgen_attn_kt_@S@ = 128 };
 
-/* s[r][c] (rows KT apart) = sum_d qp[r / 8][d][r % 8] kp[c / 32][d][c % 32]
- * for rb blocks of 8 rows and cb panels of 32 columns: 8 x 32 register
- * blocks */
-static void lgen_attn_qk_@S@(const float *restrict qp, const float *restrict kp, float *restrict s, int64_t rb,
-                             int64_t cbs, int64_t D)
+/* st[c][r] (rows QT apart) = sum_d k[c][d] qp[r / 32][d][r % 32] for the
+ * keys c < kb * 8 (k's rows D apart) and the queries r < qb * 32: 8 x 32
+ * register blocks */
+static void lgen_attn_qk_@S@(const float *restrict k, const float *restrict qp, float *restrict st, int64_t kb,
+                             int64_t qb, int64_t D)
 {
-  enum { KT = lgen_attn_kt_@S@ };
-  for (int64_t r = 0; r < rb; r++)
-    for (int64_t cb = 0; cb < cbs; cb++) {
-      const float *restrict a = qp + r * D * 8, *restrict b = kp + cb * D * 32;
+  enum { QT = lgen_attn_qt_@S@ };
+  for (int64_t r = 0; r < qb; r++)
+    for (int64_t c = 0; c < kb; c++) {
+      const float *restrict a = k + c * 8 * D, *restrict b = qp + r * D * 32;
       float acc[8][32];
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -52,22 +56,22 @@ static void lgen_attn_qk_@S@(const float *restrict qp, const float *restrict kp,
         for (int i = 0; i < 8; i++) {
           LGEN_OMP_SIMD(omp simd)
           for (int j = 0; j < 32; j++)
-            acc[i][j] = LGEN_FMAF(a[d * 8 + i], b[d * 32 + j], acc[i][j]);
+            acc[i][j] = LGEN_FMAF(a[i * D + d], b[d * 32 + j], acc[i][j]);
         }
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
-          s[(r * 8 + i) * KT + cb * 32 + j] = acc[i][j];
+          st[(c * 8 + i) * QT + r * 32 + j] = acc[i][j];
     }
 }
 
-/* oa[r][x] += sum_c p[r][c] v[c][x] for rb blocks of 8 rows, c < nk, x < Dv
- * (p's rows KT apart, v's Dv apart): 8 x 32 register blocks */
-static void lgen_attn_pv_@S@(const float *restrict p, const float *restrict v, float *restrict oa, int64_t rb,
+/* oa[r][x] += sum_c pt[c][r] v[c][x] for rb blocks of 8 queries, c < nk,
+ * x < Dv (pt's rows QT apart, v's Dv apart): 8 x 32 register blocks */
+static void lgen_attn_pv_@S@(const float *restrict pt, const float *restrict v, float *restrict oa, int64_t rb,
                              int64_t nk, int64_t Dv)
 {
-  enum { KT = lgen_attn_kt_@S@ };
+  enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < rb; r++) {
-    const float *restrict pr = p + r * 8 * KT;
+    const float *restrict pr = pt + r * 8;
     float *restrict o = oa + r * 8 * Dv;
     int64_t x0 = 0;
     for (; x0 + 32 <= Dv; x0 += 32) {
@@ -79,7 +83,7 @@ static void lgen_attn_pv_@S@(const float *restrict p, const float *restrict v, f
         for (int i = 0; i < 8; i++) {
           LGEN_OMP_SIMD(omp simd)
           for (int j = 0; j < 32; j++)
-            acc[i][j] = LGEN_FMAF(pr[i * KT + c], v[c * Dv + x0 + j], acc[i][j]);
+            acc[i][j] = LGEN_FMAF(pr[c * QT + i], v[c * Dv + x0 + j], acc[i][j]);
         }
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -90,7 +94,7 @@ static void lgen_attn_pv_@S@(const float *restrict p, const float *restrict v, f
       for (int64_t c = 0; c < nk; c++)
         for (int i = 0; i < 8; i++)
           for (int64_t j = 0; j < w; j++)
-            o[i * Dv + x0 + j] = LGEN_FMAF(pr[i * KT + c], v[c * Dv + x0 + j], o[i * Dv + x0 + j]);
+            o[i * Dv + x0 + j] = LGEN_FMAF(pr[c * QT + i], v[c * Dv + x0 + j], o[i * Dv + x0 + j]);
     }
   }
 }
@@ -106,18 +110,19 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
   enum { QT = lgen_attn_qt_@S@, KT = lgen_attn_kt_@S@ };
   const float ninf = -1.0f / 0.0f;
   int64_t nqt = (Lq + QT - 1) / QT, group = H / Hkv;
-  int direct_v = sizeof(@T@) == sizeof(float); /* f32 values are read in place */
+  int direct = sizeof(@T@) == sizeof(float); /* f32 keys and values are read in place */
   LGEN_OMP(omp for schedule(dynamic))
   for (int64_t item = 0; item < B * H * nqt; item++) {
     int64_t b = item / (H * nqt), h = item / nqt % H, i0 = item % nqt * QT;
-    int64_t nq = Lq - i0 < QT ? Lq - i0 : QT, rows = (nq + 7) / 8 * 8;
+    int64_t nq = Lq - i0 < QT ? Lq - i0 : QT, rows = (nq + 31) / 32 * 32;
     int64_t slot = LGEN_THREAD_NUM() % nslots;
-    float *restrict qs = ws + slot * slot_floats; /* [QT / 8][D][8] */
-    float *restrict kt = qs + QT * D;             /* [KT / 32][D][32] */
-    float *restrict vs = kt + D * KT;             /* [KT][Dv] */
-    float *restrict s = vs + KT * Dv;             /* [QT][KT] */
-    float *restrict oa = s + QT * KT;             /* [QT][Dv] */
+    float *restrict qs = ws + slot * slot_floats; /* [QT / 32][D][32] */
+    float *restrict ks = qs + QT * D;             /* [KT][D], f16 or a last partial tile */
+    float *restrict vs = ks + KT * D;             /* [KT][Dv], f16 */
+    float *restrict st = vs + KT * Dv;            /* [KT][QT] */
+    float *restrict oa = st + KT * QT;            /* [QT][Dv] */
     float *restrict m = oa + QT * Dv, *restrict l = m + QT;
+    float mnew[QT], msub[QT], sum[QT];
     const @T@ *qh = q + ((b * H + h) * Lq + i0) * D;
     const @T@ *kh = k + (b * Hkv + h / group) * Lk * D, *vh = v + (b * Hkv + h / group) * Lk * Dv;
     int64_t off = causal_lens && kv_lens ? (int64_t)kv_lens[b] - Lq : causal_off;
@@ -130,9 +135,9 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
       kend = mask_lk;
     if (scores || kend < 0)
       kend = scores ? Lk : 0; /* attention_scores writes every score */
-    for (int64_t r = 0; r < rows; r++) /* the scaled query tile, in panels of 8 rows */
+    for (int64_t r = 0; r < rows; r++) /* the scaled query tile, in panels of 32 queries */
       for (int64_t d = 0; d < D; d++)
-        qs[(r / 8 * D + d) * 8 + r % 8] = r < nq ? scale * @TOF32@(qh[r * D + d]) : 0.0f;
+        qs[(r / 32 * D + d) * 32 + r % 32] = r < nq ? scale * @TOF32@(qh[r * D + d]) : 0.0f;
     for (int64_t r = 0; r < QT; r++) {
       for (int64_t x = 0; x < Dv; x++)
         oa[r * Dv + x] = 0.0f;
@@ -140,20 +145,24 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
       l[r] = 0.0f;
     }
     for (int64_t j0 = 0; j0 < kend; j0 += KT) {
-      int64_t nk = kend - j0 < KT ? kend - j0 : KT;
-      const float *vt;
+      int64_t nk = kend - j0 < KT ? kend - j0 : KT, nk8 = (nk + 7) / 8 * 8;
+      const float *kt, *vt;
       int plain;
-      for (int64_t c = 0; c < (nk + 31) / 32 * 32; c++) /* the key tile, transposed, in panels of 32 keys */
-        for (int64_t d = 0; d < D; d++)
-          kt[(c / 32 * D + d) * 32 + c % 32] = c < nk ? @TOF32@(kh[(j0 + c) * D + d]) : 0.0f;
-      if (direct_v) {
+      if (direct && nk8 == nk) {
+        kt = (const float *)(const void *)(kh + j0 * D);
+      } else { /* converted, and zero keys up to a multiple of 8 */
+        for (int64_t c = 0; c < nk8 * D; c++)
+          ks[c] = c < nk * D ? @TOF32@(kh[j0 * D + c]) : 0.0f;
+        kt = ks;
+      }
+      if (direct) {
         vt = (const float *)(const void *)(vh + j0 * Dv);
       } else {
         for (int64_t c = 0; c < nk * Dv; c++)
           vs[c] = @TOF32@(vh[j0 * Dv + c]);
         vt = vs;
       }
-      lgen_attn_qk_@S@(qs, kt, s, rows / 8, (nk + 31) / 32, D);
+      lgen_attn_qk_@S@(kt, qs, st, nk8 / 8, rows / 32, D);
       /* softcap, the mask and the cuts; none of them inside the causal
        * region of an unmasked tile */
       plain = softcap <= 0.0f && !fmask && !bmask && !scores && !kv_lens &&
@@ -164,7 +173,7 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
         int64_t srow = ((b * H + h) * Lq + i) * Lk;
         for (int64_t c = 0; c < nk; c++) {
           int64_t j = j0 + c;
-          float x = s[r * KT + c];
+          float x = st[c * QT + r];
           if (softcap > 0.0f)
             x = softcap * lgen_tanh_f32(x / softcap);
           if (scores && qk_mode < 2)
@@ -179,55 +188,46 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
             x = ninf;
           if (scores && qk_mode >= 2)
             scores[srow + j] = @FROMF32@(x);
-          s[r * KT + c] = x;
+          st[c * QT + r] = x;
         }
       }
-      /* the online softmax, row by row */
-      for (int64_t r = 0; r < nq; r++) {
-        float *restrict sr = s + r * KT;
-        float part[16], mt = ninf, mnew, sum = 0.0f;
-        int64_t c;
-        for (int x = 0; x < 16; x++) /* the max in 16 lanes too */
-          part[x] = ninf;
-        for (c = 0; c + 16 <= nk; c += 16)
-          for (int x = 0; x < 16; x++)
-            part[x] = sr[c + x] > part[x] ? sr[c + x] : part[x];
-        for (; c < nk; c++)
-          mt = sr[c] > mt ? sr[c] : mt;
-        for (int x = 0; x < 16; x++)
-          mt = part[x] > mt ? part[x] : mt;
-        mnew = mt > m[r] ? mt : m[r];
-        if (mnew == ninf) { /* every key so far masked: P = 0 */
-          for (c = 0; c < nk; c++)
-            sr[c] = 0.0f;
-          continue;
-        }
+      /* the online softmax, every query of the tile in the lanes: the new
+       * max, P = exp(S - max) (0 for masked scores, and for every key of a
+       * query whose keys so far are all masked: msub = 0 keeps -inf - -inf
+       * out), the sum of P, and the rescale of the earlier tiles' l and
+       * Oacc by exp(m - mnew) */
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t r = 0; r < rows; r++)
+        mnew[r] = m[r];
+      for (int64_t c = 0; c < nk; c++) {
         LGEN_OMP_SIMD(omp simd)
-        for (c = 0; c < nk; c++)
-          sr[c] = lgen_exp_f32(sr[c] - mnew);
-        /* the sum in 16 lanes: the same order with and without OpenMP */
-        for (int x = 0; x < 16; x++)
-          part[x] = 0.0f;
-        for (c = 0; c + 16 <= nk; c += 16)
-          for (int x = 0; x < 16; x++)
-            part[x] += sr[c + x];
-        for (; c < nk; c++)
-          sum += sr[c];
-        for (int x = 0; x < 16; x++)
-          sum += part[x];
-        if (mnew != m[r]) {
-          float alpha = lgen_exp_f32(m[r] - mnew); /* 0 when m was -inf */
+        for (int64_t r = 0; r < rows; r++)
+          mnew[r] = st[c * QT + r] > mnew[r] ? st[c * QT + r] : mnew[r];
+      }
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t r = 0; r < rows; r++) {
+        msub[r] = mnew[r] == ninf ? 0.0f : mnew[r];
+        sum[r] = 0.0f;
+      }
+      for (int64_t c = 0; c < nk; c++) {
+        LGEN_OMP_SIMD(omp simd)
+        for (int64_t r = 0; r < rows; r++) {
+          float e = lgen_expneg_f32(st[c * QT + r] - msub[r]);
+          st[c * QT + r] = e;
+          sum[r] += e;
+        }
+      }
+      for (int64_t r = 0; r < rows; r++) {
+        if (mnew[r] != m[r]) {
+          float alpha = lgen_expneg_f32(m[r] - msub[r]); /* 0 when m was -inf */
           for (int64_t x = 0; x < Dv; x++)
             oa[r * Dv + x] *= alpha;
           l[r] *= alpha;
-          m[r] = mnew;
+          m[r] = mnew[r];
         }
-        l[r] += sum;
+        l[r] += sum[r];
       }
-      for (int64_t r = nq; r < rows; r++)
-        for (int64_t c = 0; c < nk; c++)
-          s[r * KT + c] = 0.0f;
-      lgen_attn_pv_@S@(s, vt, oa, rows / 8, nk, Dv);
+      lgen_attn_pv_@S@(st, vt, oa, rows / 8, nk, Dv);
     }
     for (int64_t r = 0; r < nq; r++) {
       int64_t row = (b * H + h) * Lq + i0 + r;

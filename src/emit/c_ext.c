@@ -182,9 +182,9 @@ static int combiner_code(const char *s) {
 
 /* attention, online_attention, attention_scores (templates/attention.c):
  * q's leading dims flatten to [B, H] (H the dim before Lq; B the rest), the
- * mask's broadcast becomes element strides (0: broadcast), lgen_exp_f32 and
- * lgen_tanh_f32 are emitted for it, and the thread slots of its scratch cap
- * the region's threads. */
+ * mask's broadcast becomes element strides (0: broadcast), lgen_exp_f32,
+ * lgen_expneg_f32 and lgen_tanh_f32 are emitted for it, and the thread
+ * slots of its scratch cap the region's threads. */
 static void call_attention(ExtCall *c) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
@@ -192,6 +192,7 @@ static void call_attention(ExtCall *c) {
   int mask = (int)ext_attr_int(x, "mask_input", -1), lens = (int)ext_attr_int(x, "lens_input", -1);
   ElemType t = tensor_of(c, 0)->type;
   ext_math_function(e, "exp", TY_F32);
+  ext_math_function(e, "expneg", TY_F32);
   ext_math_function(e, "tanh", TY_F32);
   use_helper(e->helpers_used, "lgen_thread_slots");
   if (e->graph_region)
