@@ -228,22 +228,48 @@ static bool is_const(const AffineExpr *d, int64_t v) { return d && d->kind == AE
 static const AffineExpr *split_offset(const AffineExpr *e, int64_t *offset) {
   *offset = 0;
   if ((e->kind == AE_ADD || e->kind == AE_SUB) && e->rhs->kind == AE_CONST) {
+    /* an AE_SUB constant came from dim_add_const: never INT64_MIN */
     *offset = e->kind == AE_ADD ? e->rhs->value : -e->rhs->value;
     return e->lhs;
   }
   return e;
 }
 
+/* Constant dim arithmetic, checked: attributes (pads, strides, repeats)
+ * can be anything up to INT64_MAX, and a sum or product of them must be an
+ * error, not an overflow. The error names the node being built (g->at). */
+static void dim_overflow(Graph *g) {
+  graph_error(g, g->at ? g->at->path : NULL, "%sthe shape arithmetic overflows 64-bit integers",
+              g->at ? graph_node_desc(g, g->at) : "");
+}
+
+static int64_t dim_plus(Graph *g, int64_t a, int64_t b) {
+  if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b))
+    dim_overflow(g);
+  return a + b;
+}
+
+static int64_t dim_times(Graph *g, int64_t a, int64_t b) {
+  if (a != 0 && b != 0) {
+    bool bad = a == -1 ? b == INT64_MIN : b == -1 ? a == INT64_MIN
+             : (a > 0) == (b > 0) ? (a > 0 ? a > INT64_MAX / b : a < INT64_MAX / b)
+             : (a > 0 ? b < INT64_MIN / a : a < INT64_MIN / b);
+    if (bad)
+      dim_overflow(g);
+  }
+  return a * b;
+}
+
 static AffineExpr *dim_add_const(Graph *g, AffineExpr *a, int64_t c) {
   if (a->kind == AE_CONST)
-    return graph_dim_const(g, a->value + c);
+    return graph_dim_const(g, dim_plus(g, a->value, c));
   int64_t off;
   AffineExpr *base = (AffineExpr *)split_offset(a, &off);
-  off += c;
+  off = dim_plus(g, off, c);
   if (off == 0)
     return base;
   if (off < 0)
-    return affine_binary(g->arena, AE_SUB, base, graph_dim_const(g, -off));
+    return affine_binary(g->arena, AE_SUB, base, graph_dim_const(g, dim_times(g, off, -1)));
   return affine_binary(g->arena, AE_ADD, base, graph_dim_const(g, off));
 }
 
@@ -261,7 +287,7 @@ static AffineExpr *dim_add(Graph *g, AffineExpr *a, AffineExpr *b) {
 
 static AffineExpr *dim_sub(Graph *g, AffineExpr *a, AffineExpr *b) {
   if (b->kind == AE_CONST)
-    return dim_add_const(g, a, -b->value);
+    return dim_add_const(g, a, dim_times(g, b->value, -1));
   if (affine_equal(a, b))
     return graph_dim_const(g, 0);
   return affine_binary(g->arena, AE_SUB, a, b);
@@ -275,13 +301,13 @@ static AffineExpr *dim_mul(Graph *g, AffineExpr *a, AffineExpr *b) {
   }
   if (b->kind == AE_CONST) {
     if (a->kind == AE_CONST)
-      return graph_dim_const(g, a->value * b->value);
+      return graph_dim_const(g, dim_times(g, a->value, b->value));
     if (b->value == 1)
       return a;
     if (b->value == 0)
       return b;
     if (a->kind == AE_MUL && a->rhs->kind == AE_CONST) /* (x * c1) * c2 */
-      return dim_mul(g, a->lhs, graph_dim_const(g, a->rhs->value * b->value));
+      return dim_mul(g, a->lhs, graph_dim_const(g, dim_times(g, a->rhs->value, b->value)));
   }
   return affine_binary(g->arena, AE_MUL, a, b);
 }
@@ -295,8 +321,8 @@ static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr 
   if (is_const(b, 1))
     return a;
   if (a->kind == AE_CONST && b->kind == AE_CONST && b->value != 0) {
-    int64_t q = floordiv64(a->value, b->value);
-    if (kind == AE_CEILDIV && q * b->value != a->value)
+    int64_t q = floordiv64(b->value == -1 ? dim_times(g, a->value, -1) * -1 : a->value, b->value);
+    if (kind == AE_CEILDIV && dim_times(g, q, b->value) != a->value)
       q++;
     return graph_dim_const(g, q);
   }
@@ -1332,17 +1358,18 @@ static AffineExpr *window_extent(Infer *s, AffineExpr *in, int64_t lo, int64_t h
                                  int64_t stride, bool ceil_mode, int spatial) {
   Graph *g = s->g;
   AffineExpr *eff = dim_add_const(g, dim_mul(g, graph_dim_const(g, dil), dim_add_const(g, k, -1)), 1);
-  AffineExpr *span = dim_sub(g, dim_add_const(g, in, lo + hi), eff); /* in + lo + hi - eff */
+  AffineExpr *padded = dim_add_const(g, in, dim_plus(g, lo, hi));
+  AffineExpr *span = dim_sub(g, padded, eff); /* in + lo + hi - eff */
   int64_t sv, ev;
   if (graph_dim_value(span, &sv) && sv < 0)
     graph_error(g, s->n->path, "%sspatial dim %d: the window (%s) is larger than the padded input (%s)", s->desc,
-                spatial, dim_str(g, eff), dim_str(g, dim_add_const(g, in, lo + hi)));
+                spatial, dim_str(g, eff), dim_str(g, padded));
   AffineExpr *st = graph_dim_const(g, stride);
   if (!ceil_mode)
     return dim_add_const(g, dim_div(g, AE_FLOORDIV, span, st), 1);
   if (!graph_dim_value(eff, &ev))
     graph_error(g, s->n->path, "%sceil_mode needs a static window", s->desc);
-  if (hi - ev + stride <= 0)
+  if (dim_plus(g, dim_plus(g, hi, -ev), stride) <= 0)
     return dim_add_const(g, dim_div(g, AE_CEILDIV, span, st), 1);
   return dim_add_const(g, dim_div(g, AE_FLOORDIV, dim_add_const(g, in, lo - 1), st), 1);
 }
@@ -1740,7 +1767,7 @@ static void infer_pad(Infer *s) {
   default_float(s->g, s->n, "value", 0.0);
   AffineExpr *shape[LG_MAX_RANK];
   for (int i = 0; i < x->rank; i++)
-    shape[i] = dim_add_const(s->g, x->shape[i], pad->ints[2 * i] + pad->ints[2 * i + 1]);
+    shape[i] = dim_add_const(s->g, x->shape[i], dim_plus(s->g, pad->ints[2 * i], pad->ints[2 * i + 1]));
   set_out(s, x->type, x->rank, shape);
 }
 
@@ -1919,6 +1946,7 @@ static GraphNode *new_node(Graph *g, GraphOp op, const char *node_name, int ninp
   n->attrs = arena_alloc(g->arena, sizeof *n->attrs * (size_t)(nattrs ? nattrs : 1));
   for (int i = 0; i < nattrs; i++)
     n->attrs[i] = copy_attr(g, &attrs[i]);
+  g->at = n;
   return n;
 }
 

@@ -133,6 +133,7 @@ typedef struct {
   NameIndex *index;    /* value lookup by name */
   int temp_counter;    /* for generated value names */
   JsonIndex *locs;     /* graph_loc's index of src, built on its first call */
+  const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
 } Graph;
 
 #define GRAPH_VALUE(g, v) ((GraphValue *)(g)->values.items[(v)])
