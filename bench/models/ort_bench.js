@@ -1,13 +1,21 @@
 // ort_bench.js - time an ONNX model with ONNX Runtime (onnxruntime-node).
 //
 //   node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R]
-//        [--dims=N=64,...] [--io=DIR]
+//        [--dims=N=64,...] [--io=DIR] [--profile=DIR]
 //
 // Creates one session (graphOptimizationLevel 'all', executionMode
 // 'sequential', intraOpNumThreads T, interOpNumThreads 1), feeds random
 // float inputs (or DIR/in_<i>.bin with --io, writing DIR/out_<i>.bin: how
 // the NumPy references are cross-checked), runs W untimed warm-up runs, then
 // R timed ones, and prints one line: "ort runs=R median_ms=... min_ms=...".
+// These times include the Node binding's copies of inputs and outputs, as
+// large as the run itself for 64 MB tensors. With --profile, a second
+// session with ORT's profiler on (its trace written into DIR) runs the same
+// warm-up and timed runs, and the line also gets session_times_ms and
+// session_median_ms, ORT's own model_run durations (without the binding,
+// with the profiler's small cost per node; both are upper bounds of ORT's
+// time, and the callers take the smaller median), and node_median_ms, each
+// node's median kernel time in execution order.
 // Symbolic dims of the inputs take their values from --dims.
 // Finds onnxruntime-node through NODE_PATH (bench/run.sh installs it into
 // bench-build/node_modules).
@@ -17,7 +25,7 @@ const path = require('path');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const o = { threads: 1, warmup: 3, runs: 10, dims: {}, io: null, model: null };
+  const o = { threads: 1, warmup: 3, runs: 10, dims: {}, io: null, profile: null, model: null };
   for (const a of argv) {
     const m = /^--([a-z]+)=(.*)$/.exec(a);
     if (!m) { o.model = a; continue; }
@@ -26,8 +34,8 @@ function parseArgs(argv) {
         const [k, v] = kv.split('=');
         o.dims[k] = parseInt(v, 10);
       }
-    } else if (m[1] === 'io') {
-      o.io = m[2];
+    } else if (m[1] === 'io' || m[1] === 'profile') {
+      o[m[1]] = m[2];
     } else if (m[1] in o) {
       o[m[1]] = parseInt(m[2], 10);
     } else {
@@ -59,14 +67,49 @@ function median(xs) {
   return n % 2 ? s[(n - 1) / 2] : 0.5 * (s[n / 2 - 1] + s[n / 2]);
 }
 
-async function main() {
-  const o = parseArgs(process.argv.slice(2));
-  const session = await ort.InferenceSession.create(o.model, {
+function sessionOptions(o, profile) {
+  const opts = {
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
     intraOpNumThreads: o.threads,
     interOpNumThreads: 1,
-  });
+  };
+  if (profile) {
+    opts.enableProfiling = true;
+    opts.profileFilePrefix = path.join(o.profile, 'ort_profile');
+  }
+  return opts;
+}
+
+// From the newest trace in o.profile (a JSON array of events with "name",
+// "cat" and "dur" in us) the last `runs` runs: each run's model_run
+// duration and its nodes' kernel times in order (ms).
+async function profiledRuns(o, feeds) {
+  fs.mkdirSync(o.profile, { recursive: true });
+  const before = new Set(fs.readdirSync(o.profile));
+  const session = await ort.InferenceSession.create(o.model, sessionOptions(o, true));
+  for (let i = 0; i < o.warmup + o.runs; i++) await session.run(feeds);
+  await session.endProfiling();
+  const made = fs.readdirSync(o.profile).filter((f) => !before.has(f) && f.endsWith('.json'));
+  if (made.length !== 1) throw new Error('--profile: expected one new trace in ' + o.profile);
+  const trace = JSON.parse(fs.readFileSync(path.join(o.profile, made[0]), 'utf8'));
+  fs.unlinkSync(path.join(o.profile, made[0]));
+  const runs = [];
+  let nodes = [];
+  for (const e of trace) {
+    if (e.cat === 'Node' && /_kernel_time$/.test(e.name)) {
+      nodes.push(e.dur / 1e3);
+    } else if (e.name === 'model_run') {
+      runs.push({ ms: e.dur / 1e3, nodes });
+      nodes = [];
+    }
+  }
+  return runs.slice(-o.runs);
+}
+
+async function main() {
+  const o = parseArgs(process.argv.slice(2));
+  const session = await ort.InferenceSession.create(o.model, sessionOptions(o, false));
   const feeds = {};
   let seed = 12345;
   const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 1073741824 - 1; };
@@ -98,8 +141,19 @@ async function main() {
   }
   const ms = times.length ? median(times) : 0;
   const mn = times.length ? Math.min(...times) : 0;
-  console.log('ort runs=' + times.length + ' median_ms=' + ms.toFixed(4) + ' min_ms=' + mn.toFixed(4) +
-              ' times_ms=' + times.map((t) => t.toFixed(4)).join(','));
+  let line = 'ort runs=' + times.length + ' median_ms=' + ms.toFixed(4) + ' min_ms=' + mn.toFixed(4) +
+             ' times_ms=' + times.map((t) => t.toFixed(4)).join(',');
+  if (o.profile) {
+    const runs = await profiledRuns(o, feeds);
+    const st = runs.map((r) => r.ms);
+    const nn = runs.length ? Math.min(...runs.map((r) => r.nodes.length)) : 0;
+    const per = [];
+    for (let k = 0; k < nn; k++) per.push(median(runs.map((r) => r.nodes[k])));
+    line += ' session_median_ms=' + (st.length ? median(st) : 0).toFixed(4) +
+            ' session_times_ms=' + st.map((t) => t.toFixed(4)).join(',') +
+            ' node_median_ms=' + per.map((t) => t.toFixed(4)).join(',');
+  }
+  console.log(line);
 }
 
 main().catch((e) => { console.error('ort_bench: ' + (e && e.message ? e.message : e)); process.exit(2); });
