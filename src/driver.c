@@ -194,6 +194,7 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
       plan->from_file = true;
       ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
       schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
+      schedule_warn_ineffective(spec, plan->view.op, &plan->s, &cx->diag);
     }
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];

@@ -41,17 +41,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum { LOOP_TILE, LOOP_REG_TILE, LOOP_POINT, LOOP_REG_POINT } LoopKind;
-
-typedef struct {
-  int dim;
-  LoopKind kind;
-  int level;    /* LOOP_TILE */
-  int64_t step; /* tile size, unroll factor, or 1 */
-  bool band0;   /* in band 0 */
-  bool first;   /* the dim's outermost loop */
-} Loop;
-
 typedef struct {
   int tensor;
   const Operand *operand;
@@ -77,7 +66,7 @@ typedef struct {
   Emitter *e;
   const StructuredOp *op;
   const Schedule *s;
-  Loop loops[LG_MAX_DIMS * (LG_MAX_LEVELS + 3)];
+  Loop loops[LG_MAX_LOOPS];
   int nloops;
   int acc_start;    /* accumulators are loaded before loop acc_start; -1: none */
   int region;       /* full/partial register-block split before this loop; -1: none */
@@ -186,53 +175,6 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
 
 /* ---- building the nest ---- */
 
-static bool tiled(const Schedule *s, int d) {
-  for (int l = 0; l < s->nlevels; l++)
-    if (s->tile[l][d] > 0)
-      return true;
-  return false;
-}
-
-static void add_loop(Nest *n, int dim, LoopKind kind, int level, int64_t step, bool band0) {
-  if (n->e->bound_dims && n->e->bound_dims[dim])
-    return; /* a row of a row-fused group: the group's loop gives its value */
-  bool first = true;
-  for (int i = 0; i < n->nloops; i++)
-    first &= n->loops[i].dim != dim;
-  n->loops[n->nloops++] = (Loop){dim, kind, level, step, band0, first};
-}
-
-static void build_loops(Nest *n) {
-  const StructuredOp *op = n->op;
-  const Schedule *s = n->s;
-  const int *order = s->order;
-  for (int i = 0; i < op->ndims; i++) {
-    int d = order[i];
-    if (s->nlevels > 0 && s->tile[0][d] > 0)
-      add_loop(n, d, LOOP_TILE, 0, s->tile[0][d], true);
-    else if (!tiled(s, d) && s->unroll[d] <= 1 && op->dims[d].kind == ITER_PARALLEL)
-      add_loop(n, d, LOOP_POINT, 0, 1, true);
-  }
-  for (int l = 1; l < s->nlevels; l++)
-    for (int i = 0; i < op->ndims; i++)
-      if (s->tile[l][order[i]] > 0)
-        add_loop(n, order[i], LOOP_TILE, l, s->tile[l][order[i]], false);
-  for (int i = 0; i < op->ndims; i++)
-    if (s->unroll[order[i]] > 1)
-      add_loop(n, order[i], LOOP_REG_TILE, 0, s->unroll[order[i]], false);
-  for (int i = 0; i < op->ndims; i++) {
-    int d = order[i];
-    if (s->unroll[d] <= 1 && (tiled(s, d) || op->dims[d].kind == ITER_REDUCTION))
-      add_loop(n, d, LOOP_POINT, 0, 1, false);
-  }
-  for (int pass = 0; pass < 2; pass++)
-    for (int i = 0; i < op->ndims; i++) {
-      int d = order[i];
-      if (s->unroll[d] > 1 && (d == s->vector_dim) == (pass == 1))
-        add_loop(n, d, LOOP_REG_POINT, 0, 1, false);
-    }
-}
-
 static bool has_reduction(const StructuredOp *op) {
   for (int d = 0; d < op->ndims; d++)
     if (op->dims[d].kind == ITER_REDUCTION)
@@ -320,7 +262,10 @@ static const char *reduction_clause(Nest *n, bool for_simd) {
 static void plan(Nest *n) {
   const StructuredOp *op = n->op;
   const Schedule *s = n->s;
-  build_loops(n);
+  bool bound[LG_MAX_DIMS] = {false};
+  for (int d = 0; d < op->ndims && n->e->bound_dims; d++)
+    bound[d] = n->e->bound_dims[d] != NULL;
+  n->nloops = schedule_loops(op, s, bound, n->loops);
   n->acc_start = -1;
   if (has_reduction(op)) {
     int i = n->nloops;
@@ -339,25 +284,9 @@ static void plan(Nest *n) {
         }
       break;
     }
-  n->par_first = -1;
-  n->par_count = 0;
-  for (int i = 0; i < n->nloops && n->par_first < 0; i++) {
-    const Loop *l = &n->loops[i];
-    if ((l->first && s->parallel[l->dim] && l->kind != LOOP_REG_POINT) ||
-        (l->kind == LOOP_REG_TILE && s->parallel_reg[l->dim]))
-      n->par_first = i;
-  }
-  if (n->par_first >= 0) {
+  n->par_first = schedule_parallel_loop(op, s, n->loops, n->nloops, &n->par_count);
+  if (n->par_first >= 0)
     n->split = op->dims[n->loops[n->par_first].dim].kind == ITER_REDUCTION;
-    n->par_count = 1;
-    /* collapse adjacent outer parallel loops of other parallel dims */
-    while (!n->split && n->par_first + n->par_count < n->nloops) {
-      const Loop *l = &n->loops[n->par_first + n->par_count];
-      if (!l->first || !s->parallel[l->dim] || op->dims[l->dim].kind != ITER_PARALLEL || !l->band0)
-        break;
-      n->par_count++;
-    }
-  }
   /* accumulators that hold a whole reduction run: its first and last
    * iterations are known there (no register tile of a reduction dim
    * outside them) */

@@ -117,6 +117,38 @@ typedef struct {
   PtrVec specs; /* ScheduleSpec* */
 } ScheduleFile;
 
+/* The loops of an op's nest under a schedule, outermost first: band 0
+ * (level-0 tiles, and the points of untiled parallel dims) in `order`,
+ * deeper tile levels, register tiles, the remaining points, and the
+ * register points (the vector dim's last). The C emitter builds its nest
+ * from them, and schedule files are checked against them. */
+typedef enum { LOOP_TILE, LOOP_REG_TILE, LOOP_POINT, LOOP_REG_POINT } LoopKind;
+
+typedef struct {
+  int dim;
+  LoopKind kind;
+  int level;    /* LOOP_TILE */
+  int64_t step; /* tile size, unroll factor, or 1 */
+  bool band0;   /* in band 0 */
+  bool first;   /* the dim's outermost loop */
+} Loop;
+
+enum { LG_MAX_LOOPS = LG_MAX_DIMS * (LG_MAX_LEVELS + 3) };
+
+/* Fills loops (LG_MAX_LOOPS) and returns their number; dims with skip[d]
+ * (may be NULL) get no loops (a row-fused group's loop gives their value). */
+int schedule_loops(const StructuredOp *op, const Schedule *s, const bool *skip, Loop *loops);
+/* The OpenMP loop of the nest, or -1: the outermost loop of a parallel dim
+ * (or d's register tile for parallel_reg[d]); *count gets the number of
+ * loops collapsed with it (adjacent band-0 outermost loops of other
+ * parallel dims; 1 when the first is a split reduction). */
+int schedule_parallel_loop(const StructuredOp *op, const Schedule *s, const Loop *loops, int nloops, int *count);
+/* A located warning for each `parallel:` name of a schedule file entry
+ * that the nest cannot honour (not in the collapsed group of parallel
+ * loops). */
+void schedule_warn_ineffective(const ScheduleSpec *spec, const StructuredOp *op, const Schedule *s, Diag *diag);
+
+
 void schedule_none(const StructuredOp *op, Schedule *s);
 /* An `algorithm:` entry's value: "direct", "im2col" or "winograd". */
 const char *schedule_conv_algorithm(int64_t code);
