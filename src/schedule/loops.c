@@ -1,7 +1,7 @@
 /* loops.c - the loop nest a schedule gives an op, and which of its loops
  * run in parallel: shared by the C emitter (emit/c_loops.c builds its nest
- * from it) and by the check that warns about schedule-file `parallel:`
- * names the nest cannot honour. */
+ * from it) and by the check that warns about schedule-file `parallel:` and
+ * `vector:` entries the nest cannot honour. */
 #include "schedule/schedule.h"
 
 #include <string.h>
@@ -100,10 +100,25 @@ static Loc parallel_name_loc(const ScheduleSpec *spec, const char *name, bool re
   return spec->loc;
 }
 
+/* The spec's `vector:` entry, or NULL. */
+static const ScheduleEntry *vector_entry(const ScheduleSpec *spec) {
+  for (int e = 0; e < spec->entries.len; e++) {
+    const ScheduleEntry *en = spec->entries.items[e];
+    if (strcmp(en->key, "vector") == 0)
+      return en;
+  }
+  return NULL;
+}
+
 void schedule_warn_ineffective(const ScheduleSpec *spec, const StructuredOp *op, const Schedule *s, Diag *diag) {
   Loop loops[LG_MAX_LOOPS];
   int n = schedule_loops(op, s, NULL, loops), count;
   int first = schedule_parallel_loop(op, s, loops, n, &count);
+  /* `omp simd` goes on the innermost loop only, when it is the vector dim's */
+  const ScheduleEntry *ve = vector_entry(spec);
+  if (ve && s->vector_dim >= 0 && n > 0 && loops[n - 1].dim != s->vector_dim)
+    diag_warning(diag, ve->loc, "vector '%s' has no effect: the innermost loop of the nest is the loop of '%s'",
+                 op->dims[s->vector_dim].name, op->dims[loops[n - 1].dim].name);
   for (int d = 0; d < op->ndims; d++)
     for (int reg = 0; reg < 2; reg++) {
       if (!(reg ? s->parallel_reg[d] : s->parallel[d]))

@@ -145,7 +145,7 @@ int schedule_loops(const StructuredOp *op, const Schedule *s, const bool *skip, 
 int schedule_parallel_loop(const StructuredOp *op, const Schedule *s, const Loop *loops, int nloops, int *count);
 /* A located warning for each `parallel:` name of a schedule file entry
  * that the nest cannot honour (not in the collapsed group of parallel
- * loops). */
+ * loops), and for a `vector:` dim whose loop is not the innermost. */
 void schedule_warn_ineffective(const ScheduleSpec *spec, const StructuredOp *op, const Schedule *s, Diag *diag);
 
 

@@ -1222,18 +1222,19 @@ def same_files(pairs):
     return True
 
 
-PARALLEL_WARNING = re.compile(r"^\S+:\d+:\d+: warning: parallel '\w+(\.reg)?' has no effect: ")
+NO_EFFECT_WARNING = re.compile(r"^\S+:\d+:\d+: warning: (parallel|vector) '\w+(\.reg)?' has no effect: ")
 
 
-def without_parallel_warnings(err):
+def without_no_effect_warnings(err):
     """stderr less the warnings (each with its source line and caret) about
-    `parallel:` names the nest cannot honour: random schedules legitimately
-    ask for parallel loops that are not adjacent; anything else on stderr
-    still fails the variant."""
+    `parallel:` and `vector:` names the nest cannot honour: random schedules
+    legitimately ask for parallel loops that are not adjacent, or a vector
+    dim whose loop is not innermost; anything else on stderr still fails the
+    variant."""
     lines = err.split("\n")
     kept, i = [], 0
     while i < len(lines):
-        if PARALLEL_WARNING.match(lines[i]):
+        if NO_EFFECT_WARNING.match(lines[i]):
             i += 3
             continue
         kept.append(lines[i])
@@ -1253,7 +1254,7 @@ def prepare_op(lgen, w, res, seed):
         h = os.path.join(w.dir, "v%d.h" % vi)
         cmd = lgen_cmd(lgen, w, vi, v, c, h)
         rc, out, err = run(cmd)
-        err = without_parallel_warnings(err)
+        err = without_no_effect_warnings(err)
         if rc != 0 or not os.path.isfile(c) or not os.path.isfile(h) or err.strip():
             res.report(False, what, "lgen %s on a legal schedule: %s\n%s%s" % (
                 describe_rc(rc), quote(cmd), head(err),
