@@ -321,7 +321,9 @@ static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr 
   if (is_const(b, 1))
     return a;
   if (a->kind == AE_CONST && b->kind == AE_CONST && b->value != 0) {
-    int64_t q = floordiv64(b->value == -1 ? dim_times(g, a->value, -1) * -1 : a->value, b->value);
+    if (b->value == -1)
+      dim_times(g, a->value, -1); /* INT64_MIN / -1 overflows too */
+    int64_t q = floordiv64(a->value, b->value);
     if (kind == AE_CEILDIV && dim_times(g, q, b->value) != a->value)
       q++;
     return graph_dim_const(g, q);

@@ -149,9 +149,9 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
   if (small_n)
     nc = nr;
   /* With such an N, a static K whose whole A micro-panel (mr x K) fits in
-   * L1 is not split either: each split stores and reloads
-   * C's register blocks once more, and a short last tile (784 = 384 + 384
-   * + 16, the MLP's first layer) runs at a fraction of the peak. Measured
+   * L1 is not split either: each split stores and reloads C's register
+   * blocks once more, and a short last tile (784 = 384 + 384 + 16, the
+   * MLP's first layer) runs at a fraction of the peak. Measured
    * on the MLP example (64 x 784 x 256), 1 thread: 0.143 -> 0.139 ms. Not
    * for wide N: sgemm 1024^3 lost 5 % with K whole (its packed A block
    * outgrows L2). */
