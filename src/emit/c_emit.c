@@ -136,7 +136,8 @@ static void doc_comment(Emitter *e) {
 }
 
 /* Is `name` used as an identifier in the C code `text` (string literals,
- * such as --checks messages, do not count)? One pass over the text. */
+ * such as --checks messages, and comments do not count)? One pass over the
+ * text. */
 static bool mentions_identifier(const char *text, const char *name) {
   size_t n = strlen(name);
   for (const char *p = text; *p;) {
@@ -146,6 +147,9 @@ static bool mentions_identifier(const char *text, const char *name) {
           p++;
       if (*p)
         p++;
+    } else if (p[0] == '/' && p[1] == '*') { /* skip a comment ("pack l1 into l1_pack" is no use of l1) */
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
     } else if (*p == '_' || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
       const char *start = p;
       while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
