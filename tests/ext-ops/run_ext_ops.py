@@ -496,10 +496,14 @@ def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None, post=1.0
 def g_softmax(r):
     """online_softmax over contiguous rows (one block, several, 63), strided
     columns (panels of 16 lanes and a partial one), length-1 and empty axes,
-    masked (-inf) and large entries, log, scale, initial max and sum, f64."""
+    masked (-inf) and large entries, log, scale, initial max and sum, f64;
+    128 contiguous rows and more run in chunks (a row's second pass overlaps
+    the next row's first): 131 x 37 (chunks of 2, the last of 1), 1000 x 5
+    (chunks of 15, the last of 10), 130 x 1100 (three blocks a row)."""
     g = Graph("softmax")
     cases = [((7,), 0), ((1,), 0), ((3, 5, 7), 0), ((3, 5, 7), 1), ((3, 5, 7), 2), ((2, 1000), 1),
-             ((1, 40000), 1), ((5, 300, 3), 1), ((2, 130, 17), 1), ((3, 0, 2), 1), ((4, 1), 1), ((97, 13), 0)]
+             ((1, 40000), 1), ((5, 300, 3), 1), ((2, 130, 17), 1), ((3, 0, 2), 1), ((4, 1), 1), ((97, 13), 0),
+             ((131, 37), 1), ((1000, 5), 1), ((130, 1100), 1)]
     for shape, axis in cases:
         for t in ("f32", "f64"):
             x = (r.standard_normal(shape) * 6).astype(NP_TYPES[t])
