@@ -276,50 +276,62 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
   }
 }
 
-/* ymax, ysum, yscale: [outer, inner] */
+/* How many units (rows, or panels of LANES strided columns) make a chunk
+ * for lgen_softmax: contiguous rows run in chunks of up to 16, each row's
+ * second pass overlapping the next row's first (lgen_softmax_row); the
+ * chunks, at least 64 of them where there are rows enough, are what the
+ * threads share. */
+static int64_t lgen_softmax_units_@S@(int64_t outer, int64_t inner)
+{
+  return outer * ((inner + LGEN_SOFTMAX_LANES - 1) / LGEN_SOFTMAX_LANES);
+}
+
+static int64_t lgen_softmax_chunk_@S@(int64_t outer, int64_t inner, int is_log)
+{
+  int64_t units = lgen_softmax_units_@S@(outer, inner);
+  int64_t chunk = inner == 1 && !is_log ? units / 64 : 1;
+  return chunk < 1 ? 1 : chunk > 16 ? 16 : chunk;
+}
+
+/* Units [u0, u1) of [outer, n, inner] (see lgen_softmax_chunk), one chunk.
+ * ymax, ysum, yscale: [outer, inner]. The emitted code shares the chunks
+ * out among threads itself (an orphaned `omp for` over them), so that an
+ * elementwise op after the softmax can run on a chunk's rows while they
+ * are in cache (row fusion, man page). */
 static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restrict ymax, @T@ *restrict ysum,
                              @T@ *restrict yscale, const @T@ *restrict max_init, const @T@ *restrict sum_init,
-                             int64_t outer, int64_t n, int64_t inner, @T@ scale, @T@ post, int is_log)
+                             int64_t outer, int64_t n, int64_t inner, @T@ scale, @T@ post, int is_log, int64_t u0,
+                             int64_t u1)
 {
   enum { L = LGEN_SOFTMAX_LANES };
-  int64_t panels = (inner + L - 1) / L, units = outer * panels;
-  /* contiguous rows run in chunks of up to 16, each row's second pass
-   * overlapping the next row's first (lgen_softmax_row); chunks, not
-   * rows, are shared out, at least 64 of them where there are rows enough */
-  int64_t chunk = inner == 1 && !is_log ? units / 64 : 1;
-  chunk = chunk < 1 ? 1 : chunk > 16 ? 16 : chunk;
-  LGEN_OMP(omp for schedule(static))
-  for (int64_t c = 0; c < (units + chunk - 1) / chunk; c++) {
-    @T@ factors[2][LGEN_SOFTMAX_BLOCKS];
-    @T@ *pending = 0;
-    int64_t r_end = (c + 1) * chunk < units ? (c + 1) * chunk : units;
-    for (int64_t r = c * chunk; r < r_end; r++) {
-      int64_t o = r / panels, c0 = r % panels * L;
-      int w = inner - c0 < L ? (int)(inner - c0) : L;
-      @T@ m[L], s[L], m0[L], s0[L];
-      for (int l = 0; l < w; l++) {
-        m0[l] = m[l] = max_init ? max_init[o * inner + c0 + l] : @LOWEST@;
-        s0[l] = s[l] = sum_init ? sum_init[o * inner + c0 + l] : 0;
-      }
-      const @T@ *xr = x + o * n * inner + c0;
-      @T@ *yr = y + o * n * inner + c0;
-      if (inner == 1 && !is_log) {
-        lgen_softmax_row_@S@(xr, yr, m, s, n, scale, post, 0, x + outer * n, pending,
-                             pending ? factors[(r + 1) % 2] : 0, factors[r % 2]);
-        pending = yr;
-      } else if (inner == 1)
-        lgen_softmax_row_@S@(xr, yr, m, s, n, scale, post, 1, x + outer * n, 0, 0, 0);
-      else
-        lgen_softmax_cols_@S@(xr, yr, m, s, n, inner, w, scale, post, is_log);
-      for (int l = 0; l < w; l++) {
-        int64_t at = o * inner + c0 + l;
-        ymax[at] = m[l];
-        ysum[at] = s[l];
-        yscale[at] = s0[l] == 0 ? 0 : s0[l] * @EXPNEG@(m0[l] - m[l]) / s[l];
-      }
+  int64_t panels = (inner + L - 1) / L;
+  @T@ factors[2][LGEN_SOFTMAX_BLOCKS];
+  @T@ *pending = 0;
+  for (int64_t r = u0; r < u1; r++) {
+    int64_t o = r / panels, c0 = r % panels * L;
+    int w = inner - c0 < L ? (int)(inner - c0) : L;
+    @T@ m[L], s[L], m0[L], s0[L];
+    for (int l = 0; l < w; l++) {
+      m0[l] = m[l] = max_init ? max_init[o * inner + c0 + l] : @LOWEST@;
+      s0[l] = s[l] = sum_init ? sum_init[o * inner + c0 + l] : 0;
     }
-    if (pending) /* the chunk's last row */
-      lgen_softmax_rescale_@S@(pending, n, lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK),
-                               factors[(r_end - 1) % 2]);
+    const @T@ *xr = x + o * n * inner + c0;
+    @T@ *yr = y + o * n * inner + c0;
+    if (inner == 1 && !is_log) {
+      lgen_softmax_row_@S@(xr, yr, m, s, n, scale, post, 0, x + outer * n, pending,
+                           pending ? factors[(r + 1) % 2] : 0, factors[r % 2]);
+      pending = yr;
+    } else if (inner == 1)
+      lgen_softmax_row_@S@(xr, yr, m, s, n, scale, post, 1, x + outer * n, 0, 0, 0);
+    else
+      lgen_softmax_cols_@S@(xr, yr, m, s, n, inner, w, scale, post, is_log);
+    for (int l = 0; l < w; l++) {
+      int64_t at = o * inner + c0 + l;
+      ymax[at] = m[l];
+      ysum[at] = s[l];
+      yscale[at] = s0[l] == 0 ? 0 : s0[l] * @EXPNEG@(m0[l] - m[l]) / s[l];
+    }
   }
+  if (pending) /* the chunk's last row */
+    lgen_softmax_rescale_@S@(pending, n, lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK), factors[(u1 - 1) % 2]);
 }

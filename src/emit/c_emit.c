@@ -518,12 +518,16 @@ static const char *root_address(Emitter *e, const BufferPlan *plan, int root, co
 /* Pointers for the tensors that op's code (`code`) uses and that are not
  * parameters. A pointer is restrict unless another tensor of the op shares
  * its memory (an alias and its root). */
-static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op, const char *code,
-                               const char *ws) {
+static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op,
+                                const StructuredOp *also, const char *code, const char *ws) {
   const Kernel *k = e->k;
   bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
   for (int o = 0; o < op_all_operands(op); o++) {
     int t = op_operand_at(op, o)->tensor;
+    used[t] = mentions_identifier(code, e->kn.tensors[t]);
+  }
+  for (int o = 0; also && o < op_all_operands(also); o++) {
+    int t = op_operand_at(also, o)->tensor;
     used[t] = mentions_identifier(code, e->kn.tensors[t]);
   }
   for (int o = 0; e->prologue && o < e->prologue->noperands; o++) { /* what its pack copy computes from */
@@ -549,6 +553,12 @@ static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const Structu
     else
       line(e, "%s%s *%s%s = (%s%s *)%s;", cq, type, shared ? "" : "restrict ", e->kn.tensors[t], cq, type, addr);
   }
+}
+
+/* The declarations of op's tensors that code mentions. */
+static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op, const char *code,
+                               const char *ws) {
+  declare_ops_tensors(e, plan, op, NULL, code, ws);
 }
 
 /* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
@@ -645,9 +655,102 @@ static bool graph_wants_region(const Emitter *e, int index) {
  * would have used threads; else, in the graph's region, under `omp
  * single`), each member's block inside it with its row dims bound to the
  * rows and no threads of its own. */
+/* A softmax and the op after it, row-fused (schedule/rows.c): the op's
+ * block for each row of a chunk, its row dims bound to that row's
+ * coordinates (the softmax's outer dims, row-major). */
+typedef struct {
+  int index, member;
+} SoftmaxRows;
+
+/* Member m of a row-fused group, its row dims bound to `values` (C
+ * expressions of the group's rows), with no threads of its own. */
+static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values) {
+  const Kernel *k = e->k;
+  OpPlan member = e->opt->plans[index][m];
+  for (int d = 0; d < LG_MAX_DIMS; d++)
+    member.s.parallel[d] = member.s.parallel_reg[d] = false;
+  const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
+  row_group_bindings(&member, &k->ops[m], rows, values, bound);
+  e->sched = &member.s;
+  e->k = member.view.k;
+  e->op_index = m;
+  e->bound_dims = bound;
+  emit_op(e, member.view.op, m);
+  e->bound_dims = NULL;
+  e->sched = NULL;
+  e->k = k;
+}
+
+static void emit_softmax_member(Emitter *e, void *ctx) {
+  const SoftmaxRows *sr = ctx;
+  const Kernel *k = e->k;
+  const StructuredOp *op = &k->ops[sr->member];
+  int rows = e->opt->plans[sr->index][sr->member].group_rows;
+  line(e, "for (int64_t lgen_r = lgen_u0; lgen_r < lgen_u1; ++lgen_r) {");
+  e->indent++;
+  const char *values[LG_MAX_DIMS];
+  const char *rest = "lgen_r";
+  for (int q = rows - 1; q >= 0; q--) { /* the innermost row dim varies fastest */
+    const AffineExpr *x = op->dims[q].extent;
+    if (x->kind == AE_CONST && x->value == 1) {
+      values[q] = "0";
+      continue;
+    }
+    values[q] = names_claim(&e->kn.table, op->dims[q].name);
+    const char *n = affine_str(e, x);
+    if (q == 0)
+      line(e, "const int64_t %s = %s;", values[q], rest);
+    else
+      line(e, "const int64_t %s = %s %% (%s);", values[q], rest, n);
+    rest = arena_printf(e->arena, "%s / (%s)", rest, n);
+  }
+  bool saved_region = e->graph_region;
+  e->graph_region = false;
+  e->in_row_group = true;
+  emit_row_member(e, sr->index, sr->member, rows, values);
+  e->in_row_group = false;
+  e->graph_region = saved_region;
+  e->indent--;
+  line(e, "}");
+}
+
+static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
+                               bool region) {
+  const Kernel *k = e->k;
+  SoftmaxRows sr = {index, first + 1};
+  StrBuf code = {0};
+  int base = region ? 2 : 1;
+  e->out = &code;
+  e->indent = base + 1;
+  line(e, "/* comprehensions %d and %d, chunk by chunk: the softmax's rows, then op %d on them */", first + 1,
+       first + 2, first + 2);
+  e->softmax_rows = emit_softmax_member;
+  e->softmax_rows_ctx = &sr;
+  e->sched = &e->opt->plans[index][first].s;
+  e->op_index = first;
+  bool saved_region = e->graph_region;
+  emit_ext_op(e, &k->ops[first], first);
+  e->graph_region = saved_region;
+  e->softmax_rows = NULL;
+  e->softmax_rows_ctx = NULL;
+  e->out = ops;
+  e->indent = base;
+  line(e, "{");
+  e->indent++;
+  declare_ops_tensors(e, plan, &k->ops[first], &k->ops[first + 1], sb_cstr(&code), ws);
+  e->indent--;
+  sb_puts(ops, sb_cstr(&code));
+  line(e, "}");
+  sb_free(&code);
+}
+
 static void emit_graph_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
                              bool region) {
   const Kernel *k = e->k;
+  if (k->ops[first].ext) {
+    emit_softmax_group(e, ops, index, first, plan, ws, region);
+    return;
+  }
   const OpPlan *head = &e->opt->plans[index][first];
   const StructuredOp *op0 = &k->ops[first];
   int size = head->group_size, rows = head->group_rows, base = region ? 2 : 1;
@@ -680,22 +783,11 @@ static void emit_graph_group(Emitter *e, StrBuf *ops, int index, int first, cons
   e->graph_region = false;
   e->in_row_group = true;
   for (int m = first; m < first + size; m++) {
-    OpPlan member = e->opt->plans[index][m];
-    for (int d = 0; d < LG_MAX_DIMS; d++)
-      member.s.parallel[d] = member.s.parallel_reg[d] = false;
-    const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
-    row_group_bindings(&member, &k->ops[m], rows, values, bound);
     StrBuf code = {0};
     int indent = e->indent;
     e->out = &code;
     e->indent = indent + 1;
-    e->sched = &member.s;
-    e->k = member.view.k;
-    e->op_index = m;
-    e->bound_dims = bound;
-    emit_op(e, member.view.op, m);
-    e->bound_dims = NULL;
-    e->k = k;
+    emit_row_member(e, index, m, rows, values);
     e->out = ops;
     e->indent = indent;
     line(e, "{");

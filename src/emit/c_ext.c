@@ -242,6 +242,44 @@ static void call_attention(ExtCall *c) {
   sb_free(&f);
 }
 
+/* softmax (templates/softmax.c), x [, max_init, sum_init] -> y, max, sum,
+ * scale: the call runs one chunk of rows (lgen_softmax_chunk), and the
+ * chunks are this loop's, shared out among the threads. A row-fused op
+ * after the softmax (e->softmax_rows) runs inside it, on the chunk's rows
+ * lgen_u0 .. lgen_u1 - 1, while they are in cache. */
+static void call_softmax(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int out = x->ninputs, axis = attr_int(c, "axis", -1), is_log = attr_int(c, "log", 0);
+  ElemType t = tensor_of(c, 0)->type;
+  instantiate(c, t, TY_I64, false);
+  StrBuf scale = {0}, post = {0};
+  c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t);
+  c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t);
+  const char *outer = extent_product(c, 0, 0, axis), *inner = extent_product(c, 0, axis + 1, tensor_of(c, 0)->rank);
+  line(e, "{");
+  e->indent++;
+  line(e, "const int64_t lgen_units = lgen_softmax_units_%s(%s, %s);", elem_type_name(t), outer, inner);
+  line(e, "const int64_t lgen_chunk = lgen_softmax_chunk_%s(%s, %s, %d);", elem_type_name(t), outer, inner, is_log);
+  line(e, "LGEN_OMP(omp %sfor schedule(static))", e->softmax_rows && !e->graph_region ? "parallel " : "");
+  line(e, "for (int64_t lgen_c = 0; lgen_c < (lgen_units + lgen_chunk - 1) / lgen_chunk; ++lgen_c) {");
+  e->indent++;
+  line(e, "const int64_t lgen_u0 = lgen_c * lgen_chunk;");
+  line(e, "const int64_t lgen_u1 = lgen_units - lgen_u0 < lgen_chunk ? lgen_units : lgen_u0 + lgen_chunk;");
+  line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1);", c->fn, name_of(c, 0),
+       name_of(c, out), name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3),
+       x->ninputs > 1 ? name_of(c, 1) : "0", x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, axis),
+       sb_cstr(&scale), sb_cstr(&post), is_log);
+  if (e->softmax_rows)
+    e->softmax_rows(e, e->softmax_rows_ctx);
+  e->indent--;
+  line(e, "}");
+  e->indent--;
+  line(e, "}");
+  sb_free(&scale);
+  sb_free(&post);
+}
+
 static void call(ExtCall *c) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
@@ -307,17 +345,8 @@ static void call(ExtCall *c) {
     line(e, "%s(%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d);", c->fn, name_of(c, 0), name_of(c, 1),
          name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
          combiner_code(ext_attr_string(x, "combiner", "replace")));
-  } else if (strcmp(k, "softmax") == 0) { /* x [, max_init, sum_init] -> y, max, sum, scale */
-    instantiate(c, t0, TY_I64, false);
-    StrBuf scale = {0}, post = {0};
-    c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t0);
-    c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t0);
-    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out),
-         name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3), x->ninputs > 1 ? name_of(c, 1) : "0",
-         x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, attr_int(c, "axis", -1)), sb_cstr(&scale),
-         sb_cstr(&post), attr_int(c, "log", 0));
-    sb_free(&scale);
-    sb_free(&post);
+  } else if (strcmp(k, "softmax") == 0) {
+    call_softmax(c);
   } else if (strcmp(k, "maxpool_index") == 0) { /* 1-D pools as H = 1 */
     instantiate(c, t0, TY_I64, true);
     const int64_t *wn = ext_attr_ints(x, "window", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
@@ -390,7 +419,7 @@ void emit_ext_op(Emitter *e, const StructuredOp *op, int index) {
   ExtCall c = {.e = e, .x = op->ext};
   e->op = op;
   line(e, "/* op %d: %s (templates/%s.c) */", index + 1, c.x->kind, c.x->tmpl);
-  if (e->graph_region) { /* every thread of the graph's region calls; the loops are shared */
+  if (e->graph_region || e->softmax_rows) { /* every thread of the graph's region calls; the loops are shared */
     e->op_worksharing = true;
     call(&c);
     return;

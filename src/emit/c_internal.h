@@ -6,7 +6,7 @@
 #include "emit/c_emit.h"
 #include "schedule/schedule.h"
 
-typedef struct {
+typedef struct Emitter {
   StrBuf *out;
   int indent;
   const Kernel *k;
@@ -49,6 +49,11 @@ typedef struct {
    * the op opens no threads of its own. */
   const char **bound_dims;
   bool in_row_group;
+  /* A softmax row-fused with the op after it (schedule/rows.c): emits that
+   * op inside the softmax's loop over chunks of rows (c_ext.c), for rows
+   * lgen_u0 .. lgen_u1 - 1 (NULL: none). */
+  void (*softmax_rows)(struct Emitter *e, void *ctx);
+  void *softmax_rows_ctx;
   /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
    * it with this pointwise op's payload (NULL: none). */
   const StructuredOp *prologue;

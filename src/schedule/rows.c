@@ -272,6 +272,74 @@ static OpPlan member_plan(const Kernel *k, const OpPlan *plan, const StructuredO
   return p;
 }
 
+/* Whether tensor t (through aliases) is one of the ExtOp's tensors; sets
+ * *input when it is one of the op's inputs. */
+static bool ext_touches(const Kernel *k, const ExtOp *x, int t, bool *input) {
+  for (int i = 0; i < x->ninputs + x->noutputs + x->nscratch; i++)
+    if (root(k, x->tensors[i]) == root(k, t)) {
+      *input = i < x->ninputs;
+      return true;
+    }
+  return false;
+}
+
+/* A softmax (the ExtOp online_softmax along its innermost axis) and the
+ * pointwise or row-wise op E right after it that reads its result y row by
+ * row: E runs inside the softmax's loop over chunks of rows (up to 16 rows,
+ * c_ext.c), on each row while the softmax has just left it in cache, so E's
+ * read of y costs no pass over memory. Legal when E's leading dims are the
+ * softmax's rows (parallel, the same extents, plain loops of E's plan), E
+ * reads y at each row bare at y's own position, writes no tensor the
+ * softmax touches and reads none of its other results. Returns whether the
+ * pair became a group. */
+static bool softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *target, const char *const *keep,
+                         int nkeep, Arena *arena, PtrVec *decisions) {
+  const StructuredOp *sm = &k->ops[i];
+  const ExtOp *x = sm->ext;
+  if (!x || strcmp(x->tmpl, "softmax") != 0 || i + 1 >= k->nops || k->ops[i + 1].ext ||
+      writes_kept(k, sm, keep, nkeep))
+    return false;
+  const TensorParam *in = &k->tensors[x->tensors[0]];
+  int rows = in->rank - 1, y = x->tensors[x->ninputs];
+  if (rows < 1 || rows > LG_MAX_DIMS || ext_attr_int(x, "axis", -1) != rows)
+    return false;
+  const StructuredOp *E = &k->ops[i + 1];
+  OpPlan cand = member_plan(k, &plans[i + 1], E, target, arena);
+  if (row_dims_of(k, &cand, E, in->shape, rows) != rows || few_rows(in->shape, rows))
+    return false;
+  unsigned long long mask = row_mask(in->shape, rows);
+  int pos[LG_MAX_DIMS];
+  for (int q = 0; q < LG_MAX_DIMS; q++)
+    pos[q] = -1;
+  if (!mask || !touches(E, y, false) || touches(E, y, true) || !row_local(k, E, y, mask, pos))
+    return false;
+  for (int q = 0; q < rows; q++)
+    if ((mask >> q & 1) && pos[q] != q)
+      return false;
+  int list[LG_MAX_TENSORS];
+  for (int j = 0, n = touched(k, E, list); j < n; j++) {
+    bool input = false;
+    if (list[j] != y && ext_touches(k, x, list[j], &input) && (!input || touches(E, list[j], true)))
+      return false;
+  }
+  int64_t bytes = group_bytes(k, i, i + 1);
+  if (bytes >= 0 && bytes <= target->l2_bytes)
+    return false;
+  plans[i].group_size = 2;
+  plans[i + 1] = cand;
+  plans[i + 1].group_size = -1;
+  plans[i].group_rows = plans[i + 1].group_rows = rows;
+  plans[i].group_threads = plans[i + 1].group_threads = true;
+  StrBuf sb = {0};
+  sb_printf(&sb, "rows: ops %d and %d run chunk by chunk over the softmax's rows (", i, i + 1);
+  for (int q = 0; q < rows; q++)
+    sb_printf(&sb, "%s%s", q ? ", " : "", E->dims[q].name);
+  sb_printf(&sb, "): '%s', '%s'", k->tensors[y].name, output_name(k, E));
+  vec_push(arena, decisions, arena_strdup(arena, sb_cstr(&sb)));
+  sb_free(&sb);
+  return true;
+}
+
 void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
                      Arena *arena, PtrVec *decisions) {
   for (int i = 0; i < k->nops; i++)
@@ -280,6 +348,10 @@ void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const
   int i = 0;
   while (i < k->nops) {
     const StructuredOp *first = &k->ops[i];
+    if (first->ext) {
+      i += softmax_rows(k, plans, i, target, keep, nkeep, arena, decisions) ? 2 : 1;
+      continue;
+    }
     AffineExpr *extents[LG_MAX_DIMS];
     for (int d = 0; d < first->ndims && d < LG_MAX_DIMS; d++)
       extents[d] = first->dims[d].extent;

@@ -576,6 +576,32 @@ def g_softmax_pattern(r):
     return g
 
 
+def g_softmax_rows(r):
+    """a softmax and the op after it, larger than L2: with fusion on, the op
+    runs inside the softmax's loop over chunks of rows (schedule/rows.c):
+    elementwise with a full-shape and a broadcast operand, rows of two dims
+    (3 x 67) and 1031 rows (prime), one reading x as well, a row reduction,
+    log-softmax; a transpose after it (not row-local) stays apart."""
+    g = Graph("softmax_rows")
+    x = (r.standard_normal((1031, 1000)) * 4).astype(np.float32)
+    m = r.uniform(0, 2, size=x.shape).astype(np.float32)
+    b = r.standard_normal(1000).astype(np.float32)
+    xi, mi, bi = g.input(x), g.input(m), g.input(b)
+    sm = np_softmax(x, 1).astype(np.float64)
+    g.output(g.node("add", [g.node("mul", [g.node("softmax", [xi], axis=1), mi]), bi]),
+             (sm * m + b).astype(np.float32), exact=False)
+    g.output(g.node("reduce_sum", [g.node("mul", [g.node("softmax", [xi], axis=1), mi])], axes=[1], keepdims=1),
+             np.sum(sm * m, axis=1, keepdims=True).astype(np.float32), exact=False)
+    g.output(g.node("add", [g.node("log_softmax", [xi], axis=1), bi]),
+             (np_softmax(x, 1, True).astype(np.float64) + b).astype(np.float32), exact=False)
+    g.output(g.node("transpose", [g.node("softmax", [xi], axis=1)], perm=[1, 0]), np_softmax(x, 1).T, exact=False)
+    x3 = (r.standard_normal((3, 67, 2053)) * 4).astype(np.float32)
+    x3i = g.input(x3)
+    g.output(g.node("mul", [g.node("softmax", [x3i], axis=2), x3i]),
+             (np_softmax(x3, 2).astype(np.float64) * x3).astype(np.float32), exact=False)
+    return g
+
+
 def ref_maxpool_index(x, k, st, dl, pad, colmajor):
     """ONNX MaxPool's Indices by loops: the first maximum in window order."""
     n, c, h, w = x.shape
@@ -659,7 +685,8 @@ def g_mixed(r):
 
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
-          g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern, g_maxpool_index]
+          g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern, g_softmax_rows,
+          g_maxpool_index]
 
 
 # ---------------------------------------------------------------------------
