@@ -1,7 +1,7 @@
 /* attention, flash-style (ops.md: attention, online_attention,
  * attention_scores): O = softmax(scale * Q K^T + bias) V over
  * q [B, H, Lq, D], k [B, Hkv, Lk, D], v [B, Hkv, Lk, Dv] (query head h reads
- * key/value head h / (H / Hkv)), computed in float whatever @T@ is.
+ * key/value head h / (H / Hkv)), computed in @C@ (float for f16 and f32, double for f64).
  *
  * The work items are (b, h, query tile of QT rows), shared by the threads
  * (an orphaned omp for, dynamic: causal tiles differ in cost). Each walks
@@ -10,7 +10,7 @@
  * through softcap, the mask and the causal and length cuts, then m' =
  * max(m, max S), P = exp(S - m'), l = l exp(m - m') + sum P, Oacc = Oacc
  * exp(m - m') + P V. The Lq x Lk score matrix never exists: a thread's
- * scratch is one slot of the workspace (slot_floats floats: the scaled
+ * scratch is one slot of the workspace (slot_floats values of @C@: the scaled
  * query tile, the transposed key tile, a value tile for f16, S/P, Oacc, m
  * and l; lower_ext.c sizes it with the same QT and KT), so memory is
  * O(tile). Key tiles that the causal diagonal, kv_lens or a short mask cut
@@ -25,7 +25,7 @@
  * rescale in the lanes; P V broadcasts 8 queries of a P^T row against 32
  * value columns. Every inner loop is contiguous and the compiler keeps the
  * blocks in registers; exp is lgen's vectorisable lgen_expneg_f32 (its
- * arguments are <= 0). A query's sum is taken key by key in order, so the
+ * arguments are <= 0; libm's exp for f64). A query's sum is taken key by key in order, so the
  * results do not depend on OpenMP or the threads.
  *
  * Optional pointers (NULL when absent): fmask (float bias, @T@) or bmask
@@ -41,14 +41,14 @@ enum { lgen_attn_qt_@S@ = 128, lgen_attn_kt_@S@ = 128 };
 /* st[c][r] (rows QT apart) = sum_d k[c][d] qp[r / 32][d][r % 32] for the
  * keys c < kb * 8 (k's rows D apart) and the queries r < qb * 32: 8 x 32
  * register blocks */
-static void lgen_attn_qk_@S@(const float *restrict k, const float *restrict qp, float *restrict st, int64_t kb,
+static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp, @C@ *restrict st, int64_t kb,
                              int64_t qb, int64_t D)
 {
   enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < qb; r++)
     for (int64_t c = 0; c < kb; c++) {
-      const float *restrict a = k + c * 8 * D, *restrict b = qp + r * D * 32;
-      float acc[8][32];
+      const @C@ *restrict a = k + c * 8 * D, *restrict b = qp + r * D * 32;
+      @C@ acc[8][32];
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
           acc[i][j] = 0.0f;
@@ -56,7 +56,7 @@ static void lgen_attn_qk_@S@(const float *restrict k, const float *restrict qp, 
         for (int i = 0; i < 8; i++) {
           LGEN_OMP_SIMD(omp simd)
           for (int j = 0; j < 32; j++)
-            acc[i][j] = LGEN_FMAF(a[i * D + d], b[d * 32 + j], acc[i][j]);
+            acc[i][j] = @CFMA@(a[i * D + d], b[d * 32 + j], acc[i][j]);
         }
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -66,16 +66,16 @@ static void lgen_attn_qk_@S@(const float *restrict k, const float *restrict qp, 
 
 /* oa[r][x] += sum_c pt[c][r] v[c][x] for rb blocks of 8 queries, c < nk,
  * x < Dv (pt's rows QT apart, v's Dv apart): 8 x 32 register blocks */
-static void lgen_attn_pv_@S@(const float *restrict pt, const float *restrict v, float *restrict oa, int64_t rb,
+static void lgen_attn_pv_@S@(const @C@ *restrict pt, const @C@ *restrict v, @C@ *restrict oa, int64_t rb,
                              int64_t nk, int64_t Dv)
 {
   enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < rb; r++) {
-    const float *restrict pr = pt + r * 8;
-    float *restrict o = oa + r * 8 * Dv;
+    const @C@ *restrict pr = pt + r * 8;
+    @C@ *restrict o = oa + r * 8 * Dv;
     int64_t x0 = 0;
     for (; x0 + 32 <= Dv; x0 += 32) {
-      float acc[8][32];
+      @C@ acc[8][32];
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
           acc[i][j] = o[i * Dv + x0 + j];
@@ -83,7 +83,7 @@ static void lgen_attn_pv_@S@(const float *restrict pt, const float *restrict v, 
         for (int i = 0; i < 8; i++) {
           LGEN_OMP_SIMD(omp simd)
           for (int j = 0; j < 32; j++)
-            acc[i][j] = LGEN_FMAF(pr[c * QT + i], v[c * Dv + x0 + j], acc[i][j]);
+            acc[i][j] = @CFMA@(pr[c * QT + i], v[c * Dv + x0 + j], acc[i][j]);
         }
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -94,7 +94,7 @@ static void lgen_attn_pv_@S@(const float *restrict pt, const float *restrict v, 
       for (int64_t c = 0; c < nk; c++)
         for (int i = 0; i < 8; i++)
           for (int64_t j = 0; j < w; j++)
-            o[i * Dv + x0 + j] = LGEN_FMAF(pr[c * QT + i], v[c * Dv + x0 + j], o[i * Dv + x0 + j]);
+            o[i * Dv + x0 + j] = @CFMA@(pr[c * QT + i], v[c * Dv + x0 + j], o[i * Dv + x0 + j]);
     }
   }
 }
@@ -102,27 +102,27 @@ static void lgen_attn_pv_@S@(const float *restrict pt, const float *restrict v, 
 static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, const @T@ *restrict v,
                                const @T@ *restrict fmask, const unsigned char *restrict bmask,
                                const @I@ *restrict kv_lens, @T@ *restrict o, @T@ *restrict mx, @T@ *restrict sm,
-                               @T@ *restrict scores, float *restrict ws, int64_t slot_floats, int64_t nslots,
+                               @T@ *restrict scores, @C@ *restrict ws, int64_t slot_floats, int64_t nslots,
                                int64_t B, int64_t H, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t D, int64_t Dv,
-                               int64_t msb, int64_t msh, int64_t msi, int64_t msj, int64_t mask_lk, float scale,
-                               float softcap, int causal, int64_t causal_off, int causal_lens, int qk_mode)
+                               int64_t msb, int64_t msh, int64_t msi, int64_t msj, int64_t mask_lk, @C@ scale,
+                               @C@ softcap, int causal, int64_t causal_off, int causal_lens, int qk_mode)
 {
   enum { QT = lgen_attn_qt_@S@, KT = lgen_attn_kt_@S@ };
-  const float ninf = -1.0f / 0.0f;
+  const @C@ ninf = -1.0f / 0.0f;
   int64_t nqt = (Lq + QT - 1) / QT, group = H / Hkv;
-  int direct = sizeof(@T@) == sizeof(float); /* f32 keys and values are read in place */
+  int direct = sizeof(@T@) == sizeof(@C@); /* f32 keys and values are read in place */
   LGEN_OMP(omp for schedule(dynamic))
   for (int64_t item = 0; item < B * H * nqt; item++) {
     int64_t b = item / (H * nqt), h = item / nqt % H, i0 = item % nqt * QT;
     int64_t nq = Lq - i0 < QT ? Lq - i0 : QT, rows = (nq + 31) / 32 * 32;
     int64_t slot = LGEN_THREAD_NUM() % nslots;
-    float *restrict qs = ws + slot * slot_floats; /* [QT / 32][D][32] */
-    float *restrict ks = qs + QT * D;             /* [KT][D], f16 or a last partial tile */
-    float *restrict vs = ks + KT * D;             /* [KT][Dv], f16 */
-    float *restrict st = vs + KT * Dv;            /* [KT][QT] */
-    float *restrict oa = st + KT * QT;            /* [QT][Dv] */
-    float *restrict m = oa + QT * Dv, *restrict l = m + QT;
-    float mnew[QT], msub[QT], sum[QT];
+    @C@ *restrict qs = ws + slot * slot_floats; /* [QT / 32][D][32] */
+    @C@ *restrict ks = qs + QT * D;             /* [KT][D], f16 or a last partial tile */
+    @C@ *restrict vs = ks + KT * D;             /* [KT][Dv], f16 */
+    @C@ *restrict st = vs + KT * Dv;            /* [KT][QT] */
+    @C@ *restrict oa = st + KT * QT;            /* [QT][Dv] */
+    @C@ *restrict m = oa + QT * Dv, *restrict l = m + QT;
+    @C@ mnew[QT], msub[QT], sum[QT];
     const @T@ *qh = q + ((b * H + h) * Lq + i0) * D;
     const @T@ *kh = k + (b * Hkv + h / group) * Lk * D, *vh = v + (b * Hkv + h / group) * Lk * Dv;
     int64_t off = causal_lens && kv_lens ? (int64_t)kv_lens[b] - Lq : causal_off;
@@ -137,7 +137,7 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
       kend = scores ? Lk : 0; /* attention_scores writes every score */
     for (int64_t r = 0; r < rows; r++) /* the scaled query tile, in panels of 32 queries */
       for (int64_t d = 0; d < D; d++)
-        qs[(r / 32 * D + d) * 32 + r % 32] = r < nq ? scale * @TOF32@(qh[r * D + d]) : 0.0f;
+        qs[(r / 32 * D + d) * 32 + r % 32] = r < nq ? scale * @TOC@(qh[r * D + d]) : 0.0f;
     for (int64_t r = 0; r < QT; r++) {
       for (int64_t x = 0; x < Dv; x++)
         oa[r * Dv + x] = 0.0f;
@@ -146,20 +146,20 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
     }
     for (int64_t j0 = 0; j0 < kend; j0 += KT) {
       int64_t nk = kend - j0 < KT ? kend - j0 : KT, nk8 = (nk + 7) / 8 * 8;
-      const float *kt, *vt;
+      const @C@ *kt, *vt;
       int plain;
       if (direct && nk8 == nk) {
-        kt = (const float *)(const void *)(kh + j0 * D);
+        kt = (const @C@ *)(const void *)(kh + j0 * D);
       } else { /* converted, and zero keys up to a multiple of 8 */
         for (int64_t c = 0; c < nk8 * D; c++)
-          ks[c] = c < nk * D ? @TOF32@(kh[j0 * D + c]) : 0.0f;
+          ks[c] = c < nk * D ? @TOC@(kh[j0 * D + c]) : 0.0f;
         kt = ks;
       }
       if (direct) {
-        vt = (const float *)(const void *)(vh + j0 * Dv);
+        vt = (const @C@ *)(const void *)(vh + j0 * Dv);
       } else {
         for (int64_t c = 0; c < nk * Dv; c++)
-          vs[c] = @TOF32@(vh[j0 * Dv + c]);
+          vs[c] = @TOC@(vh[j0 * Dv + c]);
         vt = vs;
       }
       lgen_attn_qk_@S@(kt, qs, st, nk8 / 8, rows / 32, D);
@@ -173,21 +173,21 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
         int64_t srow = ((b * H + h) * Lq + i) * Lk;
         for (int64_t c = 0; c < nk; c++) {
           int64_t j = j0 + c;
-          float x = st[c * QT + r];
+          @C@ x = st[c * QT + r];
           if (softcap > 0.0f)
-            x = softcap * lgen_tanh_f32(x / softcap);
+            x = softcap * @CTANH@(x / softcap);
           if (scores && qk_mode < 2)
-            scores[srow + j] = @FROMF32@(x);
+            scores[srow + j] = @FROMC@(x);
           if (j >= mask_lk && (fmask || bmask))
             x = ninf;
           else if (fmask)
-            x += @TOF32@(fmask[mrow + j * msj]);
+            x += @TOC@(fmask[mrow + j * msj]);
           else if (bmask && !bmask[mrow + j * msj])
             x = ninf;
           if ((causal && j > i + off) || (kv_lens && j >= (int64_t)kv_lens[b]))
             x = ninf;
           if (scores && qk_mode >= 2)
-            scores[srow + j] = @FROMF32@(x);
+            scores[srow + j] = @FROMC@(x);
           st[c * QT + r] = x;
         }
       }
@@ -212,14 +212,14 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
       for (int64_t c = 0; c < nk; c++) {
         LGEN_OMP_SIMD(omp simd)
         for (int64_t r = 0; r < rows; r++) {
-          float e = lgen_expneg_f32(st[c * QT + r] - msub[r]);
+          @C@ e = @CEXPNEG@(st[c * QT + r] - msub[r]);
           st[c * QT + r] = e;
           sum[r] += e;
         }
       }
       for (int64_t r = 0; r < rows; r++) {
         if (mnew[r] != m[r]) {
-          float alpha = lgen_expneg_f32(m[r] - msub[r]); /* 0 when m was -inf */
+          @C@ alpha = @CEXPNEG@(m[r] - msub[r]); /* 0 when m was -inf */
           for (int64_t x = 0; x < Dv; x++)
             oa[r * Dv + x] *= alpha;
           l[r] *= alpha;
@@ -231,18 +231,18 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
     }
     for (int64_t r = 0; r < nq; r++) {
       int64_t row = (b * H + h) * Lq + i0 + r;
-      float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+      @C@ inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       if (o)
         for (int64_t x = 0; x < Dv; x++)
-          o[row * Dv + x] = @FROMF32@(oa[r * Dv + x] * inv);
+          o[row * Dv + x] = @FROMC@(oa[r * Dv + x] * inv);
       if (mx)
-        mx[row] = @FROMF32@(m[r]);
+        mx[row] = @FROMC@(m[r]);
       if (sm)
-        sm[row] = @FROMF32@(l[r]);
+        sm[row] = @FROMC@(l[r]);
       if (scores && qk_mode == 3)
         for (int64_t j = 0; j < Lk; j++) {
-          float x = @TOF32@(scores[row * Lk + j]);
-          scores[row * Lk + j] = @FROMF32@(l[r] > 0.0f ? lgen_exp_f32(x - m[r]) * inv : 0.0f);
+          @C@ x = @TOC@(scores[row * Lk + j]);
+          scores[row * Lk + j] = @FROMC@(l[r] > 0.0f ? @CEXP@(x - m[r]) * inv : 0.0f);
         }
     }
   }

@@ -135,12 +135,32 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
     return;
   }
-  static const char *const keys[] = {"S", "T", "I", "LOWEST", "HIGHEST", "EXP", "LOG", "TOF32", "FROMF32", "SINT",
-                                     "EXPNEG"};
+  static const char *const keys[] = {"S",    "T",       "I",    "LOWEST", "HIGHEST", "EXP",  "LOG",
+                                     "TOF32", "FROMF32", "SINT", "EXPNEG", "C",       "TOC",  "FROMC",
+                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
-  const char *values[] = {suffix, c_type_name(t), c_type_name(it), lowest(t), highest(t), "exp", "log",
-                          "(float)", arena_printf(e->arena, "(%s)", c_type_name(t)),
-                          t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t), "exp"};
+  /* @C@: the type a template computes in (attention.c): float for f16 and
+   * f32, double for f64; @TOC@ and @FROMC@ convert, @CFMA@, @CEXP@,
+   * @CEXPNEG@ and @CTANH@ compute in it */
+  ElemType ct = t == TY_F64 ? TY_F64 : TY_F32;
+  const char *values[] = {suffix,
+                          c_type_name(t),
+                          c_type_name(it),
+                          lowest(t),
+                          highest(t),
+                          "exp",
+                          "log",
+                          "(float)",
+                          arena_printf(e->arena, "(%s)", c_type_name(t)),
+                          t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t),
+                          "exp",
+                          c_type_name(ct),
+                          t == TY_F64 ? "(double)" : "(float)",
+                          arena_printf(e->arena, "(%s)", c_type_name(t)),
+                          ct == TY_F64 ? "LGEN_FMA" : "LGEN_FMAF",
+                          "exp",
+                          "exp",
+                          "tanh"};
   /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */
   if (t == TY_F16 && strstr(text, "@TOF32@")) {
     values[7] = "LGEN_F16_TO_F32";
@@ -155,8 +175,21 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     values[6] = ext_math_function(e, "log", t);
   if (strstr(text, "@EXPNEG@"))
     values[10] = ext_math_function(e, "expneg", t);
+  if (t == TY_F16 && strstr(text, "@TOC@")) {
+    values[12] = "LGEN_F16_TO_F32";
+    values[13] = "LGEN_F32_TO_F16";
+    e->widens_f16 = e->narrows_f16 = true;
+  }
+  if (strstr(text, "@CFMA@"))
+    e->needs_fma = true;
+  if (strstr(text, "@CEXP@"))
+    values[15] = ext_math_function(e, "exp", ct);
+  if (strstr(text, "@CEXPNEG@"))
+    values[16] = ext_math_function(e, "expneg", ct);
+  if (strstr(text, "@CTANH@"))
+    values[17] = ext_math_function(e, "tanh", ct);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, values, 11);
+  substitute(e->helpers, text, keys, (const char *const *)values, 18);
   sb_putc(e->helpers, '\n');
 }
 
@@ -190,10 +223,7 @@ static void call_attention(ExtCall *c) {
   const ExtOp *x = c->x;
   int r = tensor_of(c, 0)->rank, out = x->ninputs, nscr = x->ninputs + x->noutputs;
   int mask = (int)ext_attr_int(x, "mask_input", -1), lens = (int)ext_attr_int(x, "lens_input", -1);
-  ElemType t = tensor_of(c, 0)->type;
-  ext_math_function(e, "exp", TY_F32);
-  ext_math_function(e, "expneg", TY_F32);
-  ext_math_function(e, "tanh", TY_F32);
+  ElemType t = tensor_of(c, 0)->type, ct = t == TY_F64 ? TY_F64 : TY_F32; /* the type it computes in */
   use_helper(e->helpers_used, "lgen_thread_slots");
   if (e->graph_region)
     e->region_thread_cap = true;
@@ -233,9 +263,9 @@ static void call_attention(ExtCall *c) {
   line(e, "    %s, %s, %s, %s, %s, %s, %s,", B, H, Hkv, extent(c, 0, r - 2), extent(c, 1, r - 2), extent(c, 0, r - 1),
        extent(c, 2, r - 1));
   StrBuf f = {0};
-  c_float_literal(&f, ext_attr_float(x, "scale", 1), TY_F32);
+  c_float_literal(&f, ext_attr_float(x, "scale", 1), ct);
   sb_puts(&f, ", ");
-  c_float_literal(&f, ext_attr_float(x, "softcap", 0), TY_F32);
+  c_float_literal(&f, ext_attr_float(x, "softcap", 0), ct);
   line(e, "    %s, %s, %s, %s, %s, %s, %d, %lld, %d, %d);", ms[0], ms[1], ms[2], ms[3], mask_lk, sb_cstr(&f),
        (int)ext_attr_int(x, "causal", 0), (long long)ext_attr_int(x, "causal_offset", 0),
        (int)ext_attr_int(x, "causal_lens", 0), (int)ext_attr_int(x, "qk_mode", 0));

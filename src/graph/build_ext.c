@@ -710,7 +710,7 @@ static int infer_online_softmax(Ext *x) {
 
 /* attention, online_attention, attention_scores: q [..., H, Lq, D], k [...,
  * Hkv, Lk, D], v [..., Hkv, Lk, Dv] with the same leading dims and H a
- * multiple of Hkv; then an optional mask (f16/f32 of q's type, or i1) that
+ * multiple of Hkv; then an optional mask (of q's type, or i1) that
  * broadcasts to [..., H, Lq, Lk] (its last dim may be shorter than Lk: the
  * missing keys are masked; with mask_pad also a last dim of 1), and optional
  * kv_lens (i32/i64 [B], B the first dim of q, rank 4 or more). The mask and
@@ -718,8 +718,8 @@ static int infer_online_softmax(Ext *x) {
 static int infer_attention(Ext *x) {
   const GraphNode *n = x->n;
   const GraphValue *q = in(x, 0), *k = in(x, 1), *v = in(x, 2);
-  if (q->type != TY_F32 && q->type != TY_F16)
-    graph_error(x->g, n->path, "%s'%s' has element type %s; attention takes f16 or f32", x->desc, q->name,
+  if (q->type != TY_F32 && q->type != TY_F16 && q->type != TY_F64)
+    graph_error(x->g, n->path, "%s'%s' has element type %s; attention takes f16, f32 or f64", x->desc, q->name,
                 elem_type_name(q->type));
   want_same_type(x, 0, 1);
   want_same_type(x, 0, 2);

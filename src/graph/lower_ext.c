@@ -208,10 +208,11 @@ void lower_ext(Lower *L) {
     add_tensor(x, lower_scratch(L, name, TY_F64, 1, tw));
     x->nscratch++;
   } else if (n->op == GOP_ATTENTION || n->op == GOP_ONLINE_ATTENTION || n->op == GOP_ATTENTION_SCORES) {
-    /* one slot of f32 tiles per thread (the graph's region is capped at
-     * LG_SCRATCH_THREAD_SLOTS = 16 threads): with templates/attention.c's
-     * QT query rows and KT keys, QT*D + KT*D + KT*Dv + QT*KT + QT*Dv + 2*QT
-     * floats */
+    /* one slot of tiles per thread (the graph's region is capped at
+     * LG_SCRATCH_THREAD_SLOTS = 16 threads), in the type the template
+     * computes in (f64 for f64, else f32): with templates/attention.c's QT
+     * query rows and KT keys, QT*D + KT*D + KT*Dv + QT*KT + QT*Dv + 2*QT
+     * values */
     enum { QT = 128, KT = 128 };
     const GraphValue *v = GRAPH_VALUE(g, n->inputs[2]);
     AffineExpr *dq = in0->shape[in0->rank - 1], *dv = v->shape[v->rank - 1];
@@ -221,7 +222,7 @@ void lower_ext(Lower *L) {
                       affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dv)),
         affine_const(arena, QT * KT + 2 * QT));
     AffineExpr *shape[2] = {affine_const(arena, 16), per};
-    add_tensor(x, scratch(L, TY_F32, 2, shape));
+    add_tensor(x, scratch(L, in0->type == TY_F64 ? TY_F64 : TY_F32, 2, shape));
     x->nscratch++;
   }
   copy_attrs(x, n);

@@ -18,7 +18,8 @@ The reference is NumPy in float64 on the same float32 inputs, materialising
 the scores (the definition in ops.md); never lgen's code. Tolerance: every
 element within 2e-5 * max(1, |reference|) (the template computes in float:
 exp to 1 ulp, sums of up to a few hundred terms); infinities (the running
-max of a fully masked row) and zeros (its output) must be exact. Prints
+max of a fully masked row) and zeros (its output) must be exact. Group
+attn_f64 runs f64 tensors (computed in double) within 1e-12. Prints
 PASS/FAIL per graph and variant, then "N passed, N failed".
 """
 import os
@@ -214,7 +215,53 @@ def g_mixed(r):
     return g
 
 
-GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed]
+class Graph64(X.Graph):
+    """f64 attention computes in double (libm's exp): outputs within 1e-12 *
+    max(1, |reference|)."""
+    rtol = 1e-12
+
+    def output(self, name, ref):
+        super().output(name, np.asarray(ref, dtype=np.float64), exact=False)
+
+
+def g_f64(r):
+    """attention on f64 tensors, computed in double: partial tiles both ways,
+    causal with Lq != Lk, an f64 mask with a fully masked row, grouped heads
+    with softcap, kv_lens, online_attention's max and sum, the scores."""
+    g = Graph64("attn_f64")
+
+    def add(qs, ks, vs, mask=None, lens=None, online=False, modes=(), **attrs):
+        q, k, v = (r.standard_normal(s) for s in (qs, ks, vs))
+        ins = [g.input(q), g.input(k), g.input(v)]
+        if mask is not None:
+            ins.append(g.input(mask))
+        if lens is not None:
+            ins.append(g.input(lens))
+        o, mx, sm, sc = ref_attention(q, k, v, mask, lens, **attrs)
+        if online:
+            out, m, s = g.node("online_attention", ins, nout=3, **attrs)
+            for name, ref in ((out, o), (m, mx), (s, sm)):
+                g.output(name, ref)
+        else:
+            g.output(g.node("attention", ins, **attrs), o)
+        for mode in modes:
+            g.output(g.node("attention_scores", ins, qk_mode=mode, **attrs), sc[mode])
+
+    add((1, 1), (1, 1), (1, 1))
+    add((2, 3, 37, 8), (2, 3, 131, 8), (2, 3, 131, 5))
+    add((1, 2, 130, 64), (1, 2, 257, 64), (1, 2, 257, 33), causal=1)
+    add((2, 2, 9, 8), (2, 2, 5, 8), (2, 2, 5, 8), causal=1, causal_offset=-4)
+    m = r.standard_normal((4, 6))
+    m[1, :] = -np.inf
+    add((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8), mask=m)
+    add((2, 6, 7, 8), (2, 2, 9, 8), (2, 2, 9, 5), softcap=1.5, scale=0.7)
+    add((3, 2, 4, 8), (3, 2, 9, 8), (3, 2, 9, 8), lens=np.array([3, 0, 9], dtype=np.int64), causal=1, causal_lens=1)
+    add((2, 3, 5, 8), (2, 3, 140, 8), (2, 3, 140, 6), online=True)
+    add((2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8), mask=r.random((4, 6)) < 0.5, modes=(0, 1, 2, 3))
+    return g
+
+
+GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed, g_f64]
 
 
 def main():
