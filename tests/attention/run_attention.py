@@ -94,8 +94,8 @@ def rnd(r, *shape):
     return r.standard_normal(shape).astype(np.float32)
 
 
-def add_attention(g, r, qs, ks, vs, mask=None, lens=None, online=False, modes=(), **attrs):
-    q, k, v = rnd(r, *qs), rnd(r, *ks), rnd(r, *vs)
+def add_attention(g, r, qs, ks, vs, mask=None, lens=None, online=False, modes=(), f64=False, **attrs):
+    q, k, v = (r.standard_normal(s) if f64 else rnd(r, *s) for s in (qs, ks, vs))
     ins = [g.input(q), g.input(k), g.input(v)]
     if mask is not None:
         ins.append(g.input(mask))
@@ -230,22 +230,8 @@ def g_f64(r):
     with softcap, kv_lens, online_attention's max and sum, the scores."""
     g = Graph64("attn_f64")
 
-    def add(qs, ks, vs, mask=None, lens=None, online=False, modes=(), **attrs):
-        q, k, v = (r.standard_normal(s) for s in (qs, ks, vs))
-        ins = [g.input(q), g.input(k), g.input(v)]
-        if mask is not None:
-            ins.append(g.input(mask))
-        if lens is not None:
-            ins.append(g.input(lens))
-        o, mx, sm, sc = ref_attention(q, k, v, mask, lens, **attrs)
-        if online:
-            out, m, s = g.node("online_attention", ins, nout=3, **attrs)
-            for name, ref in ((out, o), (m, mx), (s, sm)):
-                g.output(name, ref)
-        else:
-            g.output(g.node("attention", ins, **attrs), o)
-        for mode in modes:
-            g.output(g.node("attention_scores", ins, qk_mode=mode, **attrs), sc[mode])
+    def add(qs, ks, vs, **attrs):
+        add_attention(g, r, qs, ks, vs, f64=True, **attrs)
 
     add((1, 1), (1, 1), (1, 1))
     add((2, 3, 37, 8), (2, 3, 131, 8), (2, 3, 131, 5))
