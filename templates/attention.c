@@ -210,7 +210,7 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
         sum[r] = 0.0f;
       }
       for (int64_t c = 0; c < nk; c++) {
-        LGEN_OMP_SIMD(omp simd)
+        @CSIMD@
         for (int64_t r = 0; r < rows; r++) {
           @C@ e = @CEXPNEG@(st[c * QT + r] - msub[r]);
           st[c * QT + r] = e;

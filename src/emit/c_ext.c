@@ -137,11 +137,12 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   }
   static const char *const keys[] = {"S",    "T",       "I",    "LOWEST", "HIGHEST", "EXP",  "LOG",
                                      "TOF32", "FROMF32", "SINT", "EXPNEG", "C",       "TOC",  "FROMC",
-                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH"};
+                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
   /* @C@: the type a template computes in (attention.c): float for f16 and
    * f32, double for f64; @TOC@ and @FROMC@ convert, @CFMA@, @CEXP@,
-   * @CEXPNEG@ and @CTANH@ compute in it */
+   * @CEXPNEG@ and @CTANH@ compute in it, @CSIMD@ vectorises a loop that
+   * calls them */
   ElemType ct = t == TY_F64 ? TY_F64 : TY_F32;
   const char *values[] = {suffix,
                           c_type_name(t),
@@ -160,7 +161,11 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
                           ct == TY_F64 ? "LGEN_FMA" : "LGEN_FMAF",
                           "exp",
                           "exp",
-                          "tanh"};
+                          "tanh",
+                          /* @CSIMD@: `omp simd` on a loop that calls @CEXPNEG@, which only
+                           * lgen's f32 helper allows (clang warns of a requested
+                           * vectorisation it cannot do around libm's exp) */
+                          ct == TY_F64 ? "/* libm's exp: no omp simd */" : "LGEN_OMP_SIMD(omp simd)"};
   /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */
   if (t == TY_F16 && strstr(text, "@TOF32@")) {
     values[7] = "LGEN_F16_TO_F32";
@@ -189,7 +194,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   if (strstr(text, "@CTANH@"))
     values[17] = ext_math_function(e, "tanh", ct);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, (const char *const *)values, 18);
+  substitute(e->helpers, text, keys, (const char *const *)values, 19);
   sb_putc(e->helpers, '\n');
 }
 
