@@ -105,7 +105,7 @@ static bool match(const Graph *g, const GraphNode *last, Match *m) {
   if (axis < 0 || single_axis(g, sum_node) != axis)
     return false;
   const GraphValue *xv = val(g, x);
-  if (xv->type != TY_F32 && xv->type != TY_F64)
+  if (xv->type != TY_F32 && xv->type != TY_F64 && xv->type != TY_F16)
     return false;
   if (!same_shape(g, x, t) || !same_shape(g, x, e->outputs[0]) || !same_shape(g, x, last->outputs[0]))
     return false;
@@ -196,7 +196,17 @@ void graph_recognize_softmax(Graph *g, PtrVec *notes) {
     GraphAttr attrs[3] = {{.name = "axis", .kind = GA_INT, .i = m.axis},
                           {.name = "log", .kind = GA_INT, .i = m.log},
                           {.name = "scale", .kind = GA_FLOAT, .f = m.scale}};
-    graph_add_node(g, GOP_ONLINE_SOFTMAX, NULL, 1, &m.x, 3, attrs, NULL, n->path, n->origin);
+    /* f16 runs in f32 between two casts (the template computes in its
+     * element type; an op row-fused after the softmax, schedule/rows.c,
+     * takes the cast back) and rounds once, where the primitives round
+     * every intermediate */
+    bool half = val(g, m.x)->type == TY_F16;
+    GraphAttr to_f32 = {.name = "to", .kind = GA_STRING, .s = "f32"}, to_f16 = {.name = "to", .kind = GA_STRING,
+                                                                                .s = "f16"};
+    int in = half ? graph_add_node(g, GOP_CAST, NULL, 1, &m.x, 1, &to_f32, NULL, n->path, n->origin) : m.x;
+    int sm = graph_add_node(g, GOP_ONLINE_SOFTMAX, NULL, 1, &in, 3, attrs, NULL, n->path, n->origin);
+    if (half)
+      graph_add_node(g, GOP_CAST, NULL, 1, &sm, 1, &to_f16, NULL, n->path, n->origin);
     const char *what = m.log ? "log-softmax" : "softmax";
     vec_push(g->arena, notes,
              m.scaled ? arena_printf(g->arena, "'%s' = %s of '%s' along axis %d, the scaling '%s' by %g folded in",
@@ -205,6 +215,12 @@ void graph_recognize_softmax(Graph *g, PtrVec *notes) {
                                      val(g, m.x)->name, m.axis));
     graph_write_result(g, y);
     graph_replace_node(g, i, first);
+    if (half) {
+      vec_push(g->arena, notes, arena_printf(g->arena, "'%s' is f16: computed in f32 between two casts",
+                                             val(g, y)->name));
+      i += 2;
+      continue;
+    }
     const char *post = absorb_post_scale(g, &u, i);
     if (post)
       vec_push(g->arena, notes, arena_printf(g->arena, "'%s' = '%s' scaled by %g, folded into the softmax", post,
