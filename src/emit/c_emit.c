@@ -518,18 +518,15 @@ static const char *root_address(Emitter *e, const BufferPlan *plan, int root, co
 /* Pointers for the tensors that op's code (`code`) uses and that are not
  * parameters. A pointer is restrict unless another tensor of the op shares
  * its memory (an alias and its root). */
-static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op,
-                                const StructuredOp *also, const char *code, const char *ws) {
+static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *const *list, int n,
+                                const char *code, const char *ws) {
   const Kernel *k = e->k;
   bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
-  for (int o = 0; o < op_all_operands(op); o++) {
-    int t = op_operand_at(op, o)->tensor;
-    used[t] = mentions_identifier(code, e->kn.tensors[t]);
-  }
-  for (int o = 0; also && o < op_all_operands(also); o++) {
-    int t = op_operand_at(also, o)->tensor;
-    used[t] = mentions_identifier(code, e->kn.tensors[t]);
-  }
+  for (int i = 0; i < n; i++)
+    for (int o = 0; o < op_all_operands(list[i]); o++) {
+      int t = op_operand_at(list[i], o)->tensor;
+      used[t] = mentions_identifier(code, e->kn.tensors[t]);
+    }
   for (int o = 0; e->prologue && o < e->prologue->noperands; o++) { /* what its pack copy computes from */
     int t = e->prologue->operands[o].tensor;
     used[t] = mentions_identifier(code, e->kn.tensors[t]);
@@ -558,7 +555,7 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
 /* The declarations of op's tensors that code mentions. */
 static void declare_op_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *op, const char *code,
                                const char *ws) {
-  declare_ops_tensors(e, plan, op, NULL, code, ws);
+  declare_ops_tensors(e, plan, &op, 1, code, ws);
 }
 
 /* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
@@ -655,11 +652,11 @@ static bool graph_wants_region(const Emitter *e, int index) {
  * would have used threads; else, in the graph's region, under `omp
  * single`), each member's block inside it with its row dims bound to the
  * rows and no threads of its own. */
-/* A softmax and the op after it, row-fused (schedule/rows.c): the op's
- * block for each row of a chunk, its row dims bound to that row's
- * coordinates (the softmax's outer dims, row-major). */
+/* A softmax and the ops just before and after it, row-fused
+ * (schedule/rows.c): each op's block for each row of a chunk, its row dims
+ * bound to that row's coordinates (the softmax's outer dims, row-major). */
 typedef struct {
-  int index, member;
+  int index, before, after; /* the ops (-1: none) */
 } SoftmaxRows;
 
 /* Member m of a row-fused group, its row dims bound to `values` (C
@@ -681,11 +678,14 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   e->k = k;
 }
 
-static void emit_softmax_member(Emitter *e, void *ctx) {
+static void emit_softmax_member(Emitter *e, void *ctx, bool after) {
   const SoftmaxRows *sr = ctx;
   const Kernel *k = e->k;
-  const StructuredOp *op = &k->ops[sr->member];
-  int rows = e->opt->plans[sr->index][sr->member].group_rows;
+  int member = after ? sr->after : sr->before;
+  if (member < 0)
+    return;
+  const StructuredOp *op = &k->ops[member];
+  int rows = e->opt->plans[sr->index][member].group_rows;
   line(e, "for (int64_t lgen_r = lgen_u0; lgen_r < lgen_u1; ++lgen_r) {");
   e->indent++;
   const char *values[LG_MAX_DIMS];
@@ -707,7 +707,7 @@ static void emit_softmax_member(Emitter *e, void *ctx) {
   bool saved_region = e->graph_region;
   e->graph_region = false;
   e->in_row_group = true;
-  emit_row_member(e, sr->index, sr->member, rows, values);
+  emit_row_member(e, sr->index, member, rows, values);
   e->in_row_group = false;
   e->graph_region = saved_region;
   e->indent--;
@@ -717,19 +717,21 @@ static void emit_softmax_member(Emitter *e, void *ctx) {
 static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
                                bool region) {
   const Kernel *k = e->k;
-  SoftmaxRows sr = {index, first + 1};
+  int size = e->opt->plans[index][first].group_size, sm = k->ops[first].ext ? first : first + 1;
+  SoftmaxRows sr = {index, sm > first ? first : -1, sm < first + size - 1 ? sm + 1 : -1};
   StrBuf code = {0};
   int base = region ? 2 : 1;
   e->out = &code;
   e->indent = base + 1;
-  line(e, "/* comprehensions %d and %d, chunk by chunk: the softmax's rows, then op %d on them */", first + 1,
-       first + 2, first + 2);
+  line(e, "/* comprehensions %d to %d, chunk by chunk: %s%s%s */", first + 1, first + size,
+       sr.before >= 0 ? "the op before the softmax on a chunk's rows, " : "", "the softmax's rows",
+       sr.after >= 0 ? ", then the op after it on them" : "");
   e->softmax_rows = emit_softmax_member;
   e->softmax_rows_ctx = &sr;
-  e->sched = &e->opt->plans[index][first].s;
-  e->op_index = first;
+  e->sched = &e->opt->plans[index][sm].s;
+  e->op_index = sm;
   bool saved_region = e->graph_region;
-  emit_ext_op(e, &k->ops[first], first);
+  emit_ext_op(e, &k->ops[sm], sm);
   e->graph_region = saved_region;
   e->softmax_rows = NULL;
   e->softmax_rows_ctx = NULL;
@@ -737,7 +739,10 @@ static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, co
   e->indent = base;
   line(e, "{");
   e->indent++;
-  declare_ops_tensors(e, plan, &k->ops[first], &k->ops[first + 1], sb_cstr(&code), ws);
+  const StructuredOp *members[3];
+  for (int m = 0; m < size; m++)
+    members[m] = &k->ops[first + m];
+  declare_ops_tensors(e, plan, members, size, sb_cstr(&code), ws);
   e->indent--;
   sb_puts(ops, sb_cstr(&code));
   line(e, "}");
@@ -747,7 +752,7 @@ static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, co
 static void emit_graph_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
                              bool region) {
   const Kernel *k = e->k;
-  if (k->ops[first].ext) {
+  if (k->ops[first].ext || k->ops[first + 1].ext) {
     emit_softmax_group(e, ops, index, first, plan, ws, region);
     return;
   }

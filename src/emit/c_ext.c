@@ -281,7 +281,8 @@ static void call_attention(ExtCall *c) {
  * scale: the call runs one chunk of rows (lgen_softmax_chunk), and the
  * chunks are this loop's, shared out among the threads. A row-fused op
  * after the softmax (e->softmax_rows) runs inside it, on the chunk's rows
- * lgen_u0 .. lgen_u1 - 1, while they are in cache. */
+ * lgen_u0 .. lgen_u1 - 1, while they are in cache; a row-fused op before
+ * it computes the chunk's rows of its input just before the call. */
 static void call_softmax(ExtCall *c) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
@@ -301,12 +302,14 @@ static void call_softmax(ExtCall *c) {
   e->indent++;
   line(e, "const int64_t lgen_u0 = lgen_c * lgen_chunk;");
   line(e, "const int64_t lgen_u1 = lgen_units - lgen_u0 < lgen_chunk ? lgen_units : lgen_u0 + lgen_chunk;");
+  if (e->softmax_rows)
+    e->softmax_rows(e, e->softmax_rows_ctx, false);
   line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1);", c->fn, name_of(c, 0),
        name_of(c, out), name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3),
        x->ninputs > 1 ? name_of(c, 1) : "0", x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, axis),
        sb_cstr(&scale), sb_cstr(&post), is_log);
   if (e->softmax_rows)
-    e->softmax_rows(e, e->softmax_rows_ctx);
+    e->softmax_rows(e, e->softmax_rows_ctx, true);
   e->indent--;
   line(e, "}");
   e->indent--;

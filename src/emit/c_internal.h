@@ -49,10 +49,11 @@ typedef struct Emitter {
    * the op opens no threads of its own. */
   const char **bound_dims;
   bool in_row_group;
-  /* A softmax row-fused with the op after it (schedule/rows.c): emits that
-   * op inside the softmax's loop over chunks of rows (c_ext.c), for rows
+  /* A softmax row-fused with the ops just before and after it
+   * (schedule/rows.c): emits the one before (after = false) or after it
+   * inside the softmax's loop over chunks of rows (c_ext.c), for rows
    * lgen_u0 .. lgen_u1 - 1 (NULL: none). */
-  void (*softmax_rows)(struct Emitter *e, void *ctx);
+  void (*softmax_rows)(struct Emitter *e, void *ctx, bool after);
   void *softmax_rows_ctx;
   /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
    * it with this pointwise op's payload (NULL: none). */

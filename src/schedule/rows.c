@@ -283,35 +283,29 @@ static bool ext_touches(const Kernel *k, const ExtOp *x, int t, bool *input) {
   return false;
 }
 
-/* A softmax (the ExtOp online_softmax along its innermost axis) and the
- * pointwise or row-wise op E right after it that reads its result y row by
- * row: E runs inside the softmax's loop over chunks of rows (up to 16 rows,
- * c_ext.c), on each row while the softmax has just left it in cache, so E's
- * read of y costs no pass over memory. Legal when E's leading dims are the
- * softmax's rows (parallel, the same extents, plain loops of E's plan), E
- * reads y at each row bare at y's own position, writes no tensor the
- * softmax touches and reads none of its other results. Returns whether the
- * pair became a group. */
-static bool softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *target, const char *const *keep,
-                         int nkeep, Arena *arena, PtrVec *decisions) {
-  const StructuredOp *sm = &k->ops[i];
-  const ExtOp *x = sm->ext;
-  if (!x || strcmp(x->tmpl, "softmax") != 0 || i + 1 >= k->nops || k->ops[i + 1].ext ||
-      writes_kept(k, sm, keep, nkeep))
-    return false;
+/* Whether op e (planned as *cand) can run on the rows of a softmax's
+ * chunks: its leading dims are the softmax's rows (parallel, the same
+ * extents, plain loops of its plan) and it touches tensor t at each row
+ * bare at t's own position: before the softmax it writes t (the softmax's
+ * x) and nothing else, after it it reads t (the softmax's y) and does not
+ * write it. Any other tensor of the softmax it may only read, and only its
+ * inputs. */
+static bool softmax_member(const Kernel *k, const OpPlan *plans, int e, const ExtOp *x, int t, bool before,
+                           const Target *target, Arena *arena, OpPlan *cand) {
   const TensorParam *in = &k->tensors[x->tensors[0]];
-  int rows = in->rank - 1, y = x->tensors[x->ninputs];
-  if (rows < 1 || rows > LG_MAX_DIMS || ext_attr_int(x, "axis", -1) != rows)
+  const StructuredOp *E = &k->ops[e];
+  int rows = in->rank - 1;
+  if (E->ext || (before && (E->nyields != 1 || E->operands[E->yields[0].operand].tensor != t || E->init ||
+                            E->epilogue)))
     return false;
-  const StructuredOp *E = &k->ops[i + 1];
-  OpPlan cand = member_plan(k, &plans[i + 1], E, target, arena);
-  if (row_dims_of(k, &cand, E, in->shape, rows) != rows || few_rows(in->shape, rows))
+  *cand = member_plan(k, &plans[e], E, target, arena);
+  if (row_dims_of(k, cand, E, in->shape, rows) != rows)
     return false;
   unsigned long long mask = row_mask(in->shape, rows);
   int pos[LG_MAX_DIMS];
   for (int q = 0; q < LG_MAX_DIMS; q++)
     pos[q] = -1;
-  if (!mask || !touches(E, y, false) || touches(E, y, true) || !row_local(k, E, y, mask, pos))
+  if (!mask || !touches(E, t, false) || touches(E, t, true) != before || !row_local(k, E, t, mask, pos))
     return false;
   for (int q = 0; q < rows; q++)
     if ((mask >> q & 1) && pos[q] != q)
@@ -319,25 +313,61 @@ static bool softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *ta
   int list[LG_MAX_TENSORS];
   for (int j = 0, n = touched(k, E, list); j < n; j++) {
     bool input = false;
-    if (list[j] != y && ext_touches(k, x, list[j], &input) && (!input || touches(E, list[j], true)))
+    if (list[j] != t && ext_touches(k, x, list[j], &input) && (!input || touches(E, list[j], true)))
       return false;
   }
-  int64_t bytes = group_bytes(k, i, i + 1);
-  if (bytes >= 0 && bytes <= target->l2_bytes)
-    return false;
-  plans[i].group_size = 2;
-  plans[i + 1] = cand;
-  plans[i + 1].group_size = -1;
-  plans[i].group_rows = plans[i + 1].group_rows = rows;
-  plans[i].group_threads = plans[i + 1].group_threads = true;
+  return true;
+}
+
+/* A softmax (the ExtOp online_softmax along its innermost axis) with the
+ * op just before it that computes its input x and the op just after it
+ * that reads its result y, either or both, row by row (softmax_member):
+ * they run inside the softmax's loop over chunks of rows (up to 16 rows,
+ * c_ext.c), the op before on a chunk's rows just before the softmax reads
+ * them, the op after just after it wrote them, so neither x nor y makes an
+ * extra pass over memory. The softmax is op i; returns the group's first
+ * op, or -1 when there is no group. */
+static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *target, const char *const *keep,
+                        int nkeep, Arena *arena, PtrVec *decisions) {
+  const ExtOp *x = k->ops[i].ext;
+  if (!x || strcmp(x->tmpl, "softmax") != 0)
+    return -1;
+  const TensorParam *in = &k->tensors[x->tensors[0]];
+  int rows = in->rank - 1, xt = x->tensors[0], y = x->tensors[x->ninputs];
+  if (rows < 1 || rows > LG_MAX_DIMS || ext_attr_int(x, "axis", -1) != rows || few_rows(in->shape, rows))
+    return -1;
+  OpPlan before, after;
+  bool has_before = i > 0 && plans[i - 1].group_size == 0 && !writes_kept(k, &k->ops[i - 1], keep, nkeep) &&
+                    softmax_member(k, plans, i - 1, x, xt, true, target, arena, &before);
+  bool has_after = i + 1 < k->nops && !writes_kept(k, &k->ops[i], keep, nkeep) &&
+                   softmax_member(k, plans, i + 1, x, y, false, target, arena, &after) &&
+                   !(has_before && touches(&k->ops[i + 1], xt, false)); /* x is written chunk by chunk */
+  int first = has_before ? i - 1 : i, last = has_after ? i + 1 : i;
+  int64_t bytes = group_bytes(k, first, last);
+  if (first == last || (bytes >= 0 && bytes <= target->l2_bytes))
+    return -1;
+  if (has_before)
+    plans[i - 1] = before;
+  if (has_after)
+    plans[i + 1] = after;
+  for (int m = first; m <= last; m++) {
+    plans[m].group_size = m == first ? last - first + 1 : -1;
+    plans[m].group_rows = rows;
+    plans[m].group_threads = true;
+  }
+  const StructuredOp *E = &k->ops[has_before ? i - 1 : i + 1];
   StrBuf sb = {0};
-  sb_printf(&sb, "rows: ops %d and %d run chunk by chunk over the softmax's rows (", i, i + 1);
+  sb_printf(&sb, "rows: ops %d to %d run chunk by chunk over the softmax's rows (", first, last);
   for (int q = 0; q < rows; q++)
     sb_printf(&sb, "%s%s", q ? ", " : "", E->dims[q].name);
-  sb_printf(&sb, "): '%s', '%s'", k->tensors[y].name, output_name(k, E));
+  sb_printf(&sb, "): '%s'", k->tensors[has_before ? xt : y].name);
+  if (has_before)
+    sb_printf(&sb, ", '%s'", k->tensors[y].name);
+  if (has_after)
+    sb_printf(&sb, ", '%s'", output_name(k, &k->ops[i + 1]));
   vec_push(arena, decisions, arena_strdup(arena, sb_cstr(&sb)));
   sb_free(&sb);
-  return true;
+  return first;
 }
 
 void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
@@ -348,8 +378,18 @@ void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const
   int i = 0;
   while (i < k->nops) {
     const StructuredOp *first = &k->ops[i];
+    if (plans[i].group_size > 1) { /* a softmax's group, planned from the op before it */
+      i += plans[i].group_size;
+      continue;
+    }
     if (first->ext) {
-      i += softmax_rows(k, plans, i, target, keep, nkeep, arena, decisions) ? 2 : 1;
+      int f = softmax_rows(k, plans, i, target, keep, nkeep, arena, decisions);
+      i = f >= 0 ? f + plans[f].group_size : i + 1;
+      continue;
+    }
+    if (i + 1 < k->nops && k->ops[i + 1].ext &&
+        softmax_rows(k, plans, i + 1, target, keep, nkeep, arena, decisions) == i) {
+      i += plans[i].group_size;
       continue;
     }
     AffineExpr *extents[LG_MAX_DIMS];

@@ -581,7 +581,8 @@ def g_softmax_rows(r):
     runs inside the softmax's loop over chunks of rows (schedule/rows.c):
     elementwise with a full-shape and a broadcast operand, rows of two dims
     (3 x 67) and 1031 rows (prime), one reading x as well, a row reduction,
-    log-softmax; a transpose after it (not row-local) stays apart."""
+    log-softmax; a transpose after it (not row-local) stays apart; the op
+    before it on its rows too."""
     g = Graph("softmax_rows")
     x = (r.standard_normal((1031, 1000)) * 4).astype(np.float32)
     m = r.uniform(0, 2, size=x.shape).astype(np.float32)
@@ -599,6 +600,18 @@ def g_softmax_rows(r):
     x3i = g.input(x3)
     g.output(g.node("mul", [g.node("softmax", [x3i], axis=2), x3i]),
              (np_softmax(x3, 2).astype(np.float64) * x3).astype(np.float32), exact=False)
+    # the op before it too: softmax(x * m + b) (then a bias after it), and
+    # t = x * m read by the softmax and by the op after it, which then stays
+    # apart (t is written chunk by chunk)
+    xm = x.astype(np.float64) * m
+    s1 = np_softmax(xm + b, 1).astype(np.float64)
+    g.output(g.node("softmax", [g.node("add", [g.node("mul", [xi, mi]), bi])], axis=1), s1.astype(np.float32),
+             exact=False)
+    g.output(g.node("add", [g.node("softmax", [g.node("add", [g.node("mul", [xi, mi]), bi])], axis=1), bi]),
+             (s1 + b).astype(np.float32), exact=False)
+    t = g.node("mul", [xi, mi])
+    g.output(g.node("mul", [g.node("softmax", [t], axis=1), t]), (np_softmax(xm, 1) * xm).astype(np.float32),
+             exact=False)
     return g
 
 
