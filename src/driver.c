@@ -80,6 +80,7 @@ typedef struct {
   PtrVec convs;  /* const char*: conv algorithms (conv_algo.c) */
   PtrVec diags;  /* const char*: diag folded into matmuls (fold_diag.c) */
   PtrVec softmaxes; /* const char*: softmax patterns run as one op (softmax_pattern.c) */
+  PtrVec widened;   /* const char*: f16 sums computed in f32 (widen_f16.c) */
   FuseReport fusion;
   BufferPlan *plan;
 } GraphKernel;
@@ -288,6 +289,7 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
     graph_fold_diag(g, &gk->diags);
     graph_recognize_softmax(g, &gk->softmaxes);
   }
+  graph_widen_f16(g, &gk->widened); /* accuracy, not fusion: --fuse=none keeps it */
   gk->k = graph_lower(g, options->name, arena, &cx->diag);
   if (channels_last_wanted(cx, gk->k, options))
     choose_layouts(gk->k, &gk->fusion.decisions, arena);
@@ -329,6 +331,10 @@ static void print_graph_passes(Compilation *cx) {
       sb_printf(&cx->sched, "# softmax in %s:\n", gk->k->name);
     for (int d = 0; d < gk->softmaxes.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->softmaxes.items[d]);
+    if (gk->widened.len)
+      sb_printf(&cx->sched, "# f16 in %s:\n", gk->k->name);
+    for (int d = 0; d < gk->widened.len; d++)
+      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->widened.items[d]);
     sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
       sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);

@@ -256,6 +256,12 @@ void graph_replace_node(Graph *g, int at, int first);
  * matrix is never materialised for that reader. One note per fold. */
 void graph_fold_diag(Graph *g, PtrVec *notes);
 
+/* ---- widen_f16.c ---- */
+/* Contractions, convs and sum/mean/prod reductions of f16 values run in
+ * f32 between casts (their accumulators in f32, the result rounded once).
+ * One note per node. */
+void graph_widen_f16(Graph *g, PtrVec *notes);
+
 /* ---- softmax_pattern.c ---- */
 /* Softmax and log-softmax written from primitives (reduce_max, sub, exp,
  * reduce_sum, div or log and sub, over one axis) become one online_softmax
