@@ -1127,6 +1127,10 @@ static const RuntimeHelper runtime_helpers[] = {
      "static inline int lgen_thread_slots(int slots) {\n"
      "  int threads = omp_get_max_threads();\n  return threads < slots ? threads : slots;\n}\n"
      "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n"},
+    {"LGEN_MAX_THREADS", "",
+     "/* the threads a parallel region would have (1 without OpenMP) */\n"
+     "#if defined(_OPENMP)\n#include <omp.h>\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"
+     "#else\n#define LGEN_MAX_THREADS() 1\n#endif\n"},
     {"LGEN_CHECK_FAILED", "",
      "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
      " * before this point to handle violations yourself. */\n"

@@ -348,11 +348,12 @@ static void call(ExtCall *c) {
     instantiate(c, t0, tensor_of(c, out)->type, true);
     line(e, "%s(%s, %s, %s, %d, %d);", c->fn, name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
          attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
-  } else if (strcmp(k, "topk") == 0) {
+  } else if (strcmp(k, "topk") == 0) { /* the thread count: how many segments a few long rows are cut into */
     instantiate(c, t0, tensor_of(c, out + 1)->type, true);
-    line(e, "%s(%s, %s, %s, %s, %s, %lld, %d);", c->fn, name_of(c, 0), name_of(c, out), name_of(c, out + 1),
-         name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)), (long long)ext_attr_int(x, "k", 0),
-         attr_int(c, "largest", 1));
+    use_helper(e->helpers_used, "LGEN_MAX_THREADS");
+    line(e, "%s(%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS());", c->fn, name_of(c, 0), name_of(c, out),
+         name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
+         (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1));
   } else if (strcmp(k, "sort") == 0) {
     instantiate(c, t0, TY_I64, false);
     line(e, "%s(%s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out), name_of(c, out + 1),

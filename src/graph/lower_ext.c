@@ -182,9 +182,13 @@ void lower_ext(Lower *L) {
       shape[d + 1] = in0->shape[d];
     add_tensor(x, scratch(L, in0->type, in0->rank + 1, shape));
     x->nscratch++;
-  } else if (n->op == GOP_TOPK) { /* k heap slots per row */
+  } else if (n->op == GOP_TOPK) { /* k heap slots per row, and at least 16 heaps (templates/topk.c) */
     const GraphValue *vals = GRAPH_VALUE(g, n->outputs[0]);
-    add_tensor(x, scratch(L, TY_I64, vals->rank, vals->shape));
+    AffineExpr *numel = affine_const(arena, 1);
+    for (int d = 0; d < vals->rank; d++)
+      numel = affine_binary(arena, AE_MUL, numel, vals->shape[d]);
+    AffineExpr *slots = affine_binary(arena, AE_ADD, numel, affine_const(arena, 16 * graph_attr_int(g, n, "k", 0)));
+    add_tensor(x, scratch(L, TY_I64, 1, &slots));
     x->nscratch++;
   } else if (n->op == GOP_FFT || n->op == GOP_DFT) {
     /* each row's transform runs in f64 in a buffer of its own (10 *
