@@ -101,10 +101,10 @@ static int64_t lgen_topk_parts_@S@(int64_t rows, int64_t n, int64_t k, int threa
 static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals, @I@ *restrict idx, int64_t *restrict heap,
                           int64_t outer, int64_t n, int64_t inner, int64_t k, int largest, int threads)
 {
-  int64_t rows = outer * inner, parts = k > 0 ? lgen_topk_parts_@S@(rows, n, k, threads) : 1;
-  int64_t len = (n + parts - 1) / parts;
   if (k == 0)
     return;
+  int64_t rows = outer * inner, parts = lgen_topk_parts_@S@(rows, n, k, threads);
+  int64_t len = (n + parts - 1) / parts;
   /* each segment's k best ... */
   LGEN_OMP(omp for)
   for (int64_t w = 0; w < rows * parts; w++) {

@@ -647,11 +647,6 @@ static bool graph_wants_region(const Emitter *e, int index) {
   return false;
 }
 
-/* A row-fused group (schedule/rows.c), ops first .. first + size - 1, into
- * `ops`: one loop nest over the rows (a worksharing loop when a member
- * would have used threads; else, in the graph's region, under `omp
- * single`), each member's block inside it with its row dims bound to the
- * rows and no threads of its own. */
 /* A softmax and the ops just before and after it, row-fused
  * (schedule/rows.c): each op's block for each row of a chunk, its row dims
  * bound to that row's coordinates (the softmax's outer dims, row-major). */
@@ -749,6 +744,12 @@ static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, co
   sb_free(&code);
 }
 
+/* A row-fused group (schedule/rows.c), ops first .. first + size - 1, into
+ * `ops`: one loop nest over the rows (a worksharing loop when a member
+ * would have used threads; else, in the graph's region, under `omp
+ * single`), each member's block inside it with its row dims bound to the
+ * rows and no threads of its own. A group around a softmax is
+ * emit_softmax_group's. */
 static void emit_graph_group(Emitter *e, StrBuf *ops, int index, int first, const BufferPlan *plan, const char *ws,
                              bool region) {
   const Kernel *k = e->k;

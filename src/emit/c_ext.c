@@ -156,8 +156,8 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
                           t == TY_F64 ? "int64_t" : t == TY_F32 ? "int32_t" : c_type_name(t),
                           "exp",
                           c_type_name(ct),
-                          t == TY_F64 ? "(double)" : "(float)",
-                          arena_printf(e->arena, "(%s)", c_type_name(t)),
+                          NULL, /* @TOC@, @FROMC@: below */
+                          NULL,
                           ct == TY_F64 ? "LGEN_FMA" : "LGEN_FMAF",
                           "exp",
                           "exp",
@@ -167,32 +167,28 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
                            * vectorisation it cannot do around libm's exp) */
                           ct == TY_F64 ? "/* libm's exp: no omp simd */" : "LGEN_OMP_SIMD(omp simd)"};
   /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */
-  if (t == TY_F16 && strstr(text, "@TOF32@")) {
+  if (t == TY_F16 && (strstr(text, "@TOF32@") || strstr(text, "@TOC@"))) {
     values[7] = "LGEN_F16_TO_F32";
     values[8] = "LGEN_F32_TO_F16";
     e->widens_f16 = e->narrows_f16 = true;
   }
-  /* @EXP@ and @LOG@: lgen's vectorisable f32 helpers (defined before the
-   * template's text, once per file), libm's for f64 */
-  if (strstr(text, "@EXP@"))
-    values[5] = ext_math_function(e, "exp", t);
-  if (strstr(text, "@LOG@"))
-    values[6] = ext_math_function(e, "log", t);
-  if (strstr(text, "@EXPNEG@"))
-    values[10] = ext_math_function(e, "expneg", t);
-  if (t == TY_F16 && strstr(text, "@TOC@")) {
-    values[12] = "LGEN_F16_TO_F32";
-    values[13] = "LGEN_F32_TO_F16";
-    e->widens_f16 = e->narrows_f16 = true;
-  }
+  /* ... and to @C@ and back: the same but for f64, which stays double */
+  values[12] = t == TY_F64 ? "(double)" : values[7];
+  values[13] = values[8];
   if (strstr(text, "@CFMA@"))
     e->needs_fma = true;
-  if (strstr(text, "@CEXP@"))
-    values[15] = ext_math_function(e, "exp", ct);
-  if (strstr(text, "@CEXPNEG@"))
-    values[16] = ext_math_function(e, "expneg", ct);
-  if (strstr(text, "@CTANH@"))
-    values[17] = ext_math_function(e, "tanh", ct);
+  /* @EXP@, @LOG@, @EXPNEG@ (on @T@) and @CEXP@, @CEXPNEG@, @CTANH@ (on
+   * @C@): lgen's vectorisable f32 helpers (defined before the template's
+   * text, once per file), libm's for f64 */
+  static const struct {
+    const char *key, *fn;
+    int slot;
+    bool on_c;
+  } math[] = {{"@EXP@", "exp", 5, false},    {"@LOG@", "log", 6, false},         {"@EXPNEG@", "expneg", 10, false},
+              {"@CEXP@", "exp", 15, true},   {"@CEXPNEG@", "expneg", 16, true}, {"@CTANH@", "tanh", 17, true}};
+  for (size_t i = 0; i < sizeof math / sizeof math[0]; i++)
+    if (strstr(text, math[i].key))
+      values[math[i].slot] = ext_math_function(e, math[i].fn, math[i].on_c ? ct : t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
   substitute(e->helpers, text, keys, (const char *const *)values, 19);
   sb_putc(e->helpers, '\n');
