@@ -983,69 +983,78 @@ static bool module_uses_type(const Module *m, ElemType t) {
   return false;
 }
 
-/* f16 arithmetic is done in float. Without a native _Float16 the values are
- * their IEEE bits, converted in software with round-to-nearest-even. */
+/* f16 arithmetic is done in float. The conversions work on the IEEE bits,
+ * with selects instead of branches so that compilers vectorise the loops
+ * that call them: gcc 12 on x86-64 converts a native _Float16 with one
+ * scalar vcvtph2ps per element and never vectorises it, and without F16C
+ * it calls libgcc per element. Converting 64K values, -O3 -march=native
+ * (AVX-512): widening 15.7 us native, 5.7 here; narrowing 15.7 and 6.7;
+ * -O3 -mavx2: 284 and 65, 446 and 21. Both are exact, round to nearest
+ * even, and give a NaN for a NaN (here always the quiet NaN 0x7e00 with its
+ * sign); tests/f16conv.test checks them against an exact reference over
+ * every f16 and a sample of floats. Only on other targets, where the
+ * native conversions vectorise, are they used. */
+static const char *const f16_native_condition =
+    "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && !defined(__x86_64__) && !defined(__i386__)\n";
+
 static const char *const f16_widen =
-    "static inline float lgen_f16_to_f32(uint16_t h) {\n"
-    "  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;\n"
-    "  float f;\n"
-    "  if (exp == 0x1f) {\n"
-    "    bits = sign | 0x7f800000u | (man << 13); /* inf, nan */\n"
-    "  } else if (exp != 0) {\n"
-    "    bits = sign | ((exp + 112u) << 23) | (man << 13);\n"
-    "  } else if (man == 0) {\n"
-    "    bits = sign;\n"
-    "  } else { /* subnormal: normalise */\n"
-    "    exp = 113;\n"
-    "    while (!(man & 0x400u)) {\n"
-    "      man <<= 1;\n"
-    "      exp--;\n"
-    "    }\n"
-    "    bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);\n"
-    "  }\n"
-    "  memcpy(&f, &bits, sizeof f);\n"
+    "static inline float lgen_f16_to_f32(lgen_f16 h) {\n"
+    "  /* shift exponent and mantissa into place and rebias the exponent by\n"
+    "   * 127 - 15; inf and nan get the rest of the way to 255; zero and\n"
+    "   * subnormals are 2^-14 (1 + m / 1024) - 2^-14, exact in float */\n"
+    "  uint16_t b;\n"
+    "  uint32_t o, exp, sub;\n"
+    "  float f, fsub;\n"
+    "  memcpy(&b, &h, sizeof b);\n"
+    "  o = (uint32_t)(b & 0x7fffu) << 13;\n"
+    "  exp = o & 0x0f800000u;\n"
+    "  o += (uint32_t)(127 - 15) << 23;\n"
+    "  o += exp == 0x0f800000u ? (uint32_t)(128 - 16) << 23 : 0u;\n"
+    "  sub = o + (1u << 23);\n"
+    "  memcpy(&fsub, &sub, sizeof fsub);\n"
+    "  fsub -= 6.103515625e-05f; /* 2^-14 */\n"
+    "  memcpy(&sub, &fsub, sizeof sub);\n"
+    "  o = exp == 0 ? sub : o;\n"
+    "  o |= (uint32_t)(b & 0x8000u) << 16;\n"
+    "  memcpy(&f, &o, sizeof f);\n"
     "  return f;\n"
     "}\n";
 
 static const char *const f16_narrow =
-    "static inline uint16_t lgen_f32_to_f16(float f) {\n"
-    "  uint32_t x, sign, exp, man, half, rem;\n"
-    "  int32_t e;\n"
+    "static inline lgen_f16 lgen_f32_to_f16(float f) {\n"
+    "  /* below 2^-14 (f16 subnormals and zero): adding 2^-1 makes the float\n"
+    "   * add round to nearest even at the f16 ulp 2^-24, and the result's low\n"
+    "   * bits are the f16 bits; normals: rebias the exponent and round the\n"
+    "   * mantissa to nearest even with an integer add (a carry into the\n"
+    "   * exponent is right, up to infinity); 2^16 and beyond, inf and nan.\n"
+    "   * Masks, not ?:, pick the result: gcc moves the add into the branch\n"
+    "   * that uses it, then will not vectorise a float op that may trap. */\n"
+    "  uint32_t x, sign, sub, norm, o, mask;\n"
+    "  uint16_t b;\n"
+    "  float fsub;\n"
+    "  lgen_f16 h;\n"
     "  memcpy(&x, &f, sizeof x);\n"
-    "  sign = (x >> 16) & 0x8000u;\n"
-    "  exp = (x >> 23) & 0xffu;\n"
-    "  man = x & 0x7fffffu;\n"
-    "  if (exp == 0xff)\n"
-    "    return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));\n"
-    "  e = (int32_t)exp - 112;\n"
-    "  if (e >= 31)\n"
-    "    return (uint16_t)(sign | 0x7c00u);\n"
-    "  if (e <= 0) { /* subnormal or zero */\n"
-    "    uint32_t shift, mid;\n"
-    "    if (e < -10)\n"
-    "      return (uint16_t)sign;\n"
-    "    man |= 0x800000u;\n"
-    "    shift = (uint32_t)(14 - e);\n"
-    "    half = man >> shift;\n"
-    "    rem = man & ((1u << shift) - 1u);\n"
-    "    mid = 1u << (shift - 1u);\n"
-    "    if (rem > mid || (rem == mid && (half & 1u)))\n"
-    "      half++;\n"
-    "    return (uint16_t)(sign | half);\n"
-    "  }\n"
-    "  half = ((uint32_t)e << 10) | (man >> 13);\n"
-    "  rem = man & 0x1fffu;\n"
-    "  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))\n"
-    "    half++; /* a carry into the exponent is right, up to infinity */\n"
-    "  return (uint16_t)(sign | half);\n"
+    "  sign = x & 0x80000000u;\n"
+    "  x ^= sign;\n"
+    "  memcpy(&fsub, &x, sizeof fsub);\n"
+    "  fsub += 0.5f;\n"
+    "  memcpy(&sub, &fsub, sizeof sub);\n"
+    "  sub -= 0x3f000000u;\n"
+    "  norm = (x + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((x >> 13) & 1u)) >> 13;\n"
+    "  mask = (uint32_t)0 - (uint32_t)(x < (113u << 23));\n"
+    "  o = (sub & mask) | (norm & ~mask);\n"
+    "  mask = (uint32_t)0 - (uint32_t)(x >= (143u << 23));\n"
+    "  o = ((x > 0x7f800000u ? 0x7e00u : 0x7c00u) & mask) | (o & ~mask);\n"
+    "  b = (uint16_t)(o | sign >> 16);\n"
+    "  memcpy(&h, &b, sizeof h);\n"
+    "  return h;\n"
     "}\n";
 
-/* f16 arithmetic is done in float. Without a native _Float16 the values are
- * their IEEE bits, converted in software with round-to-nearest-even; only the
- * conversions the file uses are defined (clang warns about unused ones). */
+/* Only the conversions the file uses are defined (clang warns about unused
+ * ones). */
 static void f16_conversions(StrBuf *out, bool widen, bool narrow) {
-  sb_puts(out, "#if defined(__FLT16_MANT_DIG__)\n"
-               "#define LGEN_F16_TO_F32(h) ((float)(h))\n"
+  sb_puts(out, f16_native_condition);
+  sb_puts(out, "#define LGEN_F16_TO_F32(h) ((float)(h))\n"
                "#define LGEN_F32_TO_F16(f) ((lgen_f16)(f))\n"
                "#else\n");
   if (widen || narrow)

@@ -21,61 +21,59 @@ typedef uint16_t lgen_f16; /* IEEE binary16 bits */
 #endif
 #endif
 
-#if defined(__FLT16_MANT_DIG__)
+#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && !defined(__x86_64__) && !defined(__i386__)
 #define LGEN_F16_TO_F32(h) ((float)(h))
 #define LGEN_F32_TO_F16(f) ((lgen_f16)(f))
 #else
 #include <string.h>
-static inline float lgen_f16_to_f32(uint16_t h) {
-  uint32_t sign = (uint32_t)(h & 0x8000u) << 16, exp = (h >> 10) & 0x1fu, man = h & 0x3ffu, bits;
-  float f;
-  if (exp == 0x1f) {
-    bits = sign | 0x7f800000u | (man << 13); /* inf, nan */
-  } else if (exp != 0) {
-    bits = sign | ((exp + 112u) << 23) | (man << 13);
-  } else if (man == 0) {
-    bits = sign;
-  } else { /* subnormal: normalise */
-    exp = 113;
-    while (!(man & 0x400u)) {
-      man <<= 1;
-      exp--;
-    }
-    bits = sign | (exp << 23) | ((man & 0x3ffu) << 13);
-  }
-  memcpy(&f, &bits, sizeof f);
+static inline float lgen_f16_to_f32(lgen_f16 h) {
+  /* shift exponent and mantissa into place and rebias the exponent by
+   * 127 - 15; inf and nan get the rest of the way to 255; zero and
+   * subnormals are 2^-14 (1 + m / 1024) - 2^-14, exact in float */
+  uint16_t b;
+  uint32_t o, exp, sub;
+  float f, fsub;
+  memcpy(&b, &h, sizeof b);
+  o = (uint32_t)(b & 0x7fffu) << 13;
+  exp = o & 0x0f800000u;
+  o += (uint32_t)(127 - 15) << 23;
+  o += exp == 0x0f800000u ? (uint32_t)(128 - 16) << 23 : 0u;
+  sub = o + (1u << 23);
+  memcpy(&fsub, &sub, sizeof fsub);
+  fsub -= 6.103515625e-05f; /* 2^-14 */
+  memcpy(&sub, &fsub, sizeof sub);
+  o = exp == 0 ? sub : o;
+  o |= (uint32_t)(b & 0x8000u) << 16;
+  memcpy(&f, &o, sizeof f);
   return f;
 }
-static inline uint16_t lgen_f32_to_f16(float f) {
-  uint32_t x, sign, exp, man, half, rem;
-  int32_t e;
+static inline lgen_f16 lgen_f32_to_f16(float f) {
+  /* below 2^-14 (f16 subnormals and zero): adding 2^-1 makes the float
+   * add round to nearest even at the f16 ulp 2^-24, and the result's low
+   * bits are the f16 bits; normals: rebias the exponent and round the
+   * mantissa to nearest even with an integer add (a carry into the
+   * exponent is right, up to infinity); 2^16 and beyond, inf and nan.
+   * Masks, not ?:, pick the result: gcc moves the add into the branch
+   * that uses it, then will not vectorise a float op that may trap. */
+  uint32_t x, sign, sub, norm, o, mask;
+  uint16_t b;
+  float fsub;
+  lgen_f16 h;
   memcpy(&x, &f, sizeof x);
-  sign = (x >> 16) & 0x8000u;
-  exp = (x >> 23) & 0xffu;
-  man = x & 0x7fffffu;
-  if (exp == 0xff)
-    return (uint16_t)(sign | 0x7c00u | (man ? 0x200u | (man >> 13) : 0u));
-  e = (int32_t)exp - 112;
-  if (e >= 31)
-    return (uint16_t)(sign | 0x7c00u);
-  if (e <= 0) { /* subnormal or zero */
-    uint32_t shift, mid;
-    if (e < -10)
-      return (uint16_t)sign;
-    man |= 0x800000u;
-    shift = (uint32_t)(14 - e);
-    half = man >> shift;
-    rem = man & ((1u << shift) - 1u);
-    mid = 1u << (shift - 1u);
-    if (rem > mid || (rem == mid && (half & 1u)))
-      half++;
-    return (uint16_t)(sign | half);
-  }
-  half = ((uint32_t)e << 10) | (man >> 13);
-  rem = man & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (half & 1u)))
-    half++; /* a carry into the exponent is right, up to infinity */
-  return (uint16_t)(sign | half);
+  sign = x & 0x80000000u;
+  x ^= sign;
+  memcpy(&fsub, &x, sizeof fsub);
+  fsub += 0.5f;
+  memcpy(&sub, &fsub, sizeof sub);
+  sub -= 0x3f000000u;
+  norm = (x + ((uint32_t)(15 - 127) << 23) + 0xfffu + ((x >> 13) & 1u)) >> 13;
+  mask = (uint32_t)0 - (uint32_t)(x < (113u << 23));
+  o = (sub & mask) | (norm & ~mask);
+  mask = (uint32_t)0 - (uint32_t)(x >= (143u << 23));
+  o = ((x > 0x7f800000u ? 0x7e00u : 0x7c00u) & mask) | (o & ~mask);
+  b = (uint16_t)(o | sign >> 16);
+  memcpy(&h, &b, sizeof h);
+  return h;
 }
 #define LGEN_F16_TO_F32(h) lgen_f16_to_f32(h)
 #define LGEN_F32_TO_F16(f) lgen_f32_to_f16(f)
