@@ -415,7 +415,13 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
         spans[j] = (OpSpan){spans[c].first, spans[c].last, plans[i][c].prologue_tensor};
         spans[c].unmaterialized = plans[i][c].prologue_tensor;
       }
-    buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, arena);
+    int64_t *bytes = arena_alloc(arena, sizeof(int64_t) * (size_t)(gk->k->ntensors + 1));
+    for (int t = 0; t < gk->k->ntensors; t++)
+      bytes[t] = -1;
+    for (int j = 0; j < gk->k->nops; j++) /* a softmax group's chunk buffers */
+      for (int c = 0; c < plans[i][j].nchunk_local; c++)
+        bytes[plans[i][j].chunk_local[c]] = plans[i][j].chunk_local_bytes[c];
+    buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, bytes, arena);
   }
   print_graph_passes(cx);
   TemplateSet *templates = arena_alloc(arena, sizeof *templates);

@@ -273,12 +273,26 @@ static void call_attention(ExtCall *c) {
   sb_free(&f);
 }
 
+/* Tensor i of a softmax call on a chunk's rows alone (rows lgen_u0 on, as
+ * rows 0 on): its chunk buffer's slot, or its row lgen_u0 (each row of x
+ * and y has n elements, of max_init and sum_init one). */
+static const char *chunk_rows_of(const ExtCall *c, int i, const char *n) {
+  const OpPlan *g = c->e->chunk_group;
+  for (int l = 0; l < g->nchunk_local; l++)
+    if (g->chunk_local[l] == c->x->tensors[i])
+      return arena_printf(c->e->arena, "%s + lgen_slot", name_of(c, i));
+  return arena_printf(c->e->arena, "%s + lgen_u0%s%s", name_of(c, i), n ? " * " : "", n ? n : "");
+}
+
 /* softmax (templates/softmax.c), x [, max_init, sum_init] -> y, max, sum,
  * scale: the call runs one chunk of rows (lgen_softmax_chunk), and the
  * chunks are this loop's, shared out among the threads. A row-fused op
  * after the softmax (e->softmax_rows) runs inside it, on the chunk's rows
  * lgen_u0 .. lgen_u1 - 1, while they are in cache; a row-fused op before
- * it computes the chunk's rows of its input just before the call. */
+ * it computes the chunk's rows of its input just before the call. With
+ * chunk buffers (e->chunk_group: x or y kept per thread, a chunk each,
+ * which needs a thread slot per thread and chunks of at most
+ * LG_SOFTMAX_CHUNK_ROWS), the call sees the chunk's rows as rows 0 on. */
 static void call_softmax(ExtCall *c) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
@@ -289,21 +303,46 @@ static void call_softmax(ExtCall *c) {
   c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t);
   c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t);
   const char *outer = extent_product(c, 0, 0, axis), *inner = extent_product(c, 0, axis + 1, tensor_of(c, 0)->rank);
+  const char *n = extent(c, 0, axis), *threads = "";
+  bool chunked = e->chunk_group != NULL;
   line(e, "{");
   e->indent++;
   line(e, "const int64_t lgen_units = lgen_softmax_units_%s(%s, %s);", elem_type_name(t), outer, inner);
-  line(e, "const int64_t lgen_chunk = lgen_softmax_chunk_%s(%s, %s, %d);", elem_type_name(t), outer, inner, is_log);
-  line(e, "LGEN_OMP(omp %sfor schedule(static))", e->softmax_rows && !e->graph_region ? "parallel " : "");
+  if (chunked) {
+    use_helper(e->helpers_used, "lgen_min");
+    use_helper(e->helpers_used, "lgen_thread_slots");
+    if (e->graph_region)
+      e->region_thread_cap = true;
+    else
+      threads = arena_printf(e->arena, " num_threads(lgen_thread_slots(%d))", LG_SCRATCH_THREAD_SLOTS);
+    line(e, "const int64_t lgen_chunk = lgen_min(lgen_softmax_chunk_%s(%s, %s, %d), %d);", elem_type_name(t), outer,
+         inner, is_log, LG_SOFTMAX_CHUNK_ROWS);
+  } else {
+    line(e, "const int64_t lgen_chunk = lgen_softmax_chunk_%s(%s, %s, %d);", elem_type_name(t), outer, inner,
+         is_log);
+  }
+  line(e, "LGEN_OMP(omp %sfor%s schedule(static))", e->softmax_rows && !e->graph_region ? "parallel " : "", threads);
   line(e, "for (int64_t lgen_c = 0; lgen_c < (lgen_units + lgen_chunk - 1) / lgen_chunk; ++lgen_c) {");
   e->indent++;
   line(e, "const int64_t lgen_u0 = lgen_c * lgen_chunk;");
   line(e, "const int64_t lgen_u1 = lgen_units - lgen_u0 < lgen_chunk ? lgen_units : lgen_u0 + lgen_chunk;");
+  if (chunked) {
+    line(e, "const int64_t lgen_slot = (int64_t)LGEN_THREAD_NUM() * %d * %s;", LG_SOFTMAX_CHUNK_ROWS, n);
+    line(e, "const int64_t lgen_shift = lgen_u0 * %s - lgen_slot; /* row lgen_u0 of a chunk buffer: its slot */", n);
+  }
   if (e->softmax_rows)
     e->softmax_rows(e, e->softmax_rows_ctx, false);
-  line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1);", c->fn, name_of(c, 0),
-       name_of(c, out), name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3),
-       x->ninputs > 1 ? name_of(c, 1) : "0", x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, axis),
-       sb_cstr(&scale), sb_cstr(&post), is_log);
+  if (chunked)
+    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, lgen_u1 - lgen_u0, %s, 1, %s, %s, %d, 0, lgen_u1 - lgen_u0);", c->fn,
+         chunk_rows_of(c, 0, n), chunk_rows_of(c, out, n), chunk_rows_of(c, out + 1, NULL),
+         chunk_rows_of(c, out + 2, NULL), chunk_rows_of(c, out + 3, NULL),
+         x->ninputs > 1 ? chunk_rows_of(c, 1, NULL) : "0", x->ninputs > 2 ? chunk_rows_of(c, 2, NULL) : "0", n,
+         sb_cstr(&scale), sb_cstr(&post), is_log);
+  else
+    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1);", c->fn, name_of(c, 0),
+         name_of(c, out), name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3),
+         x->ninputs > 1 ? name_of(c, 1) : "0", x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, axis),
+         sb_cstr(&scale), sb_cstr(&post), is_log);
   if (e->softmax_rows)
     e->softmax_rows(e, e->softmax_rows_ctx, true);
   e->indent--;

@@ -55,6 +55,12 @@ typedef struct Emitter {
    * lgen_u0 .. lgen_u1 - 1 (NULL: none). */
   void (*softmax_rows)(struct Emitter *e, void *ctx, bool after);
   void *softmax_rows_ctx;
+  /* ... and its chunk buffers: the group's first op's plan lists them
+   * (NULL: none), and chunk_shift[t] (NULL: a whole tensor) is subtracted
+   * from tensor t's element index (access_str), taking row lgen_u0 of the
+   * tensor to the start of the running thread's chunk buffer. */
+  const OpPlan *chunk_group;
+  const char **chunk_shift;
   /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
    * it with this pointwise op's payload (NULL: none). */
   const StructuredOp *prologue;
@@ -89,9 +95,6 @@ void emit_op(Emitter *e, const StructuredOp *op, int index);
  * and e->prepack_constants as emit_op will see them): a C size_t expression
  * in the kernel's sizes, and its value, or -1 when it depends on them. */
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value);
-/* Per-thread pack buffers in a graph's scratch area exist for at most this
- * many threads; the parallel regions that use them ask for no more. */
-enum { LG_SCRATCH_THREAD_SLOTS = 16 };
 
 /* c_emit.c: a pre-packed constant's array (count elements of the type of
  * tensor t, at `data`), defined once; returns its C symbol. */

@@ -225,7 +225,7 @@ void lower_ext(Lower *L) {
         affine_binary(arena, AE_ADD, affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dq),
                       affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dv)),
         affine_const(arena, QT * KT + 2 * QT));
-    AffineExpr *shape[2] = {affine_const(arena, 16), per};
+    AffineExpr *shape[2] = {affine_const(arena, LG_SCRATCH_THREAD_SLOTS), per};
     add_tensor(x, scratch(L, in0->type == TY_F64 ? TY_F64 : TY_F32, 2, shape));
     x->nscratch++;
   }

@@ -74,7 +74,9 @@ typedef struct {
   int unmaterialized; /* a tensor the op does not touch after all (a prologue's result; -1: none) */
 } OpSpan;
 
-BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena);
+/* bytes[t] >= 0 (bytes may be NULL) replaces tensor t's own size: a
+ * softmax group's chunk buffers (schedule/rows.c) need less. */
+BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, const int64_t *bytes, Arena *arena);
 /* The plan as YAML comments and keys for --print-schedule. */
 void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan);
 

@@ -127,7 +127,8 @@ static void touch(Buffer *b, int op) {
 }
 
 /* The workspace tensors, their sizes and live ranges, in tensor order. */
-static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, int *count, Arena *arena) {
+static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, const int64_t *bytes, int *count,
+                               Arena *arena) {
   Buffer *bufs = arena_alloc(arena, sizeof *bufs * (size_t)(k->ntensors + 1));
   int *slot_of = arena_alloc(arena, sizeof *slot_of * (size_t)(k->ntensors + 1));
   int n = 0;
@@ -140,7 +141,7 @@ static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, int *count,
     b->tensor = t;
     b->first = 1;
     b->last = 0;
-    AffineExpr *raw = raw_bytes(k, t, arena);
+    AffineExpr *raw = bytes && bytes[t] >= 0 ? affine_const(arena, bytes[t]) : raw_bytes(k, t, arena);
     b->raw = poly_from_affine(arena, raw);
     int64_t v;
     if (fold_const(raw, &v)) {
@@ -432,10 +433,10 @@ static int *merge_in_place(const Kernel *k, const OpSpan *spans, Buffer *bufs, i
   return same;
 }
 
-BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, Arena *arena) {
+BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, const int64_t *bytes, Arena *arena) {
   BufferPlan *plan = arena_alloc(arena, sizeof *plan);
   int n = 0;
-  Buffer *bufs = collect_buffers(k, spans, &n, arena);
+  Buffer *bufs = collect_buffers(k, spans, bytes, &n, arena);
   plan->nbuffers = n;
   plan->buffers = arena_alloc(arena, sizeof *plan->buffers * (size_t)(n + 1));
   bool all_static = true;

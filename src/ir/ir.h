@@ -17,6 +17,10 @@
 #include "diag.h"
 
 enum { LG_MAX_RANK = 16, LG_MAX_DIMS = 32, LG_MAX_ARGS = 3 };
+/* Per-thread buffers of generated code (pack buffers, a template's scratch,
+ * a softmax group's chunk buffers) exist for at most this many threads;
+ * the parallel regions that use them ask for no more. */
+enum { LG_SCRATCH_THREAD_SLOTS = 16 };
 
 typedef enum { TY_F16, TY_F32, TY_F64, TY_I1, TY_I8, TY_I16, TY_I32, TY_I64 } ElemType;
 

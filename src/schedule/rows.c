@@ -319,6 +319,48 @@ static bool softmax_member(const Kernel *k, const OpPlan *plans, int e, const Ex
   return true;
 }
 
+/* Whether op j touches any tensor stored in root r. */
+static bool op_touches_root(const Kernel *k, int j, int r) {
+  const StructuredOp *op = &k->ops[j];
+  bool input;
+  if (op->ext)
+    return ext_touches(k, op->ext, r, &input);
+  int list[LG_MAX_TENSORS];
+  for (int i = 0, n = touched(k, op, list); i < n; i++)
+    if (root(k, list[i]) == r)
+      return true;
+  return false;
+}
+
+/* The bytes of tensor t kept per thread, a chunk of rows each, when t can
+ * be (-1 otherwise): t is an intermediate of its own (no alias shares its
+ * memory) that only the group's ops first..last touch, of static shape
+ * [rows..., n], and the chunk buffers are smaller than t. Each chunk's rows
+ * are then written and read inside that chunk only, by the thread that
+ * runs it, so a thread's buffer can take the next chunk's rows: t never
+ * goes to memory whole, which saves writing it (a full pass over memory
+ * for a tensor beyond the caches). */
+static int64_t chunk_local_bytes(const Kernel *k, int t, int first, int last) {
+  const TensorParam *tp = &k->tensors[t];
+  if (tp->storage != TS_WORKSPACE)
+    return -1;
+  for (int u = 0; u < k->ntensors; u++)
+    if (u != t && root(k, u) == t)
+      return -1;
+  for (int j = 0; j < k->nops; j++)
+    if ((j < first || j > last) && op_touches_root(k, j, t))
+      return -1;
+  int64_t whole = elem_type_bits(tp->type) / 8;
+  for (int p = 0; p < tp->rank; p++) {
+    if (tp->shape[p]->kind != AE_CONST)
+      return -1;
+    whole *= tp->shape[p]->value;
+  }
+  int64_t n = tp->shape[tp->rank - 1]->value;
+  int64_t local = (int64_t)LG_SCRATCH_THREAD_SLOTS * LG_SOFTMAX_CHUNK_ROWS * n * (elem_type_bits(tp->type) / 8);
+  return local < whole ? local : -1;
+}
+
 /* A softmax (the ExtOp online_softmax along its innermost axis) with the
  * op just before it that computes its input x and the op just after it
  * that reads its result y, either or both, row by row (softmax_member):
@@ -355,6 +397,15 @@ static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *tar
     plans[m].group_rows = rows;
     plans[m].group_threads = true;
   }
+  OpPlan *head = &plans[first];
+  int candidates[2] = {has_before ? xt : -1, has_after ? y : -1};
+  for (int c = 0; c < 2; c++) {
+    int64_t bytes = candidates[c] >= 0 ? chunk_local_bytes(k, candidates[c], first, last) : -1;
+    if (bytes >= 0) {
+      head->chunk_local[head->nchunk_local] = candidates[c];
+      head->chunk_local_bytes[head->nchunk_local++] = bytes;
+    }
+  }
   const StructuredOp *E = &k->ops[has_before ? i - 1 : i + 1];
   StrBuf sb = {0};
   sb_printf(&sb, "rows: ops %d to %d run chunk by chunk over the softmax's rows (", first, last);
@@ -365,6 +416,10 @@ static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *tar
     sb_printf(&sb, ", '%s'", k->tensors[y].name);
   if (has_after)
     sb_printf(&sb, ", '%s'", output_name(k, &k->ops[i + 1]));
+  for (int c = 0; c < head->nchunk_local; c++)
+    sb_printf(&sb, "%s'%s'", c ? " and " : "; ", k->tensors[head->chunk_local[c]].name);
+  if (head->nchunk_local)
+    sb_printf(&sb, " kept per thread, %d rows each", LG_SOFTMAX_CHUNK_ROWS);
   vec_push(arena, decisions, arena_strdup(arena, sb_cstr(&sb)));
   sb_free(&sb);
   return first;
@@ -373,7 +428,7 @@ static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *tar
 void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
                      Arena *arena, PtrVec *decisions) {
   for (int i = 0; i < k->nops; i++)
-    plans[i].group_size = 0;
+    plans[i].group_size = plans[i].nchunk_local = 0;
   OpPlan *cand = arena_alloc(arena, sizeof(OpPlan) * (size_t)(k->nops + 1));
   int i = 0;
   while (i < k->nops) {

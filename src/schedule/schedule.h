@@ -52,6 +52,11 @@ typedef struct {
   const char *library_call;
 } Schedule;
 
+/* The most rows templates/softmax.c's lgen_softmax_chunk gives one chunk
+ * (the emitted code clamps it there, as a softmax group's chunk buffers
+ * hold that many rows). */
+enum { LG_SOFTMAX_CHUNK_ROWS = 16 };
+
 /* Everything decided for one op: how its domain is reshaped before tiling
  * (fold and collapse, in the op's own dims), the view that results, and the
  * schedule, whose dims are the view's. */
@@ -65,6 +70,13 @@ typedef struct {
   int group_size;
   int group_rows;
   bool group_threads; /* the group's row loop is shared out among threads */
+  /* A softmax's group (its first op): intermediates that live only inside
+   * the group's chunks of rows are kept per thread, one chunk each
+   * (LG_SCRATCH_THREAD_SLOTS slots of LG_SOFTMAX_CHUNK_ROWS rows), instead
+   * of whole; chunk_local_bytes is the buffer's size. */
+  int nchunk_local;
+  int chunk_local[2];
+  int64_t chunk_local_bytes[2];
   bool from_file; /* the schedule file's: row fusion leaves it as it is */
   /* Prologues (prologue.c): with has_prologue, this op's pack of tensor
    * prologue_tensor computes it with op prologue_op's payload; with

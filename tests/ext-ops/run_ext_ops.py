@@ -594,8 +594,11 @@ def g_softmax_rows(r):
     elementwise with a full-shape and a broadcast operand, rows of two dims
     (3 x 67) and 1031 rows (prime), one reading x as well, a row reduction,
     log-softmax; a transpose after it (not row-local) stays apart; the op
-    before it on its rows too."""
+    before it on its rows too. Over 256 rows, the intermediates that only
+    the group touches live in per-thread chunk buffers (16 slots): run at
+    20 threads too, where the region must cap itself at 16."""
     g = Graph("softmax_rows")
+    g.thread_counts = (1, 2, 20)
     x = (r.standard_normal((1031, 1000)) * 4).astype(np.float32)
     m = r.uniform(0, 2, size=x.shape).astype(np.float32)
     b = r.standard_normal(1000).astype(np.float32)
@@ -673,6 +676,9 @@ def g_softmax_f16(r):
         g.output(g.node("softmax", [xi], axis=axis), np_softmax(x.astype(np.float64), axis).astype(np.float16))
         g.output(g.node("log_softmax", [xi], axis=axis),
                  np_softmax(x.astype(np.float64), axis, True).astype(np.float16))
+    # over 256 rows: the f32 copies of x and y live in per-thread chunk buffers
+    x = (r.standard_normal((523, 1100)) * 2).astype(np.float16)
+    g.output(g.node("softmax", [g.input(x)], axis=1), np_softmax(x.astype(np.float64), 1).astype(np.float16))
     x = (r.standard_normal((5, 40)) * 2).astype(np.float16)
     half = g.const(np.array([0.5], dtype=np.float16))
     g.output(g.node("softmax", [g.node("mul", [g.input(x), half])], axis=1),

@@ -91,7 +91,7 @@ static void emit_stage(Unit *u, Kernel *k, const char *schedule, bool separate, 
       schedule_none(p->view.op, &p->s);
     memset(p->s.pack, 0, sizeof p->s.pack);
   }
-  out->plan = plan_buffers(k, NULL, u->arena);
+  out->plan = plan_buffers(k, NULL, NULL, u->arena);
   BufferPlan **bp = arena_alloc(u->arena, sizeof *bp);
   bp[0] = out->plan;
   EmitOptions eo = {.prefix = "",
@@ -198,7 +198,7 @@ static const BufferPlacement *placement(const Kernel *k, const BufferPlan *p, co
 Test(graph_plan, static_sizes_reuse_dead_buffers) {
   Unit *u;
   Kernel *k = hand_built_graph(&u, "3");
-  BufferPlan *p = plan_buffers(k, NULL, u->arena);
+  BufferPlan *p = plan_buffers(k, NULL, NULL, u->arena);
   cr_assert_eq(p->nbuffers, 3, "T1, T2, T3; not the alias, the constant or the parameters");
   const BufferPlacement *t1 = placement(k, p, "T1"), *t2 = placement(k, p, "T2"), *t3 = placement(k, p, "T3");
   cr_assert_eq(t1->first_op, 0);
@@ -230,7 +230,7 @@ Test(graph_plan, static_sizes_reuse_dead_buffers) {
 Test(graph_plan, symbolic_sizes_share_slots) {
   Unit *u;
   Kernel *k = hand_built_graph(&u, "N");
-  BufferPlan *p = plan_buffers(k, NULL, u->arena);
+  BufferPlan *p = plan_buffers(k, NULL, NULL, u->arena);
   cr_assert_eq(p->total_static, -1);
   cr_assert_eq(p->lower_bound, -1);
   cr_assert_eq(p->sum_bytes, -1);
