@@ -131,6 +131,10 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
     const @T@ *restrict xb = x + j0, *restrict xn = x + j1;
     @T@ *restrict yb = y + j0;
     @T@ bm = next > m ? next : m;
+    /* the exps' reference: the block's max, or 0 while every element so
+     * far is -inf (their exps are then 0, not exp(-inf - -inf) = NaN;
+     * the block's factor, exp(-inf - m), keeps them 0) */
+    @T@ ref = bm == @LOWEST@ ? 0 : bm;
     /* vmax: the next block's maximum per lane, as a float select, which gcc
      * vectorises here as an element-wise max (a NaN is skipped by it, but
      * still makes the row's sum and so every output NaN) */
@@ -149,7 +153,7 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
           LGEN_SOFTMAX_PREFETCH(xn + j + LGEN_SOFTMAX_AHEAD, 0);
         for (int l = 0; l < L; l++) {
           @T@ v = scale * xn[j + l];
-          lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
+          lane[l] += @EXPNEG@(scale * xb[j + l] - ref);
           vmax[l] = v > vmax[l] ? v : vmax[l];
         }
       }
@@ -157,10 +161,10 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
         if (xb + j + LGEN_SOFTMAX_AHEAD < xend) /* the next row's start */
           LGEN_SOFTMAX_PREFETCH(xb + j + LGEN_SOFTMAX_AHEAD, 0);
         for (int l = 0; l < L; l++)
-          lane[l] += @EXPNEG@(scale * xb[j + l] - bm);
+          lane[l] += @EXPNEG@(scale * xb[j + l] - ref);
       }
       for (int64_t j = full; j < len; j++)
-        lane[0] += @EXPNEG@(scale * xb[j] - bm);
+        lane[0] += @EXPNEG@(scale * xb[j] - ref);
     } else {
       for (int64_t j = 0; j < both; j += L) {
         if (xn + j + LGEN_SOFTMAX_AHEAD < xend) {
@@ -169,7 +173,7 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
         }
         for (int l = 0; l < L; l++) {
           @T@ v = scale * xn[j + l];
-          @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
+          @T@ e = @EXPNEG@(scale * xb[j + l] - ref);
           yb[j + l] = e;
           lane[l] += e;
           vmax[l] = v > vmax[l] ? v : vmax[l];
@@ -181,13 +185,13 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
           LGEN_SOFTMAX_PREFETCH(yb + j + LGEN_SOFTMAX_AHEAD, 1);
         }
         for (int l = 0; l < L; l++) {
-          @T@ e = @EXPNEG@(scale * xb[j + l] - bm);
+          @T@ e = @EXPNEG@(scale * xb[j + l] - ref);
           yb[j + l] = e;
           lane[l] += e;
         }
       }
       for (int64_t j = full; j < len; j++) {
-        yb[j] = @EXPNEG@(scale * xb[j] - bm);
+        yb[j] = @EXPNEG@(scale * xb[j] - ref);
         lane[0] += yb[j];
       }
     }
@@ -228,7 +232,7 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
   }
   for (int64_t j0 = 0; j0 < n; j0 += B, nb++) {
     int64_t j1 = j0 + B < n ? j0 + B : n;
-    @T@ bm[L], sum[L];
+    @T@ bm[L], ref[L], sum[L];
     for (int l = 0; l < L; l++) {
       bm[l] = m[l];
       sum[l] = 0;
@@ -241,10 +245,11 @@ static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m
     for (int l = 0; l < w; l++) {
       s[l] = s[l] == 0 ? s[l] : s[l] * @EXPNEG@(m[l] - bm[l]);
       m[l] = bm[l];
+      ref[l] = bm[l] == @LOWEST@ ? 0 : bm[l]; /* as in lgen_softmax_row */
     }
     for (int64_t j = j0; j < j1; j++)
       for (int l = 0; l < w; l++) {
-        @T@ e = @EXPNEG@(scale * x[j * inner + l] - bm[l]);
+        @T@ e = @EXPNEG@(scale * x[j * inner + l] - ref[l]);
         if (!is_log)
           y[j * inner + l] = e;
         sum[l] += e;

@@ -155,6 +155,12 @@ def g_mask(r):
                   causal_offset=lk - lq)
     # shorter than the keys: the rest are masked
     add_attention(g, r, (2, 3, lq, 8), (2, 3, lk, 8), (2, 3, lk, 4), mask=rnd(r, lq, 100))
+    # -inf over whole key tiles (128 keys) first: rows whose leading tiles
+    # have no key left (left padding), one tile exactly, all but the last key
+    m = rnd(r, lq, 300)
+    m[0, :200] = m[1, :128] = m[2, 128:256] = -np.inf
+    m[3, :299] = -np.inf
+    add_attention(g, r, (2, 3, lq, 8), (2, 3, 300, 8), (2, 3, 300, 4), mask=m)
     add_attention(g, r, (1, 2, lq, 8), (1, 2, 9, 8), (1, 2, 9, 4), mask=r.random((1, 2, lq, 6)) < 0.8)
     add_attention(g, r, (1, 2, lq, 8), (1, 2, 9, 8), (1, 2, 9, 4), mask=rnd(r, lq, 1), mask_pad=1)
     return g

@@ -508,7 +508,8 @@ def ref_online_softmax(x, axis, scale=1.0, log=False, m0=None, s0=None, post=1.0
 def g_softmax(r):
     """online_softmax over contiguous rows (one block, several, 63), strided
     columns (panels of 16 lanes and a partial one), length-1 and empty axes,
-    masked (-inf) and large entries, log, scale, initial max and sum, f64;
+    masked (-inf) and large entries, runs of -inf over whole blocks, log,
+    scale, initial max and sum, f64;
     128 contiguous rows and more run in chunks (a row's second pass overlaps
     the next row's first): 131 x 37 (chunks of 2, the last of 1), 1000 x 5
     (chunks of 15, the last of 10), 130 x 1100 (three blocks a row)."""
@@ -531,6 +532,24 @@ def g_softmax(r):
                               out_scale=post)
                 for o, ref in zip(outs, ref_online_softmax(x, axis, scale, log, post=post)):
                     g.output(o, ref, exact=False)
+    # runs of -inf longer than a block (a padding or causal mask): leading,
+    # trailing, in the middle, every other block, all but one element, and
+    # a whole row (NaN, as NumPy); contiguous rows (blocks of 256 and more)
+    # and strided columns (blocks of 64), softmax and log-softmax. Each
+    # element's exp was once taken against a block max of -inf: NaN rows.
+    x = (r.standard_normal((7, 3000)) * 4).astype(np.float32)
+    x[0, :1700] = x[1, 1200:] = x[2, 500:2600] = -np.inf
+    x[3, :] = -np.inf
+    x[4, np.arange(3000) % 600 < 300] = -np.inf
+    x[5, :] = -np.inf
+    x[5, 2999] = 1.5
+    xi = g.input(x)
+    g.output(g.node("softmax", [xi], axis=1), np_softmax(x, 1), exact=False)
+    g.output(g.node("log_softmax", [xi], axis=1), np_softmax(x, 1, True), exact=False)
+    xt = np.ascontiguousarray(x.T[:, :5])  # [3000, 5]: columns 0..4 of the rows above
+    xti = g.input(xt)
+    g.output(g.node("softmax", [xti], axis=0), np_softmax(xt, 0), exact=False)
+    g.output(g.node("log_softmax", [xti], axis=0), np_softmax(xt, 0, True), exact=False)
     # continuing from earlier statistics (ByteIR's max_init / sum_init)
     x = (r.standard_normal((6, 50)) * 3).astype(np.float32)
     m0 = (r.standard_normal((6, 1)) * 3).astype(np.float32)
