@@ -23,8 +23,8 @@ static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t oute
     for (int64_t t = 0; t < n; t++) {
       int64_t at = base + (reverse ? n - 1 - t : t) * inner;
       @T@ v = x[at];
-      if (inclusive) {
-        acc = lgen_scan_combine_@S@(combiner, acc, v);
+      if (inclusive) { /* element 0 is x's own (0 + -0.0 would be +0.0) */
+        acc = t == 0 ? v : lgen_scan_combine_@S@(combiner, acc, v);
         out[at] = acc;
       } else {
         out[at] = acc;

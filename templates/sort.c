@@ -2,7 +2,14 @@
  * descending, stable: per row, a bottom-up merge sort (insertion-sorted
  * runs of 16, then merges that take from the right run only when it is
  * strictly first) in two row buffers of the workspace (scratch: 2 n
- * elements per row). */
+ * elements per row). NaN sorts last either way, in input order. */
+static int lgen_sort_first_@S@(@T@ v, @T@ u, int descending)
+{
+  if (@ISNAN@(u) || @ISNAN@(v)) /* v strictly before u: a number before a NaN */
+    return @ISNAN@(u) && !@ISNAN@(v);
+  return descending ? v > u : v < u;
+}
+
 static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out, @T@ *restrict scratch, int64_t outer,
                           int64_t n, int64_t inner, int descending)
 {
@@ -17,7 +24,7 @@ static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out, @T@ *restric
       for (int64_t j = lo + 1; j < hi; j++) {
         @T@ v = a[j];
         int64_t m = j;
-        for (; m > lo && (descending ? v > a[m - 1] : v < a[m - 1]); m--)
+        for (; m > lo && lgen_sort_first_@S@(v, a[m - 1], descending); m--)
           a[m] = a[m - 1];
         a[m] = v;
       }
@@ -27,7 +34,7 @@ static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out, @T@ *restric
         int64_t mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
         int64_t p = lo, q = mid, d = lo;
         while (p < mid && q < hi)
-          b[d++] = (descending ? a[q] > a[p] : a[q] < a[p]) ? a[q++] : a[p++];
+          b[d++] = lgen_sort_first_@S@(a[q], a[p], descending) ? a[q++] : a[p++];
         while (p < mid)
           b[d++] = a[p++];
         while (q < hi)

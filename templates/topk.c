@@ -8,9 +8,19 @@
  * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). */
 static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int largest)
 {
+  int na = @ISNAN@(va), nb = @ISNAN@(vb); /* NaN is worse than any number (then by index, as NumPy's stable sort) */
+  if (na || nb)
+    return na == nb ? a < b : nb;
   if (va != vb)
     return largest ? va > vb : va < vb;
   return a < b;
+}
+
+/* Whether a later element v beats the worst kept value w (lgen_topk_better
+ * with v's higher index): strictly better, or a number against a NaN. */
+static int lgen_topk_beats_@S@(@T@ v, @T@ w, int largest)
+{
+  return @ISNAN@(w) ? !@ISNAN@(v) : largest ? v > w : v < w;
 }
 
 static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *restrict h, int64_t size,
@@ -41,7 +51,8 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t 
     lgen_topk_sift_@S@(p, inner, h, k, j, largest);
   /* Every later j has a higher index than the heap's, so it is better
    * than the worst kept exactly when its value is strictly better: one
-   * comparison against a cached value per element (NaN never is). */
+   * comparison against a cached value per element (NaN never is; a NaN
+   * kept is beaten by any number, lgen_topk_beats). */
   @T@ worst = p[h[0] * inner];
   int64_t j = lo + k;
   if (inner == 1) {
@@ -49,7 +60,7 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t 
      * vectorisable any-of, and only a block holding a winner is walked
      * element by element (1M floats, k = 8: 0.50 -> 0.1 ms) */
     for (; j + 64 <= hi; j += 64) {
-      int any = 0;
+      int any = @ISNAN@(worst); /* a NaN kept: walk the block */
       if (largest)
         for (int l = 0; l < 64; l++)
           any |= p[j + l] > worst;
@@ -57,28 +68,19 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t 
         for (int l = 0; l < 64; l++)
           any |= p[j + l] < worst;
       for (int l = 0; any && l < 64; l++)
-        if (largest ? p[j + l] > worst : p[j + l] < worst) {
+        if (lgen_topk_beats_@S@(p[j + l], worst, largest)) {
           h[0] = j + l;
           lgen_topk_sift_@S@(p, 1, h, k, 0, largest);
           worst = p[h[0]];
         }
     }
   }
-  if (largest) {
-    for (; j < hi; j++)
-      if (p[j * inner] > worst) {
-        h[0] = j;
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
-        worst = p[h[0] * inner];
-      }
-  } else {
-    for (; j < hi; j++)
-      if (p[j * inner] < worst) {
-        h[0] = j;
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
-        worst = p[h[0] * inner];
-      }
-  }
+  for (; j < hi; j++)
+    if (lgen_topk_beats_@S@(p[j * inner], worst, largest)) {
+      h[0] = j;
+      lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+      worst = p[h[0] * inner];
+    }
 }
 
 /* How many segments each row is cut into: with fewer rows than threads

@@ -1149,6 +1149,9 @@ static const RuntimeHelper runtime_helpers[] = {
      "static inline int lgen_thread_slots(int slots) {\n"
      "  int threads = omp_get_max_threads();\n  return threads < slots ? threads : slots;\n}\n"
      "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n"},
+    {"LGEN_ISNAN", "", "/* NaN, the one value unequal to itself (templates' @ISNAN@ on floats) */\n"
+                       "#define LGEN_ISNAN(v) ((v) != (v))\n"},
+    {"LGEN_NEVER_NAN", "", "/* templates' @ISNAN@ on integers */\n#define LGEN_NEVER_NAN(v) 0\n"},
     {"LGEN_MAX_THREADS", "",
      "/* the threads a parallel region would have (1 without OpenMP) */\n"
      "#if defined(_OPENMP)\n#include <omp.h>\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"

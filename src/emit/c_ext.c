@@ -137,7 +137,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   }
   static const char *const keys[] = {"S",    "T",       "I",    "LOWEST", "HIGHEST", "EXP",  "LOG",
                                      "TOF32", "FROMF32", "SINT", "EXPNEG", "C",       "TOC",  "FROMC",
-                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD"};
+                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD", "ISNAN"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
   /* @C@: the type a template computes in (attention.c): float for f16 and
    * f32, double for f64; @TOC@ and @FROMC@ convert, @CFMA@, @CEXP@,
@@ -165,7 +165,12 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
                           /* @CSIMD@: `omp simd` on a loop that calls @CEXPNEG@, which only
                            * lgen's f32 helper allows (clang warns of a requested
                            * vectorisation it cannot do around libm's exp) */
-                          ct == TY_F64 ? "/* libm's exp: no omp simd */" : "LGEN_OMP_SIMD(omp simd)"};
+                          ct == TY_F64 ? "/* libm's exp: no omp simd */" : "LGEN_OMP_SIMD(omp simd)",
+                          /* @ISNAN@(v): a macro, so that integers compare nothing to
+                           * itself (gcc warns of such a comparison) */
+                          elem_type_is_float(t) ? "LGEN_ISNAN" : "LGEN_NEVER_NAN"};
+  if (strstr(text, "@ISNAN@"))
+    use_helper(e->helpers_used, values[19]);
   /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */
   if (t == TY_F16 && (strstr(text, "@TOF32@") || strstr(text, "@TOC@"))) {
     values[7] = "LGEN_F16_TO_F32";
@@ -190,7 +195,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     if (strstr(text, math[i].key))
       values[math[i].slot] = ext_math_function(e, math[i].fn, math[i].on_c ? ct : t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, (const char *const *)values, 19);
+  substitute(e->helpers, text, keys, (const char *const *)values, 20);
   sb_putc(e->helpers, '\n');
 }
 

@@ -81,10 +81,19 @@ static const char *get_choice(Ext *x, const char *name, const char *dflt, const 
   graph_error(x->g, attr_path(x, name), "%s'%s' must be one of %s, not '%s'", x->desc, name, list, s);
 }
 
-static ElemType get_index_type(Ext *x, const char *dflt) {
+/* The index_type attribute: i32 only where every index of axis `axis` of
+ * input 0 fits (a static length up to 2^31; a symbolic one is the
+ * caller's to keep there). */
+static ElemType get_index_type(Ext *x, const char *dflt, int axis) {
   static const char *const types[] = {"i32", "i64", NULL};
   const char *s = get_choice(x, "index_type", dflt, types);
-  return strcmp(s, "i32") == 0 ? TY_I32 : TY_I64;
+  int64_t len;
+  if (strcmp(s, "i32") != 0)
+    return TY_I64;
+  if (graph_dim_value(in(x, 0)->shape[axis], &len) && len - 1 > INT32_MAX)
+    graph_error(x->g, attr_path(x, "index_type"), "%sindices up to %lld do not fit index_type i32", x->desc,
+                (long long)(len - 1));
+  return TY_I32;
 }
 
 static void want_indices(const Ext *x, int i) {
@@ -187,7 +196,7 @@ static int infer_arg(Ext *x) {
   int axis = get_axis(x, "axis", 0, v->rank);
   bool keep = get_bool(x, "keepdims", true);
   get_bool(x, "select_last_index", false);
-  ElemType it = get_index_type(x, "i64");
+  ElemType it = get_index_type(x, "i64", axis);
   int64_t len;
   if (static_dim(v->shape[axis], &len) && len == 0)
     graph_error(x->g, x->n->path, "%sthe axis %d of '%s' is empty: there is no extremum", x->desc, axis, v->name);
@@ -212,7 +221,7 @@ static int infer_topk(Ext *x) {
   int axis = get_axis(x, "axis", -1, v->rank);
   get_bool(x, "largest", true);
   get_bool(x, "sorted", true);
-  ElemType it = get_index_type(x, "i32");
+  ElemType it = get_index_type(x, "i32", axis);
   int64_t len;
   if (k < 0)
     graph_error(x->g, attr_path(x, "k"), "%sk must not be negative (%lld)", x->desc, (long long)k);
@@ -322,12 +331,26 @@ static int infer_scatter(Ext *x) {
 static int infer_scatter_elements(Ext *x) {
   const GraphValue *orig = in(x, 0), *ix = in(x, 1), *upd = in(x, 2);
   scatter_common(x);
-  get_axis(x, "axis", 0, orig->rank);
+  int axis = get_axis(x, "axis", 0, orig->rank);
   if (ix->rank != orig->rank || upd->rank != orig->rank)
     graph_error(x->g, x->n->path, "%sthe indices and the updates must have the original's rank %d", x->desc,
                 orig->rank);
   for (int d = 0; d < orig->rank; d++)
     want_same_dim(x, ix->shape[d], upd->shape[d], "the shapes of the indices and the updates");
+  /* an update lands at its own position off the axis: it must be one of
+   * the original's (as for gather_elements) */
+  for (int d = 0; d < orig->rank; d++) {
+    int64_t a, b;
+    if (d == axis)
+      continue;
+    if (static_dim(ix->shape[d], &a) && static_dim(orig->shape[d], &b)) {
+      if (a > b)
+        graph_error(x->g, x->n->path, "%sthe indices' dim %d (%lld) exceeds the original's (%lld)", x->desc, d,
+                    (long long)a, (long long)b);
+    } else {
+      want_same_dim(x, ix->shape[d], orig->shape[d], "the indices' and the original's dims off the axis");
+    }
+  }
   set_out(x, 0, orig->type, orig->rank, orig->shape);
   return 1;
 }

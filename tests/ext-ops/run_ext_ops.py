@@ -111,7 +111,9 @@ class Graph:
             if got.size != ref.size:
                 return "output %d: %d elements, want %d" % (i, got.size, ref.size)
             got = got.reshape(ref.shape)
-            if self.exact[i] or not np.issubdtype(ref.dtype, np.floating):
+            if self.exact[i] == "bits":  # equal and the same sign, -0.0 apart from +0.0
+                close = ((got == ref) & (np.signbit(got) == np.signbit(ref))) | (np.isnan(got) & np.isnan(ref))
+            elif self.exact[i] or not np.issubdtype(ref.dtype, np.floating):
                 close = (got == ref) | (np.isnan(got) & np.isnan(ref)) if ref.dtype.kind == "f" else got == ref
             else:
                 g64, r64 = got.astype(np.float64), ref.astype(np.float64)
@@ -364,6 +366,56 @@ def g_scan(r):
                         y = g.node("scan", [g.input(x)], axis=axis, combiner=comb, inclusive=inclusive,
                                    reverse=reverse)
                         g.output(y, ref_scan(x, axis, comb, inclusive, reverse), exact=False)
+    return g
+
+
+def g_nan_zero(r):
+    """NaN and signed zeros, as the man page and src/graph/ops.md state them:
+    argmax/argmin never return a NaN's index (a row of only NaN: 0), topk
+    ranks NaN below every number (NaN kept come last, by index: NumPy's
+    stable argsort), sort puts NaN last either way, an inclusive scan's
+    first element is x's own (a -0.0 stays -0.0). Each once went wrong
+    with a NaN first (or among the first k), or a leading -0.0."""
+    g = Graph("nan_zero")
+    nan = np.nan
+    x = np.array([[nan, 1, 2, 2, nan, -1], [3, nan, 3, -2, -2, 0], [nan, nan, nan, nan, nan, nan],
+                  [-0.0, 0.0, nan, -5, 7, 7]], dtype=np.float32)
+    xi = g.input(x)
+    for is_min in (False, True):
+        for last in (0, 1):
+            y = g.node("argmin" if is_min else "argmax", [xi], axis=1, keepdims=0, select_last_index=last)
+            want = []
+            for row in x:
+                v = np.where(np.isnan(row), np.inf if is_min else -np.inf, row)
+                cand = np.flatnonzero(v == (v.min() if is_min else v.max())) if not np.all(np.isnan(row)) else [0]
+                want.append(cand[-1] if last else cand[0])
+            g.output(y, np.array(want, dtype=np.int64))
+    xl = (r.standard_normal((3, 5000)) * 3).astype(np.float32)
+    xl[0, :40] = nan  # NaN over the first k and the first 64-element block
+    xl[1, ::7] = nan
+    xl[2, :] = nan
+    xl[2, 4000] = 1.0
+    for xs, ks in ((x, (1, 3, 6)), (xl, (8, 100, 5000))):
+        xsi = g.input(xs)
+        for k in ks:
+            for largest in (1, 0):
+                v, i = g.node("topk", [xsi], nout=2, k=k, axis=1, largest=largest, index_type="i64")
+                rv, ri = ref_topk(xs, k, 1, largest)
+                g.output(v, rv)
+                g.output(i, ri.astype(np.int64))
+    xs = np.array([3, nan, 1, 2, nan, 0, -1, 5, 4, -0.0, 0.0, nan] * 3, dtype=np.float32)
+    for xv in (xs, x):
+        xvi = g.input(xv)
+        for desc in (0, 1):
+            y = g.node("sort", [xvi], axis=-1, descending=desc)
+            g.output(y, -np.sort(-xv, axis=-1, kind="stable") if desc else np.sort(xv, axis=-1, kind="stable"),
+                     exact="bits")
+    z = np.array([[-0.0, 1, 2], [-0.0, -0.0, 4], [0.0, -0.0, 1]], dtype=np.float32)
+    zi = g.input(z)
+    for comb in ("add", "mul"):  # max and min of -0.0 and +0.0: either (NumPy's too)
+        for reverse in (0, 1):
+            y = g.node("scan", [zi], axis=1, combiner=comb, inclusive=1, reverse=reverse)
+            g.output(y, ref_scan(z, 1, comb, 1, reverse), exact="bits")
     return g
 
 
@@ -833,7 +885,7 @@ def g_mixed(r):
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
           g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern, g_softmax_rows,
-          g_softmax_f16, g_f16_sums, g_maxpool_index]
+          g_softmax_f16, g_f16_sums, g_maxpool_index, g_nan_zero]
 
 
 # ---------------------------------------------------------------------------
