@@ -51,16 +51,24 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t 
     lgen_topk_sift_@S@(p, inner, h, k, j, largest);
   /* Every later j has a higher index than the heap's, so it is better
    * than the worst kept exactly when its value is strictly better: one
-   * comparison against a cached value per element (NaN never is; a NaN
-   * kept is beaten by any number, lgen_topk_beats). */
+   * comparison against a cached value per element (NaN never is). A NaN
+   * kept is the worst, beaten by any number (lgen_topk_beats): only the
+   * first k elements can put one there, and once the worst is a number
+   * it stays one, so the loops below need no NaN test. */
   @T@ worst = p[h[0] * inner];
   int64_t j = lo + k;
+  for (; j < hi && @ISNAN@(worst); j++)
+    if (lgen_topk_beats_@S@(p[j * inner], worst, largest)) {
+      h[0] = j;
+      lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+      worst = p[h[0] * inner];
+    }
   if (inner == 1) {
     /* Most elements lose to the worst kept: blocks of 64 are tested by a
      * vectorisable any-of, and only a block holding a winner is walked
      * element by element (1M floats, k = 8: 0.50 -> 0.1 ms) */
     for (; j + 64 <= hi; j += 64) {
-      int any = @ISNAN@(worst); /* a NaN kept: walk the block */
+      int any = 0;
       if (largest)
         for (int l = 0; l < 64; l++)
           any |= p[j + l] > worst;
@@ -68,19 +76,28 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t 
         for (int l = 0; l < 64; l++)
           any |= p[j + l] < worst;
       for (int l = 0; any && l < 64; l++)
-        if (lgen_topk_beats_@S@(p[j + l], worst, largest)) {
+        if (largest ? p[j + l] > worst : p[j + l] < worst) {
           h[0] = j + l;
           lgen_topk_sift_@S@(p, 1, h, k, 0, largest);
           worst = p[h[0]];
         }
     }
   }
-  for (; j < hi; j++)
-    if (lgen_topk_beats_@S@(p[j * inner], worst, largest)) {
-      h[0] = j;
-      lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
-      worst = p[h[0] * inner];
-    }
+  if (largest) {
+    for (; j < hi; j++)
+      if (p[j * inner] > worst) {
+        h[0] = j;
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+        worst = p[h[0] * inner];
+      }
+  } else {
+    for (; j < hi; j++)
+      if (p[j * inner] < worst) {
+        h[0] = j;
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+        worst = p[h[0] * inner];
+      }
+  }
 }
 
 /* How many segments each row is cut into: with fewer rows than threads
