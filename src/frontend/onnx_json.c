@@ -779,12 +779,19 @@ static void import_pow(Onnx *cx, ONode *n) {
 
 static void import_copy(Onnx *cx, ONode *n) { emit1(cx, n, GOP_COPY, n->inputs[0], out0(n)); }
 
-/* Dropout at inference is the identity; a requested mask is not supported
- * (max_out), and training mode must be off. */
+/* Dropout at inference is the identity and its mask all true; so is
+ * training mode with a ratio of 0 (a constant). Training mode with another
+ * ratio draws random numbers, which lgen does not. */
 static void import_dropout(Onnx *cx, ONode *n) {
-  if (input(n, 2) >= 0 && const_scalar(cx, n, 2, "training_mode") != 0)
-    graph_error(cx->g, input_path(cx, n, 2), "%straining mode is not supported", node_desc(cx, n));
+  if (input(n, 2) >= 0 && const_scalar(cx, n, 2, "training_mode") != 0 &&
+      (input(n, 1) < 0 || const_scalar(cx, n, 1, "ratio") != 0))
+    graph_error(cx->g, input_path(cx, n, 2), "%straining mode is not supported (but with a ratio of 0)",
+                node_desc(cx, n));
   import_copy(cx, n);
+  if (n->noutputs > 1 && n->outputs[1] && n->outputs[1][0]) { /* the mask: x's shape, all true */
+    int ins[2] = {scalar_const(cx, n, TY_I1, 1), emit(cx, n, GOP_SHAPE, 1, n->inputs, 0, NULL, NULL)};
+    emit(cx, n, GOP_BROADCAST, 2, ins, 0, NULL, n->outputs[1]);
+  }
 }
 
 /* Max, Min, Sum, Mean: a chain of binary ops over the inputs. */
@@ -1612,7 +1619,7 @@ static const OnnxOp onnx_ops[] = {
     {"Not", import_logic, GOP_WHERE, 1, 1, 1},
     {"And", import_logic, GOP_WHERE, 2, 2, 1},
     {"Or", import_logic, GOP_WHERE, 2, 2, 1},
-    {"Dropout", import_dropout, GOP_COPY, 1, 3, 1},
+    {"Dropout", import_dropout, GOP_COPY, 1, 3, 2},
     {"Add", import_binary, GOP_ADD, 2, 2, 1},
     {"Sub", import_binary, GOP_SUB, 2, 2, 1},
     {"Mul", import_binary, GOP_MUL, 2, 2, 1},

@@ -242,9 +242,19 @@ Test(onnx_json, shape_input_must_be_constant) {
 
 Test(onnx_json, unsupported_second_output_is_rejected) {
   expect_error(MODEL("13", F32_IN("x", D(1) "," D(1) "," D(4)), "",
-                     "{'opType': 'Dropout', 'input': ['x'], 'output': ['y', 'mask']}",
+                     "{'opType': 'Relu', 'input': ['x'], 'output': ['y', 'extra']}",
                      OUT("y")),
-               5, 66, "output 1 ('mask') is not supported");
+               5, 63, "output 1 ('extra') is not supported");
+}
+
+/* Dropout at inference: the identity, and a mask of true of x's shape,
+ * also symbolic (a broadcast of true to x's shape) */
+Test(onnx_json, dropout_mask_all_true) {
+  Onnx *o = loaded(MODEL("13", F32_IN("x", P("N") "," D(1) "," D(4)), "",
+                         "{'opType': 'Dropout', 'input': ['x'], 'output': ['y', 'mask']}", OUT("y") "," OUT("mask")));
+  expect_value(o->g, "y", "f32[N,1,4]");
+  expect_value(o->g, "mask", "i1[N,1,4]");
+  free_onnx(o);
 }
 
 Test(onnx_json, wrong_attribute_type) {
