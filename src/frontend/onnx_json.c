@@ -761,6 +761,15 @@ static void import_binary(Onnx *cx, ONode *n) {
   emit(cx, n, n->entry->gop, n->ninputs, n->inputs, 0, NULL, out0(n));
 }
 
+/* LessOrEqual, GreaterOrEqual: the strict comparison or equality (a NaN
+ * compares false, as in C). */
+static void import_or_equal(Onnx *cx, ONode *n) {
+  GraphOp strict = strcmp(n->op_type, "LessOrEqual") == 0 ? GOP_LESS : GOP_GREATER;
+  int ins[3] = {emit(cx, n, strict, 2, n->inputs, 0, NULL, NULL), scalar_const(cx, n, TY_I1, 1),
+                emit(cx, n, GOP_EQUAL, 2, n->inputs, 0, NULL, NULL)};
+  emit(cx, n, GOP_WHERE, 3, ins, 0, NULL, out0(n));
+}
+
 /* Pow's exponent may have another type than its base (opset 12+); the
  * result has the base's type. An integer base is raised in double and
  * converted back, as the ONNX reference (NumPy) does: exact while the
@@ -1198,6 +1207,42 @@ static void import_reduce(Onnx *cx, ONode *n) {
     emit1(cx, n, GOP_SQRT, y, out0(n));
 }
 
+/* ReduceL1 (sum of |x|), ReduceLogSum (log of the sum) and
+ * ReduceLogSumExp, as m + log(sum(exp(x - m))) with m the max over the
+ * axes (exp cannot overflow); an infinite max (a row of -inf, or +inf in
+ * it) shifts by 0 instead, which gives log(sum(exp(x))) there: -inf and
+ * +inf, not NaN. The axes are an attribute before opset 18. */
+static void import_reduce_log(Onnx *cx, ONode *n) {
+  bool l1 = strcmp(n->op_type, "ReduceL1") == 0, lse = strcmp(n->op_type, "ReduceLogSumExp") == 0;
+  int64_t *axes;
+  int naxes;
+  ints_attr_or_input(cx, n, "axes", 18, 1, &axes, &naxes);
+  bool keepdims = attr_int(cx, n, "keepdims", 1) != 0;
+  int x = n->inputs[0];
+  ElemType t = value(cx, x)->type;
+  if (naxes == 0 && cx->opset >= 18 && attr_int(cx, n, "noop_with_empty_axes", 0)) {
+    emit1(cx, n, GOP_COPY, x, out0(n));
+    return;
+  }
+  if (l1) {
+    reduce(cx, n, GOP_REDUCE_SUM, emit1(cx, n, GOP_ABS, x, NULL), naxes, axes, keepdims, out0(n));
+    return;
+  }
+  if (!lse) {
+    emit1(cx, n, GOP_LOG, reduce(cx, n, GOP_REDUCE_SUM, x, naxes, axes, keepdims, NULL), out0(n));
+    return;
+  }
+  int m = reduce(cx, n, GOP_REDUCE_MAX, x, naxes, axes, true, NULL);
+  int inf = emit2(cx, n, GOP_EQUAL, emit1(cx, n, GOP_ABS, m, NULL), scalar_const(cx, n, t, INFINITY), NULL);
+  int shift_in[3] = {inf, scalar_const(cx, n, t, 0), m};
+  int shift = emit(cx, n, GOP_WHERE, 3, shift_in, 0, NULL, NULL);
+  int e = emit1(cx, n, GOP_EXP, emit2(cx, n, GOP_SUB, x, shift, NULL), NULL);
+  int l = emit1(cx, n, GOP_LOG, reduce(cx, n, GOP_REDUCE_SUM, e, naxes, axes, keepdims, NULL), NULL);
+  if (!keepdims) /* the shift without the reduced dims: a max over dims of 1 */
+    shift = reduce(cx, n, GOP_REDUCE_MAX, shift, naxes, axes, false, NULL);
+  emit2(cx, n, GOP_ADD, l, shift, out0(n));
+}
+
 /* ------------------------------------------------------------------ */
 /* Importers: layout                                                   */
 
@@ -1627,6 +1672,8 @@ static const OnnxOp onnx_ops[] = {
     {"Pow", import_pow, GOP_POW, 2, 2, 1},
     {"Equal", import_binary, GOP_EQUAL, 2, 2, 1},
     {"Less", import_binary, GOP_LESS, 2, 2, 1},
+    {"LessOrEqual", import_or_equal, GOP_LESS, 2, 2, 1},
+    {"GreaterOrEqual", import_or_equal, GOP_GREATER, 2, 2, 1},
     {"Greater", import_binary, GOP_GREATER, 2, 2, 1},
     {"Where", import_binary, GOP_WHERE, 3, 3, 1},
     {"Max", import_variadic, GOP_MAX, 1, MANY, 1},
@@ -1655,6 +1702,9 @@ static const OnnxOp onnx_ops[] = {
     {"ReduceProd", import_reduce, GOP_REDUCE_PROD, 1, 2, 1},
     {"ReduceL2", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
     {"ReduceSumSquare", import_reduce, GOP_REDUCE_SUM, 1, 2, 1},
+    {"ReduceL1", import_reduce_log, GOP_REDUCE_SUM, 1, 2, 1},
+    {"ReduceLogSum", import_reduce_log, GOP_REDUCE_SUM, 1, 2, 1},
+    {"ReduceLogSumExp", import_reduce_log, GOP_REDUCE_SUM, 1, 2, 1},
     /* layout */
     {"Transpose", import_transpose, GOP_TRANSPOSE, 1, 1, 1},
     {"Reshape", import_reshape, GOP_RESHAPE, 2, 2, 1},
