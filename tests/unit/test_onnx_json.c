@@ -247,6 +247,24 @@ Test(onnx_json, unsupported_second_output_is_rejected) {
                5, 63, "output 1 ('extra') is not supported");
 }
 
+/* Hardmax before opset 13 takes x as 2-D at the axis (as Softmax): a
+ * reshape to [2, 12], the argmax compared with 0..11, and back */
+Test(onnx_json, hardmax_before_13_is_two_dimensional) {
+  Onnx *o = loaded(MODEL("11", F32_IN("x", D(2) "," D(3) "," D(4)), "",
+                         "{'opType': 'Hardmax', 'input': ['x'], 'output': ['y'], "
+                         "'attribute': [{'name': 'axis', 'i': '1', 'type': 'INT'}]}",
+                         OUT("y")));
+  expect_value(o->g, "y", "f32[2,3,4]");
+  bool flat = false;
+  for (int i = 0; i < o->g->nodes.len; i++) {
+    const GraphNode *gn = GRAPH_NODE(o->g, i);
+    if (gn->op == GOP_ARGMAX)
+      flat = GRAPH_VALUE(o->g, gn->inputs[0])->rank == 2;
+  }
+  cr_assert(flat, "the argmax runs on the 2-D view");
+  free_onnx(o);
+}
+
 /* Dropout at inference: the identity, and a mask of true of x's shape,
  * also symbolic (a broadcast of true to x's shape) */
 Test(onnx_json, dropout_mask_all_true) {
