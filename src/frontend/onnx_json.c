@@ -1631,6 +1631,7 @@ static void import_constant_of_shape(Onnx *cx, ONode *n) {
 
 #include "frontend/onnx_ext.inc" /* ArgMax, TopK, CumSum, Scatter*, Gather*: non-structured ops */
 #include "frontend/onnx_attention.inc" /* Attention (opsets 23, 24) */
+#include "frontend/onnx_compose.inc"   /* Xor, PRelu, Trilu, ...: from elementwise ops and constants */
 
 /* ------------------------------------------------------------------ */
 /* The operator table                                                  */
@@ -1720,6 +1721,7 @@ static const OnnxOp onnx_ops[] = {
     {"Gather", import_gather, GOP_GATHER, 2, 2, 1},
     ONNX_EXT_OPS
     ONNX_ATTENTION_OPS
+    ONNX_COMPOSED_OPS
     /* constants and shapes */
     {"Constant", import_constant, GOP_FILL, 0, 0, 1},
     {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},
