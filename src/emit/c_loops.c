@@ -129,16 +129,33 @@ static const char *strip_parens(Emitter *e, const char *s) {
   return arena_strndup(e->arena, s + 1, n - 2);
 }
 
+/* Whether payload node i reads memory (not an accumulator's variable). */
+static bool loads(const StructuredOp *op, const char **operand_values, int i) {
+  return op->nodes[i].kind == PN_READ && strchr(operand_values[op->nodes[i].operand], '[');
+}
+
 /* The statements of one iteration: temporaries for shared subexpressions,
- * then one assignment per yield to `targets[y]`. */
+ * for loads used twice, and for a select's two values, then one assignment
+ * per yield to `targets[y]`. A select's values are computed before it,
+ * both: in `c ? a[i] : b[i]` the loads are conditional, which clang does
+ * not vectorise (under `omp simd` it then fails with -Werror); every access
+ * is in bounds at every point of the domain, so loading both is safe, and
+ * it is what a vectorised select does anyway. */
 static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
   const StructuredOp *op = e->op;
   ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
                  .helper_names = e->helper_names, .arena = e->arena};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
   int *uses = use_counts(op, e->arena);
+  bool *branch = arena_alloc(e->arena, (size_t)op->nnodes + 1);
+  for (int i = 0; i < op->nnodes; i++)
+    if (op->nodes[i].kind == PN_OP && op->nodes[i].op == SOP_SELECT)
+      for (int a = 1; a < 3; a++)
+        branch[op->nodes[i].args[a]] = true;
   for (int i = 0; i < op->nnodes; i++) {
-    if (op->nodes[i].kind != PN_OP || uses[i] < 2)
+    bool shared = uses[i] >= 2 && (op->nodes[i].kind == PN_OP || loads(op, operand_values, i));
+    bool value = branch[i] && (op->nodes[i].kind == PN_OP || loads(op, operand_values, i));
+    if (!shared && !value)
       continue;
     StrBuf sb = {0};
     c_expr(&sb, &ctx, i);

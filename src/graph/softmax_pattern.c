@@ -142,7 +142,10 @@ static void absorb_scale(const Graph *g, const Uses *u, Match *m) {
     x0 = p->inputs[1];
   else
     return;
-  if (!same_shape(g, x0, m->x) || (p->op == GOP_DIV && c == 0))
+  /* an f16 x * c is rounded to f16 before the softmax: folded in, it
+   * would be computed in f32 (the f16 softmax runs in f32), which moves a
+   * large logit's exp by percents against the graph's meaning */
+  if (!same_shape(g, x0, m->x) || (p->op == GOP_DIV && c == 0) || val(g, m->x)->type == TY_F16)
     return;
   m->scaled = val(g, m->x)->name;
   m->scale = p->op == GOP_DIV ? 1.0 / c : c;

@@ -5,12 +5,14 @@
  * matmul, conv or sum would round after every multiply-add, and a sum of a
  * thousand f16 values drifts by percents. Every framework accumulates f16
  * contractions in f32; so does lgen. A node that sums (a contraction, a
- * conv, reduce_sum, reduce_mean, reduce_prod) over f16 values becomes the
+ * conv, reduce_sum, reduce_mean, reduce_prod, sum and average pooling) over
+ * f16 values becomes the
  * same node over f32 between casts: its f16 inputs are cast to f32 (a
  * constant's cast folds into an f32 constant; fusion computes the others
  * in the op's reads or pack copies), and its f32 result is cast back to
  * f16 once (fusion applies that cast as an epilogue before the store).
- * reduce_max and reduce_min are exact in f16 and stay as they are.
+ * reduce_max, reduce_min and max and min pooling are exact in f16 and stay
+ * as they are.
  *
  * Always on, also under --fuse=none: it is about the result, not speed. */
 #include "graph/graph.h"
@@ -18,7 +20,8 @@
 static bool sums(const GraphNode *n) {
   GraphOpClass c = graph_op_info(n->op)->cls;
   return c == GC_CONTRACT || c == GC_CONV || n->op == GOP_REDUCE_SUM || n->op == GOP_REDUCE_MEAN ||
-         n->op == GOP_REDUCE_PROD;
+         n->op == GOP_REDUCE_PROD || n->op == GOP_POOLING_NHWC_SUM || n->op == GOP_POOLING_NHWC_AVG ||
+         n->op == GOP_POOLING_NCHW_SUM || n->op == GOP_POOLING_NCHW_AVG;
 }
 
 void graph_widen_f16(Graph *g, PtrVec *notes) {

@@ -750,6 +750,13 @@ def g_softmax_f16(r):
     # over 256 rows: the f32 copies of x and y live in per-thread chunk buffers
     x = (r.standard_normal((523, 1100)) * 2).astype(np.float16)
     g.output(g.node("softmax", [g.input(x)], axis=1), np_softmax(x.astype(np.float64), 1).astype(np.float16))
+    # a constant scaling in f16 rounds x * c to f16 before the softmax (it
+    # is not folded into the softmax's scale, computed in f32): logits of
+    # 30 to 50, where that rounding moves an exp by percents
+    x = (r.uniform(10, 17, size=(8, 64))).astype(np.float16)
+    t = (x.astype(np.float64) * 3).astype(np.float16)
+    g.output(g.node("softmax", [g.node("mul", [g.input(x), g.const(np.array([3], dtype=np.float16))])], axis=1),
+             np_softmax(t.astype(np.float64), 1).astype(np.float16))
     x = (r.standard_normal((5, 40)) * 2).astype(np.float16)
     half = g.const(np.array([0.5], dtype=np.float16))
     g.output(g.node("softmax", [g.node("mul", [g.input(x), half])], axis=1),
@@ -798,6 +805,16 @@ def g_f16_sums(r):
         for j in range(6):
             ref[0, i, j] = np.einsum("hwc,hwcf->f", f64(img[0, i:i + 3, j:j + 3]), f64(ker))
     g.output(g.node("conv_2d_nhwc_hwcf", [g.input(img), g.input(ker)]), ref.astype(np.float16))
+    # sum and average pooling over 64 x 64 windows (4096 values; in f16 the
+    # averages were 0.9 % off)
+    v = r.uniform(0.5, 1.5, size=(1, 64, 64, 3)).astype(np.float16)
+    vi = g.input(v)
+    for op, f in (("pooling_nhwc_sum", np.sum), ("pooling_nhwc_avg", np.mean)):
+        g.output(g.node(op, [vi], window=[64, 64], strides=[1, 1], dilations=[1, 1]),
+                 f(f64(v), axis=(1, 2), keepdims=True).astype(np.float16))
+    vt = np.ascontiguousarray(v.transpose(0, 3, 1, 2))
+    g.output(g.node("pooling_nchw_avg", [g.input(vt)], window=[64, 64], strides=[1, 1], dilations=[1, 1]),
+             np.mean(f64(vt), axis=(2, 3), keepdims=True).astype(np.float16))
     return g
 
 

@@ -37,7 +37,8 @@ void row_max(const float *restrict I_, float *restrict O, int64_t M, int64_t N)
   for (int64_t m = 0; m < M; ++m) {
     float O_acc = O[m];
     for (int64_t n = 0; n < N; ++n) {
-      O_acc = (I_[m * N + n] > O_acc) ? I_[m * N + n] : O_acc;
+      const float t3 = I_[m * N + n];
+      O_acc = (I_[m * N + n] > O_acc) ? t3 : O_acc;
     }
     O[m] = O_acc;
   }

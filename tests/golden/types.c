@@ -142,6 +142,8 @@ void select_i1(const lgen_bool *restrict P, const float *restrict A, const float
 {
   LGEN_OMP_SIMD(omp parallel for simd)
   for (int64_t i = 0; i < N; ++i) {
-    C[i] = P[i] ? A[i] : B[i];
+    const float t1 = A[i];
+    const float t2 = B[i];
+    C[i] = P[i] ? t1 : t2;
   }
 }
