@@ -138,6 +138,26 @@ static void set_out(Ext *x, int i, ElemType t, int rank, AffineExpr *const *shap
 
 /* ---- the ops ---- */
 
+/* Indices that address data element-wise off the axis (gather_elements,
+ * scatter_elements): each of their dims but the axis at most the data's
+ * (the same dim, when symbolic); `data_is` names the data in errors. */
+static void want_indices_within(Ext *x, const GraphValue *ix, const GraphValue *data, int axis,
+                                const char *data_is) {
+  for (int d = 0; d < data->rank; d++) {
+    int64_t a, b;
+    if (d == axis)
+      continue;
+    if (static_dim(ix->shape[d], &a) && static_dim(data->shape[d], &b)) {
+      if (a > b)
+        graph_error(x->g, x->n->path, "%sthe indices' dim %d (%lld) exceeds the %s's (%lld)", x->desc, d,
+                    (long long)a, data_is, (long long)b);
+    } else {
+      const char *what = arena_printf(x->g->arena, "the indices' and the %s's dims off the axis", data_is);
+      want_same_dim(x, ix->shape[d], data->shape[d], what);
+    }
+  }
+}
+
 static int infer_gather_elements(Ext *x) {
   const GraphValue *data = in(x, 0), *ix = in(x, 1);
   want_indices(x, 1);
@@ -145,19 +165,7 @@ static int infer_gather_elements(Ext *x) {
   if (ix->rank != data->rank)
     graph_error(x->g, x->n->path, "%sthe indices '%s' must have the data's rank %d, not %d", x->desc, ix->name,
                 data->rank, ix->rank);
-  int axis = get_axis(x, "axis", 0, data->rank);
-  for (int d = 0; d < data->rank; d++) {
-    int64_t a, b;
-    if (d == axis)
-      continue;
-    if (static_dim(ix->shape[d], &a) && static_dim(data->shape[d], &b)) {
-      if (a > b)
-        graph_error(x->g, x->n->path, "%sthe indices' dim %d (%lld) exceeds the data's (%lld)", x->desc, d,
-                    (long long)a, (long long)b);
-    } else {
-      want_same_dim(x, ix->shape[d], data->shape[d], "the indices' and the data's dims off the axis");
-    }
-  }
+  want_indices_within(x, ix, data, get_axis(x, "axis", 0, data->rank), "data");
   set_out(x, 0, data->type, ix->rank, ix->shape);
   return 1;
 }
@@ -337,20 +345,7 @@ static int infer_scatter_elements(Ext *x) {
                 orig->rank);
   for (int d = 0; d < orig->rank; d++)
     want_same_dim(x, ix->shape[d], upd->shape[d], "the shapes of the indices and the updates");
-  /* an update lands at its own position off the axis: it must be one of
-   * the original's (as for gather_elements) */
-  for (int d = 0; d < orig->rank; d++) {
-    int64_t a, b;
-    if (d == axis)
-      continue;
-    if (static_dim(ix->shape[d], &a) && static_dim(orig->shape[d], &b)) {
-      if (a > b)
-        graph_error(x->g, x->n->path, "%sthe indices' dim %d (%lld) exceeds the original's (%lld)", x->desc, d,
-                    (long long)a, (long long)b);
-    } else {
-      want_same_dim(x, ix->shape[d], orig->shape[d], "the indices' and the original's dims off the axis");
-    }
-  }
+  want_indices_within(x, ix, orig, axis, "original"); /* an update lands at its own position off the axis */
   set_out(x, 0, orig->type, orig->rank, orig->shape);
   return 1;
 }
