@@ -1,8 +1,11 @@
-/* c_names.c - C identifiers for .tc names.
+/* c_names.c - C identifiers for the names of specs and graphs.
  *
- * A .tc name may contain '-', may be a C or C++ keyword, or may collide with
- * a name the generated code uses (libm functions, lgen_ helpers, locals).
- * Every name is claimed from a per-kernel table: '-' becomes '_', and a
+ * A .tc name may contain '-'; an ONNX name anything ("input.1",
+ * "onnx::Add_1", "/l1/MatMul_output_0", "1x"); any may be a C or C++
+ * keyword, or collide with a name the generated code uses (libm and libc
+ * functions, lgen_ helpers, the graph's own functions, locals). Every name
+ * is claimed from a per-kernel table: each character that cannot be in an
+ * identifier becomes '_', a leading digit gets a 'v' before it, and a
  * reserved or already-claimed name gets a numeric suffix. */
 #include "emit/c_emit.h"
 
@@ -22,8 +25,19 @@ static const char *const reserved[] = {
     /* names the generated code itself uses */
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t", "size_t",
     "expf", "exp", "logf", "log", "tanhf", "tanh", "sqrtf", "sqrt", "abort", "fprintf", "stderr", "main",
-    "NULL", "errno",
+    "NULL", "errno", "malloc", "calloc", "realloc", "free", "memcpy", "memset", "uintptr_t", "intptr_t",
+    "ptrdiff_t", "omp_get_max_threads", "omp_get_thread_num", "omp_get_num_threads", "omp_set_num_threads",
 };
+
+/* name with every character that cannot be in a C identifier replaced by
+ * '_', and a 'v' before a leading digit (or for an empty name). */
+static char *identifier(Arena *arena, const char *name) {
+  char *clean = arena_printf(arena, "%s%s", name[0] >= '0' && name[0] <= '9' ? "v" : "", name[0] ? name : "v");
+  for (char *p = clean; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_'))
+      *p = '_';
+  return clean;
+}
 
 /* Macros of standard headers a user may include before the generated header
  * (<complex.h> defines I): a parameter so named would be rewritten. */
@@ -51,10 +65,7 @@ static bool is_taken(const NameTable *t, const char *name) {
 }
 
 const char *names_claim(NameTable *t, const char *base) {
-  char *clean = arena_strdup(t->arena, base);
-  for (char *p = clean; *p; p++)
-    if (*p == '-')
-      *p = '_';
+  char *clean = identifier(t->arena, base);
   for (size_t i = 0; i < sizeof std_macros / sizeof *std_macros; i++)
     if (strcmp(clean, std_macros[i]) == 0)
       clean = arena_printf(t->arena, "%s_", clean); /* I -> I_ */
@@ -72,11 +83,7 @@ const char *names_claim(NameTable *t, const char *base) {
 }
 
 static const char *function_name(const Kernel *k, const char *prefix, Arena *arena) {
-  char *name = arena_printf(arena, "%s%s", prefix, k->name);
-  for (char *p = name; *p; p++)
-    if (*p == '-')
-      *p = '_';
-  return name;
+  return identifier(arena, arena_printf(arena, "%s%s", prefix, k->name));
 }
 
 void check_function_names(const Module *m, const char *prefix, Arena *arena, Diag *diag) {
@@ -106,8 +113,11 @@ void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Are
   kn->sizes = arena_alloc(arena, sizeof(char *) * (size_t)(k->nsizes + 1));
   kn->attrs = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
   kn->attr_counts = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
-  /* the function's own name must not be shadowed by a parameter */
+  /* the function's own names (a graph's G, G_run, G_workspace_size) must
+   * not be shadowed by a parameter */
   vec_push(arena, &kn->table.taken, (void *)kn->function);
+  vec_push(arena, &kn->table.taken, (void *)arena_printf(arena, "%s_run", kn->function));
+  vec_push(arena, &kn->table.taken, (void *)arena_printf(arena, "%s_workspace_size", kn->function));
   for (int i = 0; i < k->ntensors; i++)
     kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
   for (int i = 0; i < k->nsizes; i++)
