@@ -560,8 +560,9 @@ static int unary_float(OpBuilder *b, GraphOp op, int x, ElemType t) {
     int lin = op2(b, SOP_ADDF, op2(b, SOP_DIVF, x, op_const(b, t, 6)), op_const(b, t, 0.5));
     return op2(b, SOP_MULF, x, op2(b, SOP_MAXF, op_const(b, t, 0), op2(b, SOP_MINF, op_const(b, t, 1), lin)));
   }
-  case GOP_SOFTPLUS:
-    return op1(b, SOP_LOG, op2(b, SOP_ADDF, op1(b, SOP_EXP, x), op_const(b, t, 1)));
+  case GOP_SOFTPLUS: /* max(x, 0) + log(1 + exp(-|x|)): exp(x) would overflow from x = 89 (f32), 11 (f16) */
+    return op2(b, SOP_ADDF, op2(b, SOP_MAXF, x, op_const(b, t, 0)),
+               op1(b, SOP_LOG, op2(b, SOP_ADDF, op_const(b, t, 1), op1(b, SOP_EXP, op1(b, SOP_NEGF, op1(b, SOP_ABSF, x))))));
   default:
     return -1;
   }

@@ -371,7 +371,7 @@ def g_scan(r):
 
 def g_nan_zero(r):
     """NaN and signed zeros, as the man page and src/graph/ops.md state them:
-    argmax/argmin never return a NaN's index (a row of only NaN: 0), topk
+    softplus never overflows; argmax/argmin never return a NaN's index (a row of only NaN: 0), topk
     ranks NaN below every number (NaN kept come last, by index: NumPy's
     stable argsort), sort puts NaN last either way, an inclusive scan's
     first element is x's own (a -0.0 stays -0.0). Each once went wrong
@@ -410,6 +410,9 @@ def g_nan_zero(r):
             y = g.node("sort", [xvi], axis=-1, descending=desc)
             g.output(y, -np.sort(-xv, axis=-1, kind="stable") if desc else np.sort(xv, axis=-1, kind="stable"),
                      exact="bits")
+    # softplus at values where exp(x) overflows (f32 from 89, f16 from 11.1)
+    s = np.array([88, 88.8, 89, 100, 1000, 1e30, -1000, 0, -20], dtype=np.float32)
+    g.output(g.node("softplus", [g.input(s)]), np.logaddexp(0, s.astype(np.float64)).astype(np.float32), exact=False)
     z = np.array([[-0.0, 1, 2], [-0.0, -0.0, 4], [0.0, -0.0, 1]], dtype=np.float32)
     zi = g.input(z)
     for comb in ("add", "mul"):  # max and min of -0.0 and +0.0: either (NumPy's too)
