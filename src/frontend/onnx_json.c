@@ -1159,25 +1159,56 @@ static void import_batchnorm(Onnx *cx, ONode *n) {
   emit2(cx, n, GOP_ADD, emit2(cx, n, GOP_MUL, x, s, NULL), shift, out0(n));
 }
 
+/* In type `wide` (not x's type t): y * scale + bias (either may be absent,
+ * -1), rounded to t once, as the node's output. */
+static void scale_and_shift_wide(Onnx *cx, const ONode *n, int y, int scale, int bias, ElemType wide, ElemType t) {
+  if (scale >= 0)
+    y = emit2(cx, n, GOP_MUL, y, as_type(cx, n, scale, wide), NULL);
+  if (bias >= 0)
+    y = emit2(cx, n, GOP_ADD, y, as_type(cx, n, bias, wide), NULL);
+  GraphAttr to = gattr_string("to", elem_type_name(t));
+  emit(cx, n, GOP_CAST, 1, &y, 1, &to, out0(n));
+}
+
+/* LayerNormalization: the statistics (Mean and InvStdDev) and the
+ * normalised x in stash_type (1, f32, by default: an f16 x then no longer
+ * overflows in its squares from |x - mean| of 256 on); where that is wider
+ * than x, the scale and bias too, rounded to x's type once (ONNX's
+ * function body rounds the normalised x first; ONNX Runtime does not). */
 static void import_layernorm(Onnx *cx, ONode *n) {
   int x = n->inputs[0];
   int rank = value(cx, x)->rank;
+  ElemType t = value(cx, x)->type;
   int64_t axis = normalize_axis(cx, n, attr_int(cx, n, "axis", -1), rank, attr_path(cx, n, "axis"));
   double eps = attr_float(cx, n, "epsilon", 1e-5);
+  ElemType stash = has_attr(n, "stash_type") || cx->opset >= 17
+                       ? onnx_type_at(cx, attr_int(cx, n, "stash_type", 1), attr_path(cx, n, "stash_type"),
+                                      "the stash_type of LayerNormalization")
+                       : t;
   /* outputs Mean and InvStdDev (optional) are the statistics over the
    * normalised axes, kept as dims of 1 */
-  int y = normalize_over(cx, n, x, rank - (int)axis, axes_range(cx, (int)axis, rank), eps,
+  int y = normalize_over(cx, n, as_type(cx, n, x, stash), rank - (int)axis, axes_range(cx, (int)axis, rank), eps,
                          n->noutputs > 1 ? n->outputs[1] : NULL, n->noutputs > 2 ? n->outputs[2] : NULL);
-  scale_and_shift(cx, n, y, n->inputs[1], input(n, 2));
+  if (stash == TY_F32 && t == TY_F16)
+    scale_and_shift_wide(cx, n, y, n->inputs[1], input(n, 2), stash, t);
+  else
+    scale_and_shift(cx, n, as_type(cx, n, y, t), n->inputs[1], input(n, 2));
 }
 
+/* InstanceNormalization: for f16 x in f32 (as ONNX Runtime computes it),
+ * rounded to f16 once. */
 static void import_instancenorm(Onnx *cx, ONode *n) {
   int x = n->inputs[0];
   int r = spatial_rank(cx, n, x);
+  ElemType t = value(cx, x)->type;
   double eps = attr_float(cx, n, "epsilon", 1e-5);
-  int y = normalize_over(cx, n, x, r, axes_range(cx, 2, r + 2), eps, NULL, NULL);
-  int rank = r + 2;
-  scale_and_shift(cx, n, y, per_channel(cx, n, n->inputs[1], rank), per_channel(cx, n, n->inputs[2], rank));
+  int y = normalize_over(cx, n, as_type(cx, n, x, t == TY_F16 ? TY_F32 : t), r, axes_range(cx, 2, r + 2), eps, NULL,
+                         NULL);
+  int rank = r + 2, scale = per_channel(cx, n, n->inputs[1], rank), bias = per_channel(cx, n, n->inputs[2], rank);
+  if (t == TY_F16)
+    scale_and_shift_wide(cx, n, y, scale, bias, TY_F32, t);
+  else
+    scale_and_shift(cx, n, y, scale, bias);
 }
 
 /* ------------------------------------------------------------------ */

@@ -265,6 +265,18 @@ Test(onnx_json, hardmax_before_13_is_two_dimensional) {
   free_onnx(o);
 }
 
+/* LayerNormalization of f16 x: its statistics in stash_type (f32 by
+ * default at opset 17), so Mean is f32; y is f16 again */
+Test(onnx_json, layernorm_f16_stashes_in_f32) {
+  Onnx *o = loaded(MODEL("17", "{'name': 'x', 'type': {'tensorType': {'elemType': 10, 'shape': {'dim': [" D(3) "," D(8)
+                               "]}}}},{'name': 's', 'type': {'tensorType': {'elemType': 10, 'shape': {'dim': [" D(8) "]}}}}",
+                         "", "{'opType': 'LayerNormalization', 'input': ['x', 's'], 'output': ['y', 'm']}",
+                         OUT("y") "," OUT("m")));
+  expect_value(o->g, "y", "f16[3,8]");
+  expect_value(o->g, "m", "f32[3,1]");
+  free_onnx(o);
+}
+
 /* Dropout at inference: the identity, and a mask of true of x's shape,
  * also symbolic (a broadcast of true to x's shape) */
 Test(onnx_json, dropout_mask_all_true) {
