@@ -271,7 +271,7 @@ static void store_double(uint8_t *buf, ElemType t, int64_t i, double v) {
   }
   case TY_F16: store_le(p, 2, half_bits(v)); break;
   case TY_I1: p[0] = v != 0; break;
-  default: store_le(p, elem_bytes(t), (uint64_t)(int64_t)v); break;
+  default: store_le(p, elem_bytes(t), (uint64_t)int64_of_double(v)); break;
   }
 }
 

@@ -282,7 +282,7 @@ static int op_const(OpBuilder *b, ElemType t, double v) {
   if (elem_type_is_float(t))
     n.fvalue = v;
   else
-    n.ivalue = (int64_t)v;
+    n.ivalue = int64_of_double(v);
   return op_node(b, n);
 }
 
@@ -1009,7 +1009,7 @@ static void put_elem(uint8_t *data, ElemType t, int64_t i, double v) {
   } else if (t == TY_F64) {
     memcpy(&bits, &v, sizeof bits);
   } else {
-    bits = (uint64_t)(int64_t)v;
+    bits = (uint64_t)int64_of_double(v);
   }
   for (int j = 0; j < size; j++)
     data[i * size + j] = (uint8_t)(bits >> (8 * j));

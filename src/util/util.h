@@ -19,6 +19,21 @@
 #define LG_NORETURN
 #endif
 
+/* A double as an int64_t, saturated: 2^63 and above (INT64_MAX, which a
+ * double cannot hold, reads as 2^63) give INT64_MAX, below -2^63
+ * INT64_MIN, NaN 0 (a plain cast is undefined there, and on x86 gives
+ * INT64_MIN for INT64_MAX). Integers beyond 2^53 have lost their low bits
+ * before they reach here. */
+static inline int64_t int64_of_double(double v) {
+  if (v != v)
+    return 0;
+  if (v >= 9223372036854775808.0)
+    return INT64_MAX;
+  if (v < -9223372036854775808.0)
+    return INT64_MIN;
+  return (int64_t)v;
+}
+
 /* ---- arena.c ---- */
 typedef struct Arena Arena;
 

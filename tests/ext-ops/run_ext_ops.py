@@ -410,6 +410,10 @@ def g_nan_zero(r):
             y = g.node("sort", [xvi], axis=-1, descending=desc)
             g.output(y, -np.sort(-xv, axis=-1, kind="stable") if desc else np.sort(xv, axis=-1, kind="stable"),
                      exact="bits")
+    # i64 bounds at INT64_MAX / INT64_MIN (a double 2^63 once cast to INT64_MIN)
+    big = np.array([5, -7, 2**62, -2**62], dtype=np.int64)
+    g.output(g.node("clip", [g.input(big)], min=0, max=9223372036854775807), np.clip(big, 0, None))
+    g.output(g.node("clip", [g.input(big)], min=-9223372036854775808, max=3), np.clip(big, None, 3))
     # softplus at values where exp(x) overflows (f32 from 89, f16 from 11.1)
     s = np.array([88, 88.8, 89, 100, 1000, 1e30, -1000, 0, -20], dtype=np.float32)
     g.output(g.node("softplus", [g.input(s)]), np.logaddexp(0, s.astype(np.float64)).astype(np.float32), exact=False)
