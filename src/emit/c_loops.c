@@ -129,7 +129,8 @@ static const char *strip_parens(Emitter *e, const char *s) {
   return arena_strndup(e->arena, s + 1, n - 2);
 }
 
-/* Whether payload node i reads memory (not an accumulator's variable). */
+/* Whether payload node i reads an array element: memory, or a register
+ * block's accumulator array (not a scalar accumulator variable). */
 static bool loads(const StructuredOp *op, const char **operand_values, int i) {
   return op->nodes[i].kind == PN_READ && strchr(operand_values[op->nodes[i].operand], '[');
 }
