@@ -58,8 +58,16 @@ const char *affine_str(Emitter *e, const AffineExpr *x) {
   return s;
 }
 
+/* Whether tensor t lives in chunk buffers (Emitter.chunk_group). */
+static bool in_chunk_buffer(const Emitter *e, int t) {
+  for (int c = 0; e->chunk_group && c < e->chunk_group->nchunk_local; c++)
+    if (e->chunk_group->chunk_local[c] == t)
+      return true;
+  return false;
+}
+
 /* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form
- * (minus the tensor's chunk_shift, in a chunk buffer). */
+ * (minus lgen_shift in a chunk buffer). */
 const char *access_str(Emitter *e, const Operand *o) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   if (t->rank == 0)
@@ -67,9 +75,8 @@ const char *access_str(Emitter *e, const Operand *o) {
   AffineExpr *lin = o->map[0];
   for (int i = 1; i < t->rank; i++)
     lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
-  const char *shift = e->chunk_shift ? e->chunk_shift[o->tensor] : NULL;
-  return arena_printf(e->arena, "%s[%s%s%s]", e->kn.tensors[o->tensor], affine_str(e, lin), shift ? " - " : "",
-                      shift ? shift : "");
+  return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, lin),
+                      in_chunk_buffer(e, o->tensor) ? " - lgen_shift" : "");
 }
 
 /* ---- signatures ---- */
@@ -727,12 +734,7 @@ static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, co
   e->softmax_rows = emit_softmax_member;
   e->softmax_rows_ctx = &sr;
   const OpPlan *head = &e->opt->plans[index][first];
-  if (head->nchunk_local) {
-    e->chunk_group = head;
-    e->chunk_shift = arena_alloc(e->arena, sizeof(char *) * (size_t)(k->ntensors + 1));
-    for (int c = 0; c < head->nchunk_local; c++)
-      e->chunk_shift[head->chunk_local[c]] = "lgen_shift";
-  }
+  e->chunk_group = head->nchunk_local ? head : NULL;
   e->sched = &e->opt->plans[index][sm].s;
   e->op_index = sm;
   bool saved_region = e->graph_region;
@@ -741,7 +743,6 @@ static void emit_softmax_group(Emitter *e, StrBuf *ops, int index, int first, co
   e->softmax_rows = NULL;
   e->softmax_rows_ctx = NULL;
   e->chunk_group = NULL;
-  e->chunk_shift = NULL;
   e->out = ops;
   e->indent = base;
   line(e, "{");

@@ -195,7 +195,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     if (strstr(text, math[i].key))
       values[math[i].slot] = ext_math_function(e, math[i].fn, math[i].on_c ? ct : t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, (const char *const *)values, 20);
+  substitute(e->helpers, text, keys, (const char *const *)values, (int)(sizeof keys / sizeof keys[0]));
   sb_putc(e->helpers, '\n');
 }
 

@@ -56,11 +56,10 @@ typedef struct Emitter {
   void (*softmax_rows)(struct Emitter *e, void *ctx, bool after);
   void *softmax_rows_ctx;
   /* ... and its chunk buffers: the group's first op's plan lists them
-   * (NULL: none), and chunk_shift[t] (NULL: a whole tensor) is subtracted
-   * from tensor t's element index (access_str), taking row lgen_u0 of the
-   * tensor to the start of the running thread's chunk buffer. */
+   * (NULL: none); access_str subtracts lgen_shift from their element
+   * indices, taking row lgen_u0 of such a tensor to the start of the
+   * running thread's chunk buffer (c_ext.c call_softmax defines it). */
   const OpPlan *chunk_group;
-  const char **chunk_shift;
   /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
    * it with this pointwise op's payload (NULL: none). */
   const StructuredOp *prologue;
