@@ -25,12 +25,26 @@ static void print_source_line(StrBuf *out, Loc loc) {
   sb_puts(out, "^\n");
 }
 
+/* Messages quote names from the input: control characters in them (an
+ * escape sequence, a carriage return) are shown as \xNN instead of acting
+ * on the terminal. */
+static void put_message(StrBuf *out, const char *fmt, va_list ap) {
+  StrBuf msg = {0};
+  sb_vprintf(&msg, fmt, ap);
+  for (const unsigned char *p = (const unsigned char *)sb_cstr(&msg); *p; p++)
+    if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+      sb_printf(out, "\\x%02x", *p);
+    else
+      sb_putc(out, (char)*p);
+  sb_free(&msg);
+}
+
 static void report(Diag *diag, Loc loc, const char *kind, const char *fmt, va_list ap) {
   if (loc.src)
     sb_printf(&diag->out, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col, kind);
   else
     sb_printf(&diag->out, "lgen: %s: ", kind);
-  sb_vprintf(&diag->out, fmt, ap);
+  put_message(&diag->out, fmt, ap);
   sb_putc(&diag->out, '\n');
   print_source_line(&diag->out, loc);
 }
@@ -56,7 +70,7 @@ void diag_bug(Diag *diag, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   sb_puts(&diag->out, "lgen: internal error (lgen bug): ");
-  sb_vprintf(&diag->out, fmt, ap);
+  put_message(&diag->out, fmt, ap);
   sb_putc(&diag->out, '\n');
   va_end(ap);
   diag->errors++;

@@ -204,8 +204,10 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
         schedule_print_yaml(&cx->sched, k, j, &k->ops[j], &all[i][j]);
         continue;
       }
-      if (j == 0)
-        sb_printf(&cx->sched, "%s:\n", k->name);
+      if (j == 0) {
+        schedule_yaml_name(&cx->sched, k->name);
+        sb_puts(&cx->sched, ":\n");
+      }
       sb_printf(&cx->sched, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
     }
   }
@@ -300,44 +302,58 @@ static void compile_graph(Compilation *cx, Arena *arena, const Source *src, cons
   vec_push(arena, &cx->graphs, gk);
 }
 
+/* Notes name the model's tensors: printable text only, so that no name
+ * can end the comment line and add a key to the schedule. */
+static void comment_line(StrBuf *out, const char *note) {
+  sb_puts(out, "#   ");
+  sb_put_printable(out, note);
+  sb_putc(out, '\n');
+}
+
+static void comment_heading(StrBuf *out, const char *what, const char *kernel, const char *tail) {
+  sb_printf(out, "# %s in ", what);
+  sb_put_printable(out, kernel);
+  sb_printf(out, ":%s\n", tail);
+}
+
 /* After the per-op schedules: each graph's fusion decisions and buffer
  * plan, as comments (a schedule file read back ignores them). */
 static void print_graph_passes(Compilation *cx) {
   for (int i = 0; i < cx->fused_defs.len; i++) {
     const FusedDef *fd = cx->fused_defs.items[i];
-    sb_printf(&cx->sched, "# fusion in %s:\n", fd->k->name);
+    comment_heading(&cx->sched, "fusion", fd->k->name, "");
     for (int d = 0; d < fd->fusion.decisions.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)fd->fusion.decisions.items[d]);
+      comment_line(&cx->sched, fd->fusion.decisions.items[d]);
   }
   for (int i = 0; i < cx->graphs.len; i++) {
     const GraphKernel *gk = cx->graphs.items[i];
     if (gk->folded.len)
-      sb_printf(&cx->sched, "# folded in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "folded", gk->k->name, "");
     for (int d = 0; d < gk->folded.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->folded.items[d]);
+      comment_line(&cx->sched, gk->folded.items[d]);
     if (gk->shared.len)
-      sb_printf(&cx->sched, "# input sharing in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "input sharing", gk->k->name, "");
     for (int d = 0; d < gk->shared.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->shared.items[d]);
+      comment_line(&cx->sched, gk->shared.items[d]);
     if (gk->convs.len)
-      sb_printf(&cx->sched, "# conv algorithms in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "conv algorithms", gk->k->name, "");
     for (int d = 0; d < gk->convs.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->convs.items[d]);
+      comment_line(&cx->sched, gk->convs.items[d]);
     if (gk->diags.len)
-      sb_printf(&cx->sched, "# diag folded in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "diag folded", gk->k->name, "");
     for (int d = 0; d < gk->diags.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->diags.items[d]);
+      comment_line(&cx->sched, gk->diags.items[d]);
     if (gk->softmaxes.len)
-      sb_printf(&cx->sched, "# softmax in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "softmax", gk->k->name, "");
     for (int d = 0; d < gk->softmaxes.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->softmaxes.items[d]);
+      comment_line(&cx->sched, gk->softmaxes.items[d]);
     if (gk->widened.len)
-      sb_printf(&cx->sched, "# f16 in %s:\n", gk->k->name);
+      comment_heading(&cx->sched, "f16", gk->k->name, "");
     for (int d = 0; d < gk->widened.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->widened.items[d]);
-    sb_printf(&cx->sched, "# fusion in %s:%s\n", gk->k->name, gk->fusion.decisions.len ? "" : " none");
+      comment_line(&cx->sched, gk->widened.items[d]);
+    comment_heading(&cx->sched, "fusion", gk->k->name, gk->fusion.decisions.len ? "" : " none");
     for (int d = 0; d < gk->fusion.decisions.len; d++)
-      sb_printf(&cx->sched, "#   %s\n", (const char *)gk->fusion.decisions.items[d]);
+      comment_line(&cx->sched, gk->fusion.decisions.items[d]);
     plan_print_yaml(&cx->sched, gk->k, gk->plan);
   }
 }

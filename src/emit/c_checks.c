@@ -40,18 +40,6 @@ static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
   }
 }
 
-static const char *c_string_body(Emitter *e, const char *s) {
-  StrBuf sb = {0};
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\')
-      sb_putc(&sb, '\\');
-    sb_putc(&sb, *s);
-  }
-  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return r;
-}
-
 /* An array attribute (T[]) indexed past its element count would be read out
  * of bounds by the kernel and by the range checks below. */
 static void check_array_attrs(Emitter *e, const AffineExpr *x, bool *checked) {
@@ -60,8 +48,10 @@ static void check_array_attrs(Emitter *e, const AffineExpr *x, bool *checked) {
   if (x->kind == AE_ATTR && e->k->attrs[x->index].is_array && !checked[x->index * 64 + (x->elem & 63)]) {
     const AttrParam *a = &e->k->attrs[x->index];
     checked[x->index * 64 + (x->elem & 63)] = true;
-    line(e, "if (%s <= %d) LGEN_CHECK_FAILED(\"%s: attribute %s has fewer than %d elements\");", e->kn.attr_counts[x->index],
-         x->elem, e->kn.function, a->name, x->elem + 1);
+    const char *msg = arena_printf(e->arena, "%s: attribute %s has fewer than %d elements", e->kn.function, a->name,
+                                   x->elem + 1);
+    line(e, "if (%s <= %d) LGEN_CHECK_FAILED(\"%s\");", e->kn.attr_counts[x->index], x->elem,
+         c_string_text(e->arena, msg));
   }
   check_array_attrs(e, x->lhs, checked);
   check_array_attrs(e, x->rhs, checked);
@@ -71,8 +61,9 @@ void emit_checks(Emitter *e) {
   const Kernel *k = e->k;
   use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
   for (int s = 0; s < k->nsizes; s++)
-    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s: size %s must not be negative\");", e->kn.sizes[s],
-         e->kn.function, k->sizes[s].name);
+    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s\");", e->kn.sizes[s],
+         c_string_text(e->arena, arena_printf(e->arena, "%s: size %s must not be negative", e->kn.function,
+                                              k->sizes[s].name)));
   bool *checked = arena_alloc(e->arena, sizeof(bool) * 64 * (size_t)(k->nattrs + 1));
   for (int i = 0; i < k->nops; i++)
     for (int o = 0; o < k->ops[i].noperands; o++)
@@ -97,7 +88,7 @@ void emit_checks(Emitter *e) {
         const char *want = affine_str(e, dim->extent);
         const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
                                        e->kn.function, t->name, pre->pos, extent, want, dim->name);
-        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_body(e, msg));
+        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_text(e->arena, msg));
         continue;
       }
       StrBuf range = {0};
@@ -108,7 +99,7 @@ void emit_checks(Emitter *e) {
       line(e, "if (%s) {", op->ndims ? sb_cstr(&nonempty) : "1");
       e->indent++;
       line(e, "const lgen_range r = %s;", sb_cstr(&range));
-      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_body(e, msg));
+      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_text(e->arena, msg));
       e->indent--;
       line(e, "}");
       sb_free(&range);

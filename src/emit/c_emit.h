@@ -74,6 +74,10 @@ typedef struct {
 } KernelNames;
 
 void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena);
+/* Text from the input (names, doc strings, file names) made safe inside a
+ * C block comment, or inside a string literal's quotes. */
+const char *c_comment_text(Arena *arena, const char *s);
+const char *c_string_text(Arena *arena, const char *s);
 /* Every op becomes a distinct, legal C function name, or a located error. */
 void check_function_names(const Module *m, const char *prefix, Arena *arena, Diag *diag);
 

@@ -822,7 +822,7 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   if (p->prepacked) /* no tensor name here: the tensor itself is not read */
     line(e, "/* %s: packed at generation time */", p->buf);
   else
-    line(e, "/* pack %s into %s */", t->name, p->buf);
+    line(e, "/* pack %s into %s */", c_comment_text(e->arena, t->name), p->buf);
   for (int i = 0; i < t->rank; i++) {
     int d = o->map[i]->index;
     bool band0_point = false;

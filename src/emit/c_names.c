@@ -128,3 +128,52 @@ void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Are
       kn->attr_counts[i] = names_claim(&kn->table, arena_printf(arena, "%s_count", k->attrs[i].name));
   }
 }
+
+/* ---- text from the input inside comments and string literals ----
+ *
+ * Names, doc strings and file names come from files that strangers write.
+ * Each reaches the generated C only through these two functions, so that
+ * none can end a comment or a string and become code. */
+
+static bool printable(unsigned char c) { return c >= 0x20 && c < 0x7f; }
+
+/* In a block comment: printable ASCII; other bytes and every '\' as the text
+ * \xNN (so no backslash can splice a line); '*' '/', '/' '*' and '?' '?'
+ * get a space between them, so that the comment can neither end nor nest
+ * (directly, or through a C99 trigraph such as ??/ for '\'). No newline
+ * survives, so a '//' cannot start a comment of its own either. */
+const char *c_comment_text(Arena *arena, const char *s) {
+  StrBuf sb = {0};
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (!printable(*p) || *p == '\\') {
+      sb_printf(&sb, "\\x%02x", *p);
+      continue;
+    }
+    sb_putc(&sb, (char)*p);
+    if ((p[0] == '*' && p[1] == '/') || (p[0] == '/' && p[1] == '*') || (p[0] == '?' && p[1] == '?'))
+      sb_putc(&sb, ' ');
+  }
+  const char *r = arena_strdup(arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+/* Inside "...": '"' and '\' escaped, other bytes outside printable ASCII as
+ * three-digit octal escapes (a hex escape would swallow following hex
+ * digits), and '?' after '?' as \? so that no trigraph forms. */
+const char *c_string_text(Arena *arena, const char *s) {
+  StrBuf sb = {0};
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\')
+      sb_putc(&sb, '\\');
+    if (!printable(*p))
+      sb_printf(&sb, "\\%03o", *p);
+    else if (*p == '?' && p > (const unsigned char *)s && p[-1] == '?')
+      sb_puts(&sb, "\\?");
+    else
+      sb_putc(&sb, (char)*p);
+  }
+  const char *r = arena_strdup(arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}

@@ -504,32 +504,45 @@ static void put_expr(StrBuf *out, const Kernel *k, const AffineExpr *e) {
   }
 }
 
+/* One comment line, whole: its names and dims are the model's text, printed
+ * as printable ASCII so that none can end the line. */
+static void put_line(StrBuf *out, StrBuf *line) {
+  sb_put_printable(out, sb_cstr(line));
+  sb_putc(out, '\n');
+  line->len = 0;
+  if (line->data)
+    line->data[0] = '\0';
+}
+
 /* Comments only: a schedule file read back must not see unknown keys. */
 void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan) {
-  sb_printf(out, "# buffer plan of %s (%s)\n", k->name, plan->strategy ? plan->strategy : "none");
-  sb_puts(out, "#   workspace: ");
-  put_expr(out, k, plan->total);
-  sb_putc(out, '\n');
-  if (plan->total_static >= 0)
-    sb_printf(out, "#   lower_bound: %lld  # most bytes live at once\n"
-                   "#   without_reuse: %lld\n",
-              (long long)plan->lower_bound, (long long)plan->sum_bytes);
-  if (plan->nbuffers == 0) {
-    sb_puts(out, "#   buffers: []\n");
-    return;
+  StrBuf line = {0};
+  sb_printf(&line, "# buffer plan of %s (%s)", k->name, plan->strategy ? plan->strategy : "none");
+  put_line(out, &line);
+  sb_puts(&line, "#   workspace: ");
+  put_expr(&line, k, plan->total);
+  put_line(out, &line);
+  if (plan->total_static >= 0) {
+    sb_printf(&line, "#   lower_bound: %lld  # most bytes live at once", (long long)plan->lower_bound);
+    put_line(out, &line);
+    sb_printf(&line, "#   without_reuse: %lld", (long long)plan->sum_bytes);
+    put_line(out, &line);
   }
-  sb_puts(out, "#   buffers:\n");
+  sb_puts(&line, plan->nbuffers ? "#   buffers:" : "#   buffers: []");
+  put_line(out, &line);
   for (int i = 0; i < plan->nbuffers; i++) {
     const BufferPlacement *b = &plan->buffers[i];
-    sb_printf(out, "#     - {tensor: %s, offset: ", k->tensors[b->tensor].name);
-    put_expr(out, k, b->offset);
-    sb_puts(out, ", bytes: ");
-    put_expr(out, k, b->bytes);
-    sb_printf(out, ", live: [%d, %d]", b->first_op, b->last_op);
+    sb_printf(&line, "#     - {tensor: %s, offset: ", k->tensors[b->tensor].name);
+    put_expr(&line, k, b->offset);
+    sb_puts(&line, ", bytes: ");
+    put_expr(&line, k, b->bytes);
+    sb_printf(&line, ", live: [%d, %d]", b->first_op, b->last_op);
     if (b->in_place_of >= 0)
-      sb_printf(out, ", in_place_of: %s", k->tensors[b->in_place_of].name);
+      sb_printf(&line, ", in_place_of: %s", k->tensors[b->in_place_of].name);
     if (plan->total_static < 0)
-      sb_printf(out, ", slot: %d", b->slot);
-    sb_puts(out, "}\n");
+      sb_printf(&line, ", slot: %d", b->slot);
+    sb_putc(&line, '}');
+    put_line(out, &line);
   }
+  sb_free(&line);
 }

@@ -210,11 +210,33 @@ static void print_reshape(StrBuf *out, const StructuredOp *op, const Reshape *r,
     sb_puts(out, "]\n");
 }
 
+void schedule_yaml_name(StrBuf *out, const char *name) {
+  bool plain = name[0] && name[0] != '-';
+  for (const char *p = name; *p && plain; p++)
+    plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_' ||
+            *p == '.' || *p == '-' || *p == '/';
+  if (plain) {
+    sb_puts(out, name);
+    return;
+  }
+  sb_putc(out, '"');
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    if (*p == '"' || *p == '\\')
+      sb_printf(out, "\\%c", *p);
+    else if (*p < 0x20 || *p >= 0x7f)
+      sb_printf(out, "\\x%02x", *p);
+    else
+      sb_putc(out, (char)*p);
+  sb_putc(out, '"');
+}
+
 void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *original,
                          const OpPlan *plan) {
   const char *indent = "    ";
-  if (op_index == 0)
-    sb_printf(out, "%s:\n", k->name);
+  if (op_index == 0) {
+    schedule_yaml_name(out, k->name);
+    sb_puts(out, ":\n");
+  }
   sb_printf(out, "  - op: %d\n", op_index);
   print_reshape(out, original, &plan->reshape, indent);
   const StructuredOp *op = plan->view.op;
@@ -285,9 +307,10 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
   for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++)
     if (s->pack[t]) {
       if (any_pack)
-        sb_printf(out, ", %s", k->tensors[t].name);
+        sb_puts(out, ", ");
       else
-        sb_printf(out, "%spack: [%s", indent, k->tensors[t].name);
+        sb_printf(out, "%spack: [", indent);
+      schedule_yaml_name(out, k->tensors[t].name);
       any_pack = true;
     }
   if (any_pack)

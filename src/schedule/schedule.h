@@ -202,6 +202,11 @@ void row_group_bindings(const OpPlan *plan, const StructuredOp *op, int rows, co
                         const char **bound);
 /* The plan as a schedule file entry: fold and collapse in the op's dims, the
  * rest in the view's. */
+/* A name from the input (a graph's, a tensor's) as a YAML scalar: plain when
+ * it is made of letters, digits and _ . - /, else double-quoted with every
+ * other byte escaped, so that no name can end the line, start a comment or
+ * become a key of the printed schedule. */
+void schedule_yaml_name(StrBuf *out, const char *name);
 void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const OpPlan *plan);
 
 #endif

@@ -52,3 +52,11 @@ void sb_free(StrBuf *sb) {
   sb->data = NULL;
   sb->len = sb->cap = 0;
 }
+
+void sb_put_printable(StrBuf *sb, const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+    if (*p >= 0x20 && *p < 0x7f)
+      sb_putc(sb, (char)*p);
+    else
+      sb_printf(sb, "\\x%02x", *p);
+}

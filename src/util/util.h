@@ -64,6 +64,10 @@ void sb_putn(StrBuf *sb, const char *s, size_t n);
 void sb_puts(StrBuf *sb, const char *s);
 void sb_putc(StrBuf *sb, char c);
 void sb_printf(StrBuf *sb, const char *fmt, ...) LG_PRINTF(2, 3);
+/* s with every byte outside printable ASCII written as \xNN: text from an
+ * input on one line of a terminal, a YAML comment or a listing, where a
+ * newline or an escape sequence in a name must not act as one. */
+void sb_put_printable(StrBuf *sb, const char *s);
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap);
 const char *sb_cstr(StrBuf *sb); /* "" for an empty buffer */
 void sb_free(StrBuf *sb);
