@@ -40,6 +40,7 @@ typedef struct {
   const char *name;         /* the graphs' C entry point G (NULL: from the graph's name) */
   const char *fuse;         /* "auto" (NULL means auto) or "none" */
   int separate_weights;     /* non-zero: constants go to lgen_output.weights, not c_source */
+  long long max_constant_bytes; /* bytes of constants a model may make lgen hold; 0: 2 GiB */
 } lgen_options;
 
 typedef struct {

@@ -280,7 +280,8 @@ static ConvAlgoChoice *conv_choices(const Compilation *cx, const char *name, int
 
 static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
   GraphKernel *gk = arena_alloc(arena, sizeof *gk);
-  Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, arena, &cx->diag);
+  GraphLoadOptions load = {.max_constant_bytes = options->max_constant_bytes};
+  Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, &load, arena, &cx->diag);
   int nchoices;
   ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices, arena);
   graph_conv_algorithms(g, choices, nchoices, &gk->convs); /* a choice, not fusion: --fuse=none keeps it */

@@ -59,6 +59,8 @@ static const char usage_text[] =
     "  --name=NAME           a model graph's C entry point (default: from its name)\n"
     "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
+    "  --max-constant-bytes=N[K|M|G]\n"
+    "                        the most bytes of constants a model may make lgen hold (2G)\n"
     "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
     "  -MF FILE              the dependency file's name (implies -MD)\n"
     "  -MT TARGET            the dependency rule's target (repeatable)\n"
@@ -73,6 +75,28 @@ static void usage_error(const char *fmt, const char *arg) {
   fprintf(stderr, fmt, arg);
   fputs("\nTry 'lgen --help' for more information.\n", stderr);
   exit(EXIT_USAGE);
+}
+
+/* "4096", "64K", "512M", "2G" (powers of 1024); -1 if malformed or beyond
+ * 2^62. */
+static long long byte_count(const char *s) {
+  long long v = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > ((1LL << 62) - (*p - '0')) / 10)
+      return -1;
+    v = v * 10 + (*p - '0');
+  }
+  int shift = 0;
+  if (*p == 'K' || *p == 'k')
+    shift = 10, p++;
+  else if (*p == 'M' || *p == 'm')
+    shift = 20, p++;
+  else if (*p == 'G' || *p == 'g')
+    shift = 30, p++;
+  if (p == s || *p || v > (1LL << 62) >> shift)
+    return -1;
+  return v << shift;
 }
 
 /* The value of an option given as "-o FILE", "-oFILE", "--opt=FILE" or
@@ -187,6 +211,11 @@ static void parse_args(int argc, char **argv, Options *o) {
     } else if (long_option(a, "--weights", &v)) {
       o->weights = option_value(argc, argv, &i, v);
       o->lib.separate_weights = 1;
+    } else if (long_option(a, "--max-constant-bytes", &v)) {
+      v = option_value(argc, argv, &i, v);
+      o->lib.max_constant_bytes = byte_count(v);
+      if (o->lib.max_constant_bytes <= 0)
+        usage_error("--max-constant-bytes '%s' is not a positive byte count (N, NK, NM or NG)", v);
     } else if (long_option(a, "--fuse", &v)) {
       v = option_value(argc, argv, &i, v);
       if (strcmp(v, "auto") != 0 && strcmp(v, "none") != 0)

@@ -146,6 +146,7 @@ bool graph_json_sniff(const char *text, size_t len) {
 }
 
 static Graph *load_by_kind(const Source *src, json_t *root, const char *dir, const Module *specs, PtrVec *file_deps,
+                           const GraphLoadOptions *opts,
                            Arena *arena, Diag *diag) {
   if (!json_is_object(root))
     diag_error(diag, loc_of_pointer(src, ""), "a model graph is a JSON object, not an array");
@@ -153,15 +154,16 @@ static Graph *load_by_kind(const Source *src, json_t *root, const char *dir, con
   if (format) {
     if (!json_is_string(format) || strcmp(json_string_value(format), "lgen-graph/1") != 0)
       diag_error(diag, loc_of_pointer(src, "/format"), "unknown graph format (expected \"lgen-graph/1\")");
-    return graph_load_lgen(src, root, dir, specs, file_deps, arena, diag);
+    return graph_load_lgen(src, root, dir, specs, file_deps, opts, arena, diag);
   }
   if (json_is_object(json_object_get(root, "graph")))
-    return graph_load_onnx(src, root, dir, specs, file_deps, arena, diag);
+    return graph_load_onnx(src, root, dir, specs, file_deps, opts, arena, diag);
   diag_error(diag, loc_of_pointer(src, ""),
              "not a model graph: expected \"format\": \"lgen-graph/1\", or an ONNX model with a \"graph\" object");
 }
 
-Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps, Arena *arena,
+Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
+                       const GraphLoadOptions *opts, Arena *arena,
                        Diag *diag) {
   check_nesting(src, diag);
   json_error_t err;
@@ -179,7 +181,7 @@ Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, 
     json_decref(root);
     longjmp(*caller, status);
   }
-  Graph *g = load_by_kind(src, root, dir, specs, file_deps, arena, diag);
+  Graph *g = load_by_kind(src, root, dir, specs, file_deps, opts, arena, diag);
   diag->on_error = caller;
   json_decref(root);
   return g;
@@ -1139,8 +1141,10 @@ static void load_outputs(Loader *L, json_t *root) {
 
 /* The graph's name: "name", else the file's base name without extension. */
 static const char *graph_name(Loader *L, json_t *root, const Source *src) {
-  if (json_object_get(root, "name"))
+  if (json_object_get(root, "name")) {
+    L->g->name_path = "/name";
     return string_member(L, root, "", "name", "a graph");
+  }
   const char *base = strrchr(src->name, '/');
   base = base ? base + 1 : src->name;
   size_t n = strcspn(base, ".");
@@ -1148,9 +1152,10 @@ static const char *graph_name(Loader *L, json_t *root, const Source *src) {
 }
 
 Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
-                       Arena *arena, Diag *diag) {
+                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
   json_t *root = json_root;
   Loader L = {graph_new(arena, diag, src, specs), arena, dir, file_deps};
+  graph_apply_options(L.g, opts);
   static const char *const allowed[] = {"format", "name", "inputs", "outputs", "constants", "nodes", NULL};
   check_members(&L, root, "", "a graph", allowed);
   L.g->name = graph_name(&L, root, src);

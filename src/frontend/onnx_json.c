@@ -28,6 +28,9 @@
  * they took (Add's broadcast, Reshape's shape): each importer checks the
  * forms it reads, so old models whose operators did not change load. */
 enum { ONNX_MAX_LIST = 4096, ONNX_MIN_OPSET = 1 };
+/* The newest opset whose operators lgen knows: a newer one may have changed
+ * any of them, so it is refused rather than read with older semantics. */
+enum { ONNX_MAX_OPSET = 25 };
 
 typedef struct OnnxOp OnnxOp;
 
@@ -288,7 +291,7 @@ static void store_int(uint8_t *buf, ElemType t, int64_t i, int64_t v) {
 /* ------------------------------------------------------------------ */
 /* TensorProto                                                         */
 
-static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, OTensor *out) {
+static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, const char *what, OTensor *out) {
   json_t *dims = json_list(cx, t, "dims", path);
   size_t rank = list_len(dims);
   if (rank > LG_MAX_RANK)
@@ -302,7 +305,7 @@ static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, OTensor *out) 
     if (d < 0)
       graph_error(cx->g, p, "negative dimension %lld", (long long)d);
     if (d > 0 && count > ((int64_t)1 << 40) / d)
-      graph_error(cx->g, p, "the tensor is too large");
+      graph_error(cx->g, p, "%s would have more than 2^40 elements", what);
     out->dims[i] = d;
     count *= d;
   }
@@ -394,10 +397,10 @@ static OTensor decode_tensor(Onnx *cx, json_t *t, const char *path, const char *
     graph_error(cx->g, path, "%s has no 'dataType'", what);
   out.type = onnx_type_at(cx, json_int64(cx, dt, path_join(cx, path, "dataType")), path_join(cx, path, "dataType"),
                           what);
-  out.count = tensor_dims(cx, t, path, &out);
+  out.count = tensor_dims(cx, t, path, what, &out);
   if (json_object_get(t, "segment"))
     graph_error(cx->g, path_join(cx, path, "segment"), "%s: segmented tensors are not supported", what);
-  size_t want = (size_t)out.count * (size_t)elem_bytes(out.type);
+  size_t want = (size_t)graph_const_check(cx->g, out.type, out.count, path, what);
   const char *location = json_str(cx, t, "dataLocation", path, "DEFAULT");
   json_t *raw = json_object_get(t, "rawData");
   if (strcmp(location, "EXTERNAL") == 0) {
@@ -721,6 +724,24 @@ static double const_scalar(Onnx *cx, const ONode *n, int k, const char *what) {
   if (v->sym)
     return (double)const_elem_int(cx, n, k, v, 0, what);
   return graph_const_f(v, 0);
+}
+
+/* A constant scalar input as an integer: integer types exactly (beyond
+ * 2^53 too); a float must be finite and within int64's range, and is
+ * truncated toward zero as ONNX Runtime casts it. A plain cast of such a
+ * double is undefined in C: depth 1e300 must be an error, not a number. */
+static int64_t const_int_scalar(Onnx *cx, const ONode *n, int k, const char *what) {
+  const GraphValue *v = const_input(cx, n, k, what);
+  if (v->count != 1)
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') must hold one element, not %lld",
+                node_desc(cx, n), what, v->name, (long long)v->count);
+  if (!elem_type_is_float(v->type))
+    return const_elem_int(cx, n, k, v, 0, what);
+  double d = graph_const_f(v, 0);
+  if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') is %g, not an integer within 64 bits",
+                node_desc(cx, n), what, v->name, d);
+  return (int64_t)d;
 }
 
 /* A list that is an attribute before opset `since` and an optional input
@@ -1789,9 +1810,10 @@ static void read_opset(Onnx *cx, json_t *root) {
       continue;
     json_t *v = json_object_get(e, "version");
     cx->opset = v ? json_int64(cx, v, path_join(cx, p, "version")) : 1;
-    if (cx->opset < ONNX_MIN_OPSET)
-      graph_error(cx->g, path_join(cx, p, "version"), "ONNX opset %lld is too old (lgen reads opsets %d and later)",
-                  (long long)cx->opset, ONNX_MIN_OPSET);
+    if (cx->opset < ONNX_MIN_OPSET || cx->opset > ONNX_MAX_OPSET)
+      graph_error(cx->g, path_join(cx, p, "version"), "ONNX opset %lld is %s (lgen reads opsets %d to %d)",
+                  (long long)cx->opset, cx->opset < ONNX_MIN_OPSET ? "too old" : "newer than lgen knows",
+                  ONNX_MIN_OPSET, ONNX_MAX_OPSET);
   }
 }
 
@@ -2070,10 +2092,11 @@ static void import_node(Onnx *cx, json_t *node, int index) {
 }
 
 Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
-                       Arena *arena, Diag *diag) {
+                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
   json_t *root = json_root;
   Onnx cx = {0};
   cx.g = graph_new(arena, diag, src, specs);
+  graph_apply_options(cx.g, opts);
   cx.arena = arena;
   cx.dir = dir;
   cx.file_deps = file_deps;
@@ -2082,6 +2105,7 @@ Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, cons
     graph_error(cx.g, "", "an ONNX model needs a 'graph' object");
   const char *name = json_str(&cx, graph, "name", "/graph", "");
   cx.g->name = name[0] ? name : "model";
+  cx.g->name_path = name[0] ? "/graph/name" : NULL;
   read_opset(&cx, root);
   json_t *nodes = graph_member(&cx, root, "node");
   check_operators(&cx, nodes);

@@ -122,7 +122,13 @@ Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *spec
   g->specs = specs;
   g->name = "graph";
   g->index = index_new(arena, 64);
+  g->max_const_bytes = GRAPH_DEFAULT_MAX_CONSTANT_BYTES;
   return g;
+}
+
+void graph_apply_options(Graph *g, const GraphLoadOptions *opts) {
+  if (opts && opts->max_constant_bytes > 0)
+    g->max_const_bytes = opts->max_constant_bytes;
 }
 
 int graph_symbol(Graph *g, const char *name) {
@@ -494,7 +500,7 @@ int64_t graph_const_i(const GraphValue *v, int64_t i) {
   case TY_F16:
   case TY_F32:
   case TY_F64:
-    return (int64_t)graph_const_f(v, i);
+    return int64_of_double(graph_const_f(v, i)); /* saturated: a plain cast is undefined out of range */
   case TY_I1:
     return raw != 0;
   case TY_I8:
@@ -616,6 +622,27 @@ int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr
   return ix;
 }
 
+bool graph_const_fits(const Graph *g, int64_t bytes) {
+  return bytes >= 0 && bytes <= g->max_const_bytes - g->const_bytes;
+}
+
+/* Counts are below 2^40 (check_size) or checked here, so bytes fit. */
+int64_t graph_const_check(Graph *g, ElemType t, int64_t count, const char *path, const char *what) {
+  if (count < 0 || count > (INT64_C(1) << MAX_ELEMENTS_LOG2))
+    graph_error(g, path, "%s would have %lld elements, more than 2^%d", what, (long long)count, MAX_ELEMENTS_LOG2);
+  int64_t bytes = count * graph_elem_bytes(t);
+  if (!graph_const_fits(g, bytes))
+    graph_error(g, path,
+                "%s would be a constant of %lld bytes; with the %lld bytes of constants before it, that is over "
+                "the limit of %lld (--max-constant-bytes)",
+                what, (long long)bytes, (long long)g->const_bytes, (long long)g->max_const_bytes);
+  return bytes;
+}
+
+void *graph_const_buffer(Graph *g, ElemType t, int64_t count, const char *path, const char *what) {
+  return arena_alloc(g->arena, (size_t)graph_const_check(g, t, count, path, what) + 1);
+}
+
 int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int64_t *shape, const void *data,
                     const char *path) {
   check_rank(g, rank, path);
@@ -629,7 +656,8 @@ int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int6
   GraphValue *v = new_value(g, name, t, rank, dims, GV_CONST, path); /* bounds the count */
   for (int i = 0; i < rank; i++)
     count *= shape[i];
-  size_t bytes = (size_t)count * (size_t)graph_elem_bytes(t);
+  size_t bytes = (size_t)graph_const_check(g, t, count, path, arena_printf(g->arena, "'%s'", name));
+  g->const_bytes += (int64_t)bytes;
   void *copy = arena_alloc(g->arena, bytes ? bytes : 1);
   if (bytes)
     memcpy(copy, data, bytes);

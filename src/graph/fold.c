@@ -300,6 +300,7 @@ static void *new_data(const Fold *f) {
 }
 
 static bool commit_data(Fold *f, void *data) {
+  f->g->const_bytes += f->os.count * elem_size(f->out->type);
   f->out->kind = GV_CONST;
   f->out->count = f->os.count;
   f->out->data = data;
@@ -348,6 +349,7 @@ static bool commit_exprs(Fold *f, AffineExpr **e) {
    * symbolic too so that Shape -> Cast(int32) -> ... chains fold. */
   if (f->out->type != TY_I64 && f->out->type != TY_I32)
     return false;
+  f->g->const_bytes += f->os.count * (int64_t)sizeof *e;
   f->out->kind = GV_CONST;
   f->out->count = f->os.count;
   f->out->data = NULL;
@@ -1207,7 +1209,9 @@ static bool fold_setup(Graph *g, GraphNode *n, Fold *f) {
   f->in = arena_alloc(g->arena, (size_t)(n->ninputs + 1) * sizeof *f->in);
   f->ins = arena_alloc(g->arena, (size_t)(n->ninputs + 1) * sizeof *f->ins);
   f->out = GRAPH_VALUE(g, n->outputs[0]);
-  if (!static_shape(f->out, &f->os) || f->os.count > FOLD_MAX_ELEMS)
+  /* a result that would overrun the constant budget runs at run time (8
+   * bytes an element: symbolic elements are pointers) */
+  if (!static_shape(f->out, &f->os) || f->os.count > FOLD_MAX_ELEMS || !graph_const_fits(g, f->os.count * 8))
     return false;
   for (int k = 0; k < n->ninputs; k++) {
     if (n->inputs[k] < 0)

@@ -119,11 +119,24 @@ void intvec_push(Arena *arena, IntVec *v, int x);
 typedef struct NameIndex NameIndex;
 typedef struct JsonIndex JsonIndex;
 
+/* What the command line decides about loading one model: the bounds on
+ * what a model file may make lgen do (man page, SECURITY). */
+typedef struct {
+  /* The most bytes of constants lgen holds for the model at once: those it
+   * reads, those importers build (OneHot's positions, Trilu's mask, ...)
+   * and those folding computes. Beyond it a constant the model needs is a
+   * located error, and folding leaves the node to run time. 0: the default. */
+  int64_t max_constant_bytes;
+} GraphLoadOptions;
+
+#define GRAPH_DEFAULT_MAX_CONSTANT_BYTES (INT64_C(1) << 31)
+
 typedef struct {
   Arena *arena;
   Diag *diag;
   const Source *src;   /* the JSON text; diagnostics locate pointers in it */
   const char *name;    /* the graph's name (the C entry points derive from it) */
+  const char *name_path; /* where the file gives it (NULL: it does not) */
   PtrVec symbols;      /* const char*: symbolic dims, in order of first appearance */
   PtrVec values;       /* GraphValue* */
   PtrVec nodes;        /* GraphNode*, in dependency order */
@@ -134,6 +147,8 @@ typedef struct {
   int temp_counter;    /* for generated value names */
   JsonIndex *locs;     /* graph_loc's index of src, built on its first call */
   const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
+  int64_t const_bytes;     /* of every constant so far (graph_add_const, folding) */
+  int64_t max_const_bytes; /* GraphLoadOptions.max_constant_bytes */
 } Graph;
 
 #define GRAPH_VALUE(g, v) ((GraphValue *)(g)->values.items[(v)])
@@ -141,6 +156,7 @@ typedef struct {
 
 /* ---- build.c ---- */
 Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *specs);
+void graph_apply_options(Graph *g, const GraphLoadOptions *opts); /* NULL: the defaults */
 
 /* Diagnostics at a JSON pointer: "FILE:LINE:COL: error: MESSAGE" with the
  * caret under the value the pointer names (or the nearest enclosing value
@@ -157,7 +173,8 @@ int graph_find(const Graph *g, const char *name); /* a value index, or -1 */
 /* Each add_* checks that the name is new (else a located error) and returns
  * the value's index. */
 int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr **shape, const char *path);
-/* data: count * element-size bytes, copied into the arena. */
+/* data: count * element-size bytes, copied into the arena; counted against
+ * the constant budget (a located error at path beyond it). */
 int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int64_t *shape, const void *data,
                     const char *path);
 /* An i64 constant of rank 0 or 1 whose elements are expressions in the symbols. */
@@ -195,6 +212,16 @@ bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b); /
 AffineExpr *graph_numel(Graph *g, const GraphValue *v);
 /* Element size in bytes (i1: 1; f16: 2). */
 int graph_elem_bytes(ElemType t);
+/* Zeroed room for the data of a constant of `count` elements that an
+ * importer builds (it then goes to graph_add_const): checked against the
+ * constant budget before anything is allocated, so that a size read from
+ * the model (OneHot's depth, ...) gives a located error at path, naming
+ * `what`, instead of exhausting memory. */
+void *graph_const_buffer(Graph *g, ElemType t, int64_t count, const char *path, const char *what);
+/* The same check alone (before reading a constant's data): its bytes. */
+int64_t graph_const_check(Graph *g, ElemType t, int64_t count, const char *path, const char *what);
+/* Whether `bytes` more of constants fit in the budget (folding asks). */
+bool graph_const_fits(const Graph *g, int64_t bytes);
 /* Element i of a constant as double / int64 (any element type). */
 double graph_const_f(const GraphValue *v, int64_t i);
 int64_t graph_const_i(const GraphValue *v, int64_t i);
@@ -307,12 +334,12 @@ bool graph_json_sniff(const char *text, size_t len);
 /* Parses src (either JSON form) into a Graph. `dir` is the folder of the
  * file, for constants given as files; file_deps collects the paths read
  * (for -MD). */
-Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps, Arena *arena,
-                       Diag *diag);
+Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
+                       const GraphLoadOptions *opts, Arena *arena, Diag *diag);
 Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, const Module *specs,
-                       PtrVec *file_deps, Arena *arena, Diag *diag);
+                       PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
 Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs,
-                       PtrVec *file_deps, Arena *arena, Diag *diag);
+                       PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
 
 /* ---- lower.c ---- */
 /* The whole graph as one Kernel: tensors are the inputs (TS_PARAM), the

@@ -1629,7 +1629,7 @@ Kernel *graph_lower(const Graph *g, const char *name, Arena *arena, Diag *diag) 
 
   Kernel *k = arena_alloc(arena, sizeof *k);
   k->name = name ? name : g->name;
-  k->loc = graph_loc(g, "");
+  k->loc = graph_loc(g, g->name_path ? g->name_path : ""); /* a bad C name points at the graph's name */
   k->ntensors = L->tensors.len;
   k->tensors = arena_alloc(arena, sizeof(TensorParam) * (size_t)(k->ntensors + 1));
   for (int t = 0; t < k->ntensors; t++)

@@ -142,7 +142,7 @@ typedef struct {
 static int run_load(Unit *u, const char *dir, Graph **g, PtrVec *deps) {
   int status = setjmp(u->on_error);
   if (status == 0) {
-    *g = graph_load_json(&u->src, dir, NULL, deps, u->arena, &u->diag);
+    *g = graph_load_json(&u->src, dir, NULL, deps, NULL, u->arena, &u->diag);
     return UNIT_OK;
   }
   return status;

@@ -154,7 +154,7 @@ static int load_and_lower(Unit *u, Graph **g) {
   int status = setjmp(u->on_error);
   if (status == 0) {
     PtrVec deps = {0};
-    *g = graph_load_json(&u->src, ".", NULL, &deps, u->arena, &u->diag);
+    *g = graph_load_json(&u->src, ".", NULL, &deps, NULL, u->arena, &u->diag);
     graph_lower(*g, NULL, u->arena, &u->diag);
     return UNIT_OK;
   }

@@ -43,7 +43,7 @@ static int load(Onnx **out, const char *quoted) {
   *out = o;
   int status = setjmp(o->on_error);
   if (status == 0)
-    o->g = graph_load_onnx(&o->src, o->root, ".", NULL, NULL, o->arena, &o->diag);
+    o->g = graph_load_onnx(&o->src, o->root, ".", NULL, NULL, NULL, o->arena, &o->diag);
   return status;
 }
 
