@@ -59,7 +59,8 @@ typedef struct {
 enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_INTERNAL_ERROR = 3 };
 
 /* Returns LGEN_OK, LGEN_INPUT_ERROR (diagnostics say why), or
- * LGEN_INTERNAL_ERROR (an lgen bug, also described in diagnostics). On
+ * LGEN_INTERNAL_ERROR (an lgen bug, or a file it needs that cannot be read;
+ * also described in diagnostics). On
  * failure only `diagnostics` is set. */
 int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options *options, lgen_output *out);
 void lgen_output_free(lgen_output *out);

@@ -2,7 +2,8 @@
 # check-all.sh SRC_DIR BUILD_DIR - everything CI runs, in order:
 #   1. make check in the build tree, with the ONNX node tests python3-onnx
 #      generates (ONNX_GENERATED=1, about a minute more)
-#   2. the same suite, built from a clean dist tree with ASan + UBSan
+#   2. the same suite, built from a clean dist tree with ASan + UBSan and
+#      fault injection (tests/faults.test sweeps failures only there)
 #   3. a libFuzzer smoke run of the .tc parser (FUZZ_SECONDS, default 60)
 #   4. make distcheck
 # and a closing "N passed, N failed" line that counts every test of every stage.
@@ -43,13 +44,13 @@ stage "make check"
 ONNX_GENERATED=1 make -C "$build" check
 count_log "$build/test-suite.log"
 
-stage "make check under ASan and UBSan"
+stage "make check under ASan and UBSan, with fault injection"
 asan=$build/_asan
 rm -rf "$asan"
 mkdir -p "$asan"
 if make -C "$build" distdir distdir="$asan/src" >/dev/null &&
   mkdir -p "$asan/build" &&
-  (cd "$asan/build" && ../src/configure -q --enable-asan CC="${ASAN_CC:-gcc}") &&
+  (cd "$asan/build" && ../src/configure -q --enable-asan --enable-fault-injection CC="${ASAN_CC:-gcc}") &&
   make -C "$asan/build" -j2 >/dev/null; then
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     make -C "$asan/build" check

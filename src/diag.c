@@ -76,3 +76,14 @@ void diag_bug(Diag *diag, const char *fmt, ...) {
   diag->errors++;
   longjmp(*diag->on_error, 2);
 }
+
+void diag_io_error(Diag *diag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_puts(&diag->out, "lgen: error: ");
+  put_message(&diag->out, fmt, ap);
+  sb_putc(&diag->out, '\n');
+  va_end(ap);
+  diag->errors++;
+  longjmp(*diag->on_error, 3);
+}

@@ -36,5 +36,9 @@ void diag_error(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4) LG_NO
 void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4);
 /* An internal inconsistency: reported as "lgen bug", never as a user error. */
 void diag_bug(Diag *diag, const char *fmt, ...) LG_PRINTF(2, 3) LG_NORETURN;
+/* A file lgen needs (a template, a constant's data) exists but cannot be
+ * read: "lgen: error: MESSAGE", and the run fails as an I/O error (exit
+ * status 3), not as a bad input. */
+void diag_io_error(Diag *diag, const char *fmt, ...) LG_PRINTF(2, 3) LG_NORETURN;
 
 #endif

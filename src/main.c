@@ -2,6 +2,7 @@
  * inputs, and writing outputs atomically. Everything else is the library. */
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "lgen.h"
+#include "util/fault.h"
 #include "util/util.h"
 
 #include <errno.h>
@@ -250,11 +251,39 @@ static void parse_args(int argc, char **argv, Options *o) {
     usage_error("%s with the output on standard output needs -MF FILE and -MT TARGET", "-MD");
 }
 
+/* ---- the command line's own fallible operations ----
+ * Each is a fault-injection point (util/fault.h), and each failure prints
+ * its one message where it happens. */
+
+static void *cli_malloc(size_t n) {
+  void *p = fault_inject() ? NULL : malloc(n);
+  if (!p)
+    fputs("lgen: error: out of memory\n", stderr);
+  return p;
+}
+
+static char *cli_strdup(const char *s) {
+  char *p = cli_malloc(strlen(s) + 1);
+  return p ? strcpy(p, s) : NULL;
+}
+
+static FILE *cli_fopen(const char *path, const char *mode) { return fault_inject() ? NULL : fopen(path, mode); }
+
+static size_t cli_fread(void *buf, size_t n, FILE *f, bool *failed) {
+  if (fault_inject()) {
+    *failed = true;
+    return 0;
+  }
+  size_t got = fread(buf, 1, n, f);
+  *failed = got == 0 && ferror(f);
+  return got;
+}
+
 /* ---- reading ---- */
 
 static char *read_stream(FILE *f, const char *name, size_t *len) {
   size_t cap = 4096, n = 0;
-  char *buf = malloc(cap);
+  char *buf = cli_malloc(cap);
   if (!buf)
     return NULL;
   for (;;) {
@@ -264,21 +293,28 @@ static char *read_stream(FILE *f, const char *name, size_t *len) {
         free(buf);
         return NULL;
       }
-      char *grown = realloc(buf, cap * 2);
+      char *grown = fault_inject() ? NULL : realloc(buf, cap * 2);
       if (!grown) {
+        fputs("lgen: error: out of memory\n", stderr);
         free(buf);
         return NULL;
       }
       buf = grown;
       cap *= 2;
     }
-    size_t got = fread(buf + n, 1, cap - n, f);
+    bool failed;
+    size_t got = cli_fread(buf + n, cap - n, f, &failed);
     n += got;
+    if (failed) {
+      fprintf(stderr, "lgen: error: %s: %s\n", name, strerror(errno ? errno : EIO));
+      free(buf);
+      return NULL;
+    }
     if (got == 0)
       break;
   }
   if (ferror(f)) {
-    fprintf(stderr, "lgen: error: %s: %s\n", name, strerror(errno));
+    fprintf(stderr, "lgen: error: %s: %s\n", name, strerror(errno ? errno : EIO));
     free(buf);
     return NULL;
   }
@@ -294,7 +330,7 @@ static char *read_input(const char *path, size_t *len) {
     fprintf(stderr, "lgen: error: %s: is a directory\n", path);
     return NULL;
   }
-  FILE *f = fopen(path, "rb");
+  FILE *f = cli_fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno));
     return NULL;
@@ -314,41 +350,46 @@ static char *read_input(const char *path, size_t *len) {
 typedef struct {
   const char *path; /* what rename() replaces; NULL when written in place */
   char *tmp;
+  bool existed;     /* path was there before (a failed run keeps it, replaced or not) */
 } PendingFile;
 
 static bool write_all(FILE *f, const char *text) {
   size_t n = strlen(text);
-  bool ok = fwrite(text, 1, n, f) == n;
-  return fflush(f) == 0 && ok;
+  bool ok = !fault_inject() && fwrite(text, 1, n, f) == n;
+  return !fault_inject() && fflush(f) == 0 && ok;
 }
 
+static bool close_ok(FILE *f) { return fclose(f) == 0 && !fault_inject(); }
+
 /* The file a path names, through symlinks; a dangling link's target (which
- * the write will create) is found with readlink. NULL: path itself. */
-static char *resolve_output(const char *path) {
-  char *resolved = realpath(path, NULL);
-  if (resolved)
-    return resolved;
+ * the write will create) is found with readlink. *out is NULL for path
+ * itself; false when memory ran out (the message is printed). */
+static bool resolve_output(const char *path, char **out) {
+  *out = realpath(path, NULL);
+  if (*out)
+    return true;
   struct stat st;
   char link[4096];
   if (lstat(path, &st) != 0 || !S_ISLNK(st.st_mode))
-    return NULL;
+    return true;
   ssize_t n = readlink(path, link, sizeof link - 1);
   if (n <= 0)
-    return NULL;
+    return true;
   link[n] = '\0';
   const char *slash = strrchr(path, '/');
   if (link[0] == '/' || !slash)
-    return strdup(link);
-  char *joined = malloc((size_t)(slash - path) + 2 + (size_t)n);
-  if (joined)
-    sprintf(joined, "%.*s/%s", (int)(slash - path), path, link);
-  return joined;
+    *out = cli_strdup(link);
+  else if ((*out = cli_malloc((size_t)(slash - path) + 2 + (size_t)n)))
+    sprintf(*out, "%.*s/%s", (int)(slash - path), path, link);
+  return *out != NULL;
 }
 
 static bool write_pending(PendingFile *pf, const char *path, const char *text) {
   pf->path = NULL;
   pf->tmp = NULL;
-  char *resolved = resolve_output(path); /* NULL for a plain file that does not exist yet */
+  char *resolved; /* NULL for a plain file that does not exist yet */
+  if (!resolve_output(path, &resolved))
+    return false;
   const char *target = resolved ? resolved : path;
   struct stat st;
   if (stat(target, &st) == 0 && !S_ISREG(st.st_mode)) {
@@ -357,29 +398,32 @@ static bool write_pending(PendingFile *pf, const char *path, const char *text) {
       free(resolved);
       return false;
     }
-    FILE *f = fopen(target, "wb");
+    errno = 0;
+    FILE *f = cli_fopen(target, "wb");
     bool ok = f && write_all(f, text);
-    ok = (f && fclose(f) == 0) && ok;
+    ok = (f && close_ok(f)) && ok;
     if (!ok)
       fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno ? errno : EIO));
     free(resolved);
     return ok;
   }
-  pf->path = resolved ? resolved : strdup(path);
-  pf->tmp = malloc(strlen(pf->path) + 16);
+  pf->path = resolved ? resolved : cli_strdup(path);
+  pf->tmp = pf->path ? cli_malloc(strlen(pf->path) + 16) : NULL;
   if (!pf->path || !pf->tmp)
     return false;
   sprintf(pf->tmp, "%s.lgen-XXXXXX", pf->path);
-  int fd = mkstemp(pf->tmp);
+  pf->existed = access(pf->path, F_OK) == 0;
+  int fd = fault_inject() ? -1 : mkstemp(pf->tmp);
   if (fd < 0) {
     fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno));
     free(pf->tmp);
     pf->tmp = NULL;
     return false;
   }
-  FILE *f = fdopen(fd, "wb");
+  errno = 0;
+  FILE *f = fault_inject() ? NULL : fdopen(fd, "wb");
   bool ok = f && write_all(f, text);
-  ok = (f && fclose(f) == 0) && ok;
+  ok = (f && close_ok(f)) && ok;
   if (!f)
     close(fd);
   if (!ok) {
@@ -438,8 +482,8 @@ static char *depfile_text(const Options *o, const char *c_path, const char *extr
   int nextra = 0;
   for (const char *p = extra_deps; *p; p++)
     nextra += *p == '\n';
-  const char **deps = malloc(sizeof *deps * (size_t)(o->ninputs + 2 + nextra));
-  char *extra = strdup(extra_deps);
+  const char **deps = cli_malloc(sizeof *deps * (size_t)(o->ninputs + 2 + nextra));
+  char *extra = deps ? cli_strdup(extra_deps) : NULL;
   if (!deps || !extra) {
     free(deps);
     free(extra);
@@ -468,7 +512,7 @@ static char *depfile_text(const Options *o, const char *c_path, const char *extr
     put_make_path(&sb, deps[i]);
     sb_puts(&sb, ":\n");
   }
-  char *text = strdup(sb_cstr(&sb));
+  char *text = cli_strdup(sb_cstr(&sb));
   sb_free(&sb);
   free(deps);
   free(extra);
@@ -477,7 +521,7 @@ static char *depfile_text(const Options *o, const char *c_path, const char *extr
 
 static char *default_depfile(const char *c_path) {
   size_t n = strlen(c_path);
-  char *d = malloc(n + 3);
+  char *d = cli_malloc(n + 3);
   if (!d)
     return NULL;
   strcpy(d, c_path);
@@ -555,34 +599,44 @@ int main(int argc, char **argv) {
       return 0;
     }
   }
+  /* Everything is computed before the first file is created: a failure
+   * (allocation too) after that point must not leave one behind. */
+  bool ok = true;
+  char *dep_path = NULL, *dep_text = NULL;
+  if (o.make_deps) {
+    dep_path = o.depfile ? cli_strdup(o.depfile) : default_depfile(o.output);
+    dep_text = dep_path ? depfile_text(&o, to_stdout ? "-" : o.output, out.depends ? out.depends : "") : NULL;
+    ok = dep_text != NULL;
+  }
   PendingFile files[4] = {{0}};
   int nfiles = 0;
-  bool ok = true;
-  if (!to_stdout)
+  if (ok && !to_stdout)
     ok = write_pending(&files[nfiles++], o.output, main_text);
   if (ok && o.header)
     ok = write_pending(&files[nfiles++], o.header, out.header);
   if (ok && o.weights)
     ok = write_pending(&files[nfiles++], o.weights, out.weights ? out.weights : "");
-  char *dep_path = NULL, *dep_text = NULL;
-  if (ok && o.make_deps) {
-    dep_path = o.depfile ? strdup(o.depfile) : default_depfile(o.output);
-    dep_text = dep_path ? depfile_text(&o, to_stdout ? "-" : o.output, out.depends ? out.depends : "") : NULL;
-    ok = dep_text && write_pending(&files[nfiles++], dep_path, dep_text);
-  }
+  if (ok && o.make_deps)
+    ok = write_pending(&files[nfiles++], dep_path, dep_text);
   if (ok && to_stdout)
-    ok = fputs(main_text, stdout) >= 0 && fflush(stdout) == 0;
-  for (int i = 0; ok && i < nfiles; i++) {
-    if (!files[i].tmp)
+    ok = !fault_inject() && fputs(main_text, stdout) >= 0 && fflush(stdout) == 0;
+  int renamed = 0;
+  for (; ok && renamed < nfiles; renamed++) {
+    if (!files[renamed].tmp)
       continue; /* written in place */
-    if (rename(files[i].tmp, files[i].path) != 0) {
-      fprintf(stderr, "lgen: error: %s: %s\n", files[i].path, strerror(errno));
+    if (fault_inject() || rename(files[renamed].tmp, files[renamed].path) != 0) {
+      fprintf(stderr, "lgen: error: %s: %s\n", files[renamed].path, strerror(errno));
       ok = false;
-    } else {
-      free(files[i].tmp);
-      files[i].tmp = NULL;
+      break;
     }
+    free(files[renamed].tmp);
+    files[renamed].tmp = NULL;
   }
+  /* A rename failed after others succeeded: the outputs this run created
+   * go again (one it replaced stays replaced, whole). */
+  for (int i = 0; !ok && i < renamed; i++)
+    if (files[i].path && !files[i].existed)
+      unlink(files[i].path);
   discard(files, nfiles);
   free(dep_path);
   free(dep_text);

@@ -6,11 +6,13 @@
  * else the installed $(pkgdatadir)/templates when the file is there; else
  * the templates/ of the source tree lgen was configured in (an uninstalled
  * lgen, make check and make distcheck). */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "emit/c_emit.h"
+#include "util/fault.h"
 
 #ifndef LGEN_TEMPLATE_DIR
 #define LGEN_TEMPLATE_DIR "/usr/local/share/lgen/templates"
@@ -19,19 +21,27 @@
 #define LGEN_SOURCE_TEMPLATE_DIR "templates"
 #endif
 
-/* The whole file, or NULL when it cannot be opened or read. */
-static char *read_text(const char *path, Arena *arena) {
-  FILE *f = fopen(path, "rb");
-  if (!f)
+/* The whole file, or NULL when there is none; a file that is there but
+ * cannot be read is an I/O error. */
+static char *read_text(const char *path, Arena *arena, Diag *diag) {
+  FILE *f = fault_inject() ? NULL : fopen(path, "rb");
+  if (!f && errno == ENOENT)
     return NULL;
+  if (!f)
+    diag_io_error(diag, "%s: %s", path, strerror(errno));
   StrBuf sb = {0};
   char buf[4096];
   size_t n;
-  while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+  bool bad = false;
+  while (!(bad = fault_inject()) && (n = fread(buf, 1, sizeof buf, f)) > 0)
     sb_putn(&sb, buf, n);
-  bool bad = ferror(f) != 0;
+  bad = bad || ferror(f) != 0;
   fclose(f);
-  char *text = bad ? NULL : arena_strdup(arena, sb_cstr(&sb));
+  if (bad) {
+    sb_free(&sb);
+    diag_io_error(diag, "%s: %s", path, strerror(EIO));
+  }
+  char *text = arena_strdup(arena, sb_cstr(&sb));
   sb_free(&sb);
   return text;
 }
@@ -55,7 +65,7 @@ static void load_one(TemplateSet *set, int cap, const char *name, PtrVec *deps, 
   }
   for (int i = 0; i < ndirs; i++) {
     const char *path = arena_printf(arena, "%s/%s.c", dirs[i], name);
-    char *text = read_text(path, arena);
+    char *text = read_text(path, arena, diag);
     if (!text)
       continue;
     if (set->count >= cap)

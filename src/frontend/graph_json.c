@@ -14,6 +14,7 @@
  * the JSON: the structure of the document, names and the dependency order,
  * and the bytes of constants. */
 #include "graph/graph.h"
+#include "util/fault.h"
 
 #include <errno.h>
 #include <float.h>
@@ -166,8 +167,18 @@ Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, 
                        const GraphLoadOptions *opts, Arena *arena,
                        Diag *diag) {
   check_nesting(src, diag);
+#ifdef LGEN_FAULT_INJECTION
+  json_set_alloc_funcs(fault_malloc, free); /* Jansson's allocations are fault points too */
+#endif
   json_error_t err;
   json_t *root = json_loadb(src->text, src->len, JSON_REJECT_DUPLICATES, &err);
+  /* Out of memory is not a syntax error: the allocators' exit. (Under
+   * fault injection a failed allocation inside Jansson is also one when
+   * Jansson reports it as something else, or not at all.) */
+  if ((!root && json_error_code(&err) == json_error_out_of_memory) || fault_fired()) {
+    json_decref(root);
+    out_of_memory();
+  }
   if (!root)
     syntax_error(src, diag, &err);
   /* Errors unwind by longjmp; catch them on the way to free the tree, so

@@ -1,5 +1,6 @@
 /* arena.c - bump allocator for everything a compilation builds. */
 #include "util.h"
+#include "util/fault.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,20 +99,25 @@ void vec_push(Arena *arena, PtrVec *vec, void *item) {
   vec->items[vec->len++] = item;
 }
 
+void out_of_memory(void) {
+  fputs("lgen: error: out of memory\n", stderr);
+  exit(3);
+}
+
 void *xmalloc(size_t size) {
-  void *p = malloc(size ? size : 1);
-  if (!p) {
-    fputs("lgen: error: out of memory\n", stderr);
-    exit(3);
-  }
+  void *p = fault_inject() ? NULL : malloc(size ? size : 1);
+  if (!p)
+    out_of_memory();
   return p;
 }
 
 void *xrealloc(void *p, size_t size) {
-  p = realloc(p, size ? size : 1);
-  if (!p) {
-    fputs("lgen: error: out of memory\n", stderr);
-    exit(3);
-  }
+  p = fault_inject() ? NULL : realloc(p, size ? size : 1);
+  if (!p)
+    out_of_memory();
   return p;
 }
+
+#ifdef LGEN_FAULT_INJECTION
+void *fault_malloc(size_t size) { return fault_inject() ? NULL : malloc(size); }
+#endif

@@ -76,5 +76,6 @@ void sb_free(StrBuf *sb);
  * the allocators print "lgen: error: out of memory" and exit(3). */
 void *xmalloc(size_t size);
 void *xrealloc(void *p, size_t size);
+LG_NORETURN void out_of_memory(void);
 
 #endif
