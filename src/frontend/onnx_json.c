@@ -1,13 +1,12 @@
-/* onnx_json.c - ONNX models in protobuf's JSON mapping to a Graph (see
- * graph/graph.h).
+/* onnx_json.c - the ONNX importer: a model as onnx_model.h holds it (read
+ * from protobuf's JSON mapping by onnx_read_json.c, or from the binary
+ * protobuf by onnx_read_pb.c) to a Graph (see graph/graph.h). The file keeps
+ * its old name; it no longer sees JSON.
  *
- * The input is a ModelProto as google.protobuf.json_format.MessageToJson
- * writes it: camelCase keys, int64 values as JSON strings, bytes (rawData,
- * STRING attributes) in base64, attribute types by enum name, element types
- * by number. Every ONNX operator is written as graph ops through the
- * builder's API (graph_add_node and friends), one ONNX node at a time in file
- * order; composite operators (Gemm, BatchNormalization, LayerNormalization,
- * ...) become short chains of primitives whose last node carries the ONNX
+ * Every ONNX operator is written as graph ops through the builder's API
+ * (graph_add_node and friends), one ONNX node at a time in file order;
+ * composite operators (Gemm, BatchNormalization, LayerNormalization, ...)
+ * become short chains of primitives whose last node carries the ONNX
  * output's name, so later nodes find it by name.
  *
  * The operator semantics are those of the opset the model imports for the
@@ -16,13 +15,12 @@
  * inputs that steer shapes must be constants once the builder has folded
  * what it can. */
 #include <errno.h>
-#include <jansson.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/graph.h"
+#include "frontend/onnx_model.h"
 
 /* Opsets before 7 differ from today's operators mostly in the attributes
  * they took (Add's broadcast, Reshape's shape): each importer checks the
@@ -34,13 +32,8 @@ enum { ONNX_MAX_OPSET = 25 };
 
 typedef struct OnnxOp OnnxOp;
 
-/* One attribute of an ONNX node, as found in the JSON. */
-typedef struct {
-  const char *name;
-  const char *type; /* "INT", "FLOATS", ... */
-  json_t *json;
-  const char *path;
-} OAttr;
+/* One attribute of an ONNX node (onnx_model.h). */
+typedef OnnxAttr OAttr;
 
 /* One ONNX node with its inputs resolved to graph values. */
 typedef struct {
@@ -53,8 +46,9 @@ typedef struct {
   int noutputs;
   const char **outputs; /* NULL: omitted optional output */
   int nattrs;
-  OAttr *attrs;
+  const OAttr *attrs;
   const OnnxOp *entry;
+  const OnnxNode *src; /* as the file has it */
 } ONode;
 
 /* The state of one load. */
@@ -87,7 +81,7 @@ typedef struct {
 } OTensor;
 
 /* ------------------------------------------------------------------ */
-/* Small helpers: JSON access, paths, messages                         */
+/* Small helpers: paths, messages                                      */
 
 static const char *path_join(Onnx *cx, const char *base, const char *key) {
   return arena_printf(cx->arena, "%s/%s", base, key);
@@ -109,61 +103,6 @@ static const char *input_path(Onnx *cx, const ONode *n, int k) {
 }
 
 /* A member that must be an array (absent: an empty array). */
-static json_t *json_list(Onnx *cx, json_t *obj, const char *key, const char *path) {
-  json_t *a = json_object_get(obj, key);
-  if (a && !json_is_array(a))
-    graph_error(cx->g, path_join(cx, path, key), "'%s' must be a JSON array", key);
-  return a;
-}
-
-static size_t list_len(json_t *a) { return a ? json_array_size(a) : 0; }
-
-static const char *json_str(Onnx *cx, json_t *obj, const char *key, const char *path, const char *dflt) {
-  json_t *v = json_object_get(obj, key);
-  if (!v)
-    return dflt;
-  if (!json_is_string(v))
-    graph_error(cx->g, path_join(cx, path, key), "'%s' must be a string", key);
-  /* a copy: the JSON tree is freed once the graph is built */
-  return arena_strdup(cx->arena, json_string_value(v));
-}
-
-/* An int64 as protobuf's JSON writes it: a string of digits (or, leniently,
- * a JSON integer). */
-static int64_t json_int64(Onnx *cx, json_t *v, const char *path) {
-  if (json_is_integer(v))
-    return (int64_t)json_integer_value(v);
-  const char *s = json_string_value(v);
-  if (!s)
-    graph_error(cx->g, path, "expected an integer (a JSON string of digits)");
-  char *end;
-  errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (end == s || *end || errno == ERANGE)
-    graph_error(cx->g, path, "'%s' is not a 64-bit integer", s);
-  return (int64_t)x;
-}
-
-/* A float or double field: a number, or "NaN", "Infinity", "-Infinity". */
-static double json_double(Onnx *cx, json_t *v, const char *path) {
-  if (json_is_number(v))
-    return json_number_value(v);
-  const char *s = json_string_value(v);
-  if (!s)
-    graph_error(cx->g, path, "expected a number");
-  if (strcmp(s, "NaN") == 0)
-    return NAN;
-  if (strcmp(s, "Infinity") == 0)
-    return INFINITY;
-  if (strcmp(s, "-Infinity") == 0)
-    return -INFINITY;
-  char *end;
-  double d = strtod(s, &end);
-  if (end == s || *end)
-    graph_error(cx->g, path, "'%s' is not a number", s);
-  return d;
-}
-
 static const char *fresh_name(Onnx *cx) {
   for (;;) {
     const char *name = arena_printf(cx->arena, "onnx_t%d", ++cx->temps);
@@ -291,9 +230,8 @@ static void store_int(uint8_t *buf, ElemType t, int64_t i, int64_t v) {
 /* ------------------------------------------------------------------ */
 /* TensorProto                                                         */
 
-static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, const char *what, OTensor *out) {
-  json_t *dims = json_list(cx, t, "dims", path);
-  size_t rank = list_len(dims);
+static int64_t tensor_dims(Onnx *cx, const OnnxTensor *t, const char *path, const char *what, OTensor *out) {
+  size_t rank = (size_t)t->ndims;
   if (rank > LG_MAX_RANK)
     graph_error(cx->g, path_join(cx, path, "dims"), "rank %zu exceeds lgen's limit of %d", rank, LG_MAX_RANK);
   out->rank = (int)rank;
@@ -301,7 +239,7 @@ static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, const char *wh
   int64_t count = 1;
   for (size_t i = 0; i < rank; i++) {
     const char *p = path_index(cx, path, "dims", i);
-    int64_t d = json_int64(cx, json_array_get(dims, i), p);
+    int64_t d = t->dims[i];
     if (d < 0)
       graph_error(cx->g, p, "negative dimension %lld", (long long)d);
     if (d > 0 && count > ((int64_t)1 << 40) / d)
@@ -312,24 +250,29 @@ static int64_t tensor_dims(Onnx *cx, json_t *t, const char *path, const char *wh
   return count;
 }
 
+/* offset and length of external data: decimal strings. */
+static int64_t external_int(Onnx *cx, const char *s, const char *path) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (end == s || *end || errno == ERANGE)
+    graph_error(cx->g, path, "'%s' is not a 64-bit integer", s);
+  return (int64_t)x;
+}
+
 /* Raw bytes from a file next to the model (ONNX external data). */
-static const uint8_t *external_data(Onnx *cx, json_t *t, const char *path, size_t want) {
-  json_t *entries = json_list(cx, t, "externalData", path);
+static const uint8_t *external_data(Onnx *cx, const OnnxTensor *t, const char *path, size_t want) {
   const char *location = NULL;
   int64_t offset = 0, length = -1;
-  for (size_t i = 0; i < list_len(entries); i++) {
-    json_t *e = json_array_get(entries, i);
-    const char *p = path_index(cx, path, "externalData", i);
-    const char *key = json_str(cx, e, "key", p, "");
-    json_t *val = json_object_get(e, "value");
-    if (!json_is_string(val))
-      graph_error(cx->g, p, "external data entry '%s' has no string value", key);
-    if (strcmp(key, "location") == 0)
-      location = json_string_value(val);
-    else if (strcmp(key, "offset") == 0)
-      offset = json_int64(cx, val, path_join(cx, p, "value"));
-    else if (strcmp(key, "length") == 0)
-      length = json_int64(cx, val, path_join(cx, p, "value"));
+  for (int i = 0; i < t->nexternal; i++) {
+    const OnnxEntry *e = &t->external[i];
+    const char *vp = path_join(cx, e->path, "value");
+    if (strcmp(e->key, "location") == 0)
+      location = e->value;
+    else if (strcmp(e->key, "offset") == 0)
+      offset = external_int(cx, e->value, vp);
+    else if (strcmp(e->key, "length") == 0)
+      length = external_int(cx, e->value, vp);
   }
   if (!location)
     graph_error(cx->g, path, "external data without a 'location'");
@@ -364,58 +307,53 @@ static const char *typed_field(ElemType t) {
   }
 }
 
-static const uint8_t *typed_data(Onnx *cx, json_t *t, const char *path, ElemType type, int64_t count) {
+static const uint8_t *typed_data(Onnx *cx, const OnnxTensor *t, const char *path, ElemType type, int64_t count) {
   const char *field = typed_field(type);
-  json_t *a = json_list(cx, t, field, path);
+  bool present = type == TY_F32 ? t->has_float : type == TY_F64 ? t->has_double : type == TY_I64 ? t->has_int64 : t->has_int32;
+  size_t len = type == TY_F32 ? t->nfloat : type == TY_F64 ? t->ndouble : type == TY_I64 ? t->nint64 : t->nint32;
   const char *fpath = path_join(cx, path, field);
-  if ((int64_t)list_len(a) != count) {
-    if (!a && count > 0)
+  if ((int64_t)len != count) {
+    if (!present && count > 0)
       graph_error(cx->g, path, "the tensor has no data (no rawData and no %s)", field);
-    graph_error(cx->g, fpath, "%zu elements, but the shape holds %lld", list_len(a), (long long)count);
+    graph_error(cx->g, fpath, "%zu elements, but the shape holds %lld", len, (long long)count);
   }
   uint8_t *buf = arena_alloc(cx->arena, (size_t)count * (size_t)elem_bytes(type) + 1);
   for (int64_t i = 0; i < count; i++) {
-    json_t *e = json_array_get(a, (size_t)i);
-    const char *p = path_index(cx, path, field, (size_t)i);
-    if (type == TY_F32 || type == TY_F64)
-      store_double(buf, type, i, json_double(cx, e, p));
+    if (type == TY_F32)
+      store_double(buf, type, i, t->float_data[i]);
+    else if (type == TY_F64)
+      store_double(buf, type, i, t->double_data[i]);
     else if (type == TY_F16) /* int32Data holds the binary16 bits */
-      store_le(buf + 2 * i, 2, (uint64_t)json_int64(cx, e, p));
+      store_le(buf + 2 * i, 2, (uint64_t)t->int32_data[i]);
+    else if (type == TY_I64)
+      store_int(buf, type, i, t->int64_data[i]);
     else
-      store_int(buf, type, i, json_int64(cx, e, p));
+      store_int(buf, type, i, t->int32_data[i]);
   }
   return buf;
 }
 
 /* Decodes a TensorProto; `what` names it in messages. */
-static OTensor decode_tensor(Onnx *cx, json_t *t, const char *path, const char *what) {
+static OTensor decode_tensor(Onnx *cx, const OnnxTensor *t, const char *path, const char *what) {
   OTensor out = {0};
-  if (!json_is_object(t))
-    graph_error(cx->g, path, "%s must be a JSON object (a TensorProto)", what);
-  json_t *dt = json_object_get(t, "dataType");
-  if (!dt)
+  if (!t->has_data_type)
     graph_error(cx->g, path, "%s has no 'dataType'", what);
-  out.type = onnx_type_at(cx, json_int64(cx, dt, path_join(cx, path, "dataType")), path_join(cx, path, "dataType"),
-                          what);
+  out.type = onnx_type_at(cx, t->data_type, path_join(cx, path, "dataType"), what);
   out.count = tensor_dims(cx, t, path, what, &out);
-  if (json_object_get(t, "segment"))
+  if (t->has_segment)
     graph_error(cx->g, path_join(cx, path, "segment"), "%s: segmented tensors are not supported", what);
   size_t want = (size_t)graph_const_check(cx->g, out.type, out.count, path, what);
-  const char *location = json_str(cx, t, "dataLocation", path, "DEFAULT");
-  json_t *raw = json_object_get(t, "rawData");
-  if (strcmp(location, "EXTERNAL") == 0) {
+  if (t->data_location == 1) {
     out.data = external_data(cx, t, path, want);
-  } else if (raw) {
+  } else if (t->data_location != 0) {
+    graph_error(cx->g, path_join(cx, path, "dataLocation"), "%s: unknown data location %lld", what,
+                (long long)t->data_location);
+  } else if (t->has_raw) {
     const char *rpath = path_join(cx, path, "rawData");
-    const char *s = json_string_value(raw);
-    uint8_t *bytes;
-    size_t len;
-    if (!s || !base64_decode(s, strlen(s), cx->arena, &bytes, &len))
-      graph_error(cx->g, rpath, "%s: rawData is not valid base64", what);
-    if (len != want)
-      graph_error(cx->g, rpath, "%s: rawData has %zu bytes, but %lld elements of %s need %zu", what, len,
+    if (t->raw_len != want)
+      graph_error(cx->g, rpath, "%s: rawData has %zu bytes, but %lld elements of %s need %zu", what, t->raw_len,
                   (long long)out.count, elem_type_name(out.type), want);
-    out.data = bytes;
+    out.data = t->raw;
   } else {
     out.data = typed_data(cx, t, path, out.type, out.count);
   }
@@ -445,16 +383,10 @@ static const OAttr *typed_attr(Onnx *cx, const ONode *n, const char *name, const
   return a;
 }
 
-/* The attribute's value member (f, i, s, t, floats, ints, ...). */
-static json_t *attr_member(Onnx *cx, const ONode *n, const OAttr *a, const char *key, bool list) {
-  json_t *v = json_object_get(a->json, key);
-  if (!v && list)
-    return NULL; /* an empty repeated field is left out of the JSON */
-  if (!v)
+/* A value member the attribute must have (i, t, g, ...). */
+static void attr_member(Onnx *cx, const ONode *n, const OAttr *a, const char *key, bool present) {
+  if (!present)
     graph_error(cx->g, a->path, "%sattribute '%s' has no '%s' value", node_desc(cx, n), a->name, key);
-  if (list && !json_is_array(v))
-    graph_error(cx->g, path_join(cx, a->path, key), "'%s' must be a JSON array", key);
-  return v;
 }
 
 static bool has_attr(const ONode *n, const char *name) { return find_attr(n, name) != NULL; }
@@ -463,73 +395,61 @@ static int64_t attr_int(Onnx *cx, const ONode *n, const char *name, int64_t dflt
   const OAttr *a = typed_attr(cx, n, name, "INT");
   if (!a)
     return dflt;
-  return json_int64(cx, attr_member(cx, n, a, "i", false), path_join(cx, a->path, "i"));
+  attr_member(cx, n, a, "i", a->has_i);
+  return a->i;
 }
 
 static double attr_float(Onnx *cx, const ONode *n, const char *name, double dflt) {
   const OAttr *a = typed_attr(cx, n, name, "FLOAT");
   if (!a)
     return dflt;
-  json_t *f = json_object_get(a->json, "f");
-  return f ? json_double(cx, f, path_join(cx, a->path, "f")) : 0.0; /* proto3 leaves out 0 */
+  return a->has_f ? a->f : 0.0; /* proto3 leaves out 0 */
 }
 
-/* A STRING attribute: protobuf bytes, so base64 in the JSON. */
+/* A STRING attribute: protobuf bytes, up to a NUL byte. */
 static const char *attr_string(Onnx *cx, const ONode *n, const char *name, const char *dflt) {
   const OAttr *a = typed_attr(cx, n, name, "STRING");
   if (!a)
     return dflt;
-  json_t *s = json_object_get(a->json, "s");
-  if (!s)
+  if (!a->has_s)
     return "";
-  const char *text = json_string_value(s);
-  uint8_t *bytes;
-  size_t len;
-  if (!text || !base64_decode(text, strlen(text), cx->arena, &bytes, &len))
-    graph_error(cx->g, path_join(cx, a->path, "s"), "%sattribute '%s' is not valid base64 (STRING values are bytes)",
-                node_desc(cx, n), name);
-  return arena_strndup(cx->arena, (const char *)bytes, len);
+  return arena_strndup(cx->arena, (const char *)a->s, a->s_len);
 }
 
-/* The JSON list of a list attribute (INTS: "ints", FLOATS: "floats") and
- * its length, bounded; *attr is NULL when the attribute is absent. */
-static json_t *list_attr(Onnx *cx, const ONode *n, const char *name, const char *type, const char *member,
-                         const OAttr **attr, size_t *len) {
+/* A list attribute's length, bounded; NULL when the attribute is absent. */
+static const OAttr *list_attr(Onnx *cx, const ONode *n, const char *name, const char *type, size_t *len) {
   *len = 0;
-  *attr = typed_attr(cx, n, name, type);
-  if (!*attr)
+  const OAttr *a = typed_attr(cx, n, name, type);
+  if (!a)
     return NULL;
-  json_t *l = attr_member(cx, n, *attr, member, true);
-  *len = list_len(l);
+  *len = (size_t)(strcmp(type, "INTS") == 0 ? a->nints : a->nfloats);
   if (*len > ONNX_MAX_LIST)
-    graph_error(cx->g, (*attr)->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
-  return l;
+    graph_error(cx->g, a->path, "%sattribute '%s' is too long", node_desc(cx, n), name);
+  return a;
 }
 
 /* An INTS attribute; NULL (count 0) when absent. */
 static int64_t *attr_ints(Onnx *cx, const ONode *n, const char *name, int *count) {
-  const OAttr *a;
   size_t len;
-  json_t *l = list_attr(cx, n, name, "INTS", "ints", &a, &len);
+  const OAttr *a = list_attr(cx, n, name, "INTS", &len);
   *count = (int)len;
   if (!a)
     return NULL;
   int64_t *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
-  for (size_t i = 0; i < len; i++)
-    v[i] = json_int64(cx, json_array_get(l, i), path_index(cx, a->path, "ints", i));
+  if (len)
+    memcpy(v, a->ints, len * sizeof *v);
   return v;
 }
 
 static double *attr_floats(Onnx *cx, const ONode *n, const char *name, int *count) {
-  const OAttr *a;
   size_t len;
-  json_t *l = list_attr(cx, n, name, "FLOATS", "floats", &a, &len);
+  const OAttr *a = list_attr(cx, n, name, "FLOATS", &len);
   *count = (int)len;
   if (!a)
     return NULL;
   double *v = arena_alloc(cx->arena, (len + 1) * sizeof *v);
-  for (size_t i = 0; i < len; i++)
-    v[i] = json_double(cx, json_array_get(l, i), path_index(cx, a->path, "floats", i));
+  if (len)
+    memcpy(v, a->floats, len * sizeof *v);
   return v;
 }
 
@@ -1585,7 +1505,8 @@ static void import_pad(Onnx *cx, ONode *n) {
 /* Importers: constants and shapes                                     */
 
 static OTensor attr_tensor(Onnx *cx, const ONode *n, const OAttr *a) {
-  return decode_tensor(cx, attr_member(cx, n, a, "t", false), path_join(cx, a->path, "t"),
+  attr_member(cx, n, a, "t", a->has_t);
+  return decode_tensor(cx, a->t, path_join(cx, a->path, "t"),
                        arena_printf(cx->arena, "attribute '%s'", a->name));
 }
 
@@ -1795,23 +1716,15 @@ static bool default_domain(const char *domain) {
 /* ------------------------------------------------------------------ */
 /* The model                                                           */
 
-static json_t *graph_member(Onnx *cx, json_t *root, const char *key) {
-  json_t *graph = json_object_get(root, "graph");
-  return json_list(cx, graph, key, "/graph");
-}
-
-static void read_opset(Onnx *cx, json_t *root) {
-  json_t *list = json_list(cx, root, "opsetImport", "");
+static void read_opset(Onnx *cx, const OnnxModel *m) {
   cx->opset = -1;
-  for (size_t i = 0; i < list_len(list); i++) {
-    json_t *e = json_array_get(list, i);
-    const char *p = path_index(cx, "", "opsetImport", i);
-    if (!default_domain(json_str(cx, e, "domain", p, "")))
+  for (int i = 0; i < m->nopsets; i++) {
+    const OnnxOpset *o = &m->opsets[i];
+    if (!default_domain(o->domain))
       continue;
-    json_t *v = json_object_get(e, "version");
-    cx->opset = v ? json_int64(cx, v, path_join(cx, p, "version")) : 1;
+    cx->opset = o->has_version ? o->version : 1;
     if (cx->opset < ONNX_MIN_OPSET || cx->opset > ONNX_MAX_OPSET)
-      graph_error(cx->g, path_join(cx, p, "version"), "ONNX opset %lld is %s (lgen reads opsets %d to %d)",
+      graph_error(cx->g, path_join(cx, o->path, "version"), "ONNX opset %lld is %s (lgen reads opsets %d to %d)",
                   (long long)cx->opset, cx->opset < ONNX_MIN_OPSET ? "too old" : "newer than lgen knows",
                   ONNX_MIN_OPSET, ONNX_MAX_OPSET);
   }
@@ -1819,160 +1732,160 @@ static void read_opset(Onnx *cx, json_t *root) {
 
 /* After check_operators, so that a model of other domains' operators only
  * (training ops) hears which operators those are. */
-static void require_default_opset(Onnx *cx, json_t *root) {
+static void require_default_opset(Onnx *cx, const OnnxModel *m) {
   if (cx->opset < 0)
-    graph_error(cx->g, json_object_get(root, "opsetImport") ? "/opsetImport" : "",
-                "the model imports no opset of the default ONNX domain");
+    graph_error(cx->g, m->has_opset_list ? "/opsetImport" : "", "the model imports no opset of the default ONNX domain");
 }
 
-static void read_initializers(Onnx *cx, json_t *root) {
-  json_t *list = graph_member(cx, root, "initializer");
-  for (size_t i = 0; i < list_len(list); i++) {
-    json_t *t = json_array_get(list, i);
-    const char *p = path_index(cx, "/graph", "initializer", i);
-    const char *name = json_str(cx, t, "name", p, "");
-    if (!name[0])
-      graph_error(cx->g, p, "an initializer without a name");
-    OTensor ot = decode_tensor(cx, t, p, arena_printf(cx->arena, "initializer '%s'", name));
-    add_tensor_const(cx, name, &ot, p);
+static void read_initializers(Onnx *cx, const OnnxGraph *og) {
+  for (int i = 0; i < og->ninitializers; i++) {
+    const OnnxTensor *t = &og->initializers[i];
+    if (!t->name[0])
+      graph_error(cx->g, t->path, "an initializer without a name");
+    OTensor ot = decode_tensor(cx, t, t->path, arena_printf(cx->arena, "initializer '%s'", t->name));
+    add_tensor_const(cx, t->name, &ot, t->path);
   }
 }
 
 /* A graph input's type: element type and shape (dimValue: a number;
  * dimParam: a symbolic dim; neither: a symbol named after input and dim). */
-static void read_input(Onnx *cx, json_t *in, const char *p, const char *name) {
-  json_t *tt = json_object_get(json_object_get(in, "type"), "tensorType");
-  if (!tt)
+static void read_input(Onnx *cx, const OnnxValueInfo *in) {
+  const char *p = in->path, *name = in->name;
+  if (!in->has_tensor_type)
     graph_error(cx->g, path_join(cx, p, "type"), "input '%s' is not a tensor (no type.tensorType)", name);
   const char *tp = path_join(cx, p, "type/tensorType");
-  json_t *et = json_object_get(tt, "elemType");
-  if (!et)
+  if (!in->has_elem_type)
     graph_error(cx->g, tp, "input '%s' has no elemType", name);
   const char *ep = path_join(cx, tp, "elemType");
-  ElemType type = onnx_type_at(cx, json_int64(cx, et, ep), ep, arena_printf(cx->arena, "input '%s'", name));
-  json_t *shape = json_object_get(tt, "shape");
-  if (!shape)
+  ElemType type = onnx_type_at(cx, in->elem_type, ep, arena_printf(cx->arena, "input '%s'", name));
+  if (!in->has_shape)
     graph_error(cx->g, tp, "input '%s' has no shape (lgen needs every input's rank)", name);
   const char *sp = path_join(cx, tp, "shape");
-  json_t *dims = json_list(cx, shape, "dim", sp);
-  size_t rank = list_len(dims);
+  size_t rank = (size_t)in->rank;
   if (rank > LG_MAX_RANK)
     graph_error(cx->g, sp, "input '%s' has rank %zu; lgen's limit is %d", name, rank, LG_MAX_RANK);
   AffineExpr **shp = arena_alloc(cx->arena, (rank + 1) * sizeof *shp);
   for (size_t d = 0; d < rank; d++) {
-    json_t *dim = json_array_get(dims, d);
-    const char *dp = path_index(cx, sp, "dim", d);
-    json_t *dv = json_object_get(dim, "dimValue");
-    const char *param = json_str(cx, dim, "dimParam", dp, NULL);
-    if (dv) {
-      int64_t v = json_int64(cx, dv, path_join(cx, dp, "dimValue"));
+    const OnnxDim *dim = &in->dims[d];
+    if (dim->has_value) {
+      int64_t v = dim->value;
       if (v < 0)
-        graph_error(cx->g, path_join(cx, dp, "dimValue"), "negative dimension %lld", (long long)v);
+        graph_error(cx->g, path_join(cx, dim->path, "dimValue"), "negative dimension %lld", (long long)v);
       shp[d] = graph_dim_const(cx->g, v);
     } else {
-      const char *sym = param && param[0] ? param : arena_printf(cx->arena, "%s_dim%zu", name, d);
+      const char *sym = dim->param && dim->param[0] ? dim->param : arena_printf(cx->arena, "%s_dim%zu", name, d);
       shp[d] = affine_leaf(cx->arena, AE_SIZE, graph_symbol(cx->g, sym), 0);
     }
   }
   graph_add_input(cx->g, name, type, (int)rank, shp, p);
 }
 
-static void read_inputs(Onnx *cx, json_t *root) {
-  json_t *list = graph_member(cx, root, "input");
-  for (size_t i = 0; i < list_len(list); i++) {
-    json_t *in = json_array_get(list, i);
-    const char *p = path_index(cx, "/graph", "input", i);
-    const char *name = json_str(cx, in, "name", p, "");
-    if (!name[0])
-      graph_error(cx->g, p, "an input without a name");
-    int v = graph_find(cx->g, name);
+static void read_inputs(Onnx *cx, const OnnxGraph *og) {
+  for (int i = 0; i < og->ninputs; i++) {
+    const OnnxValueInfo *in = &og->inputs[i];
+    if (!in->name[0])
+      graph_error(cx->g, in->path, "an input without a name");
+    int v = graph_find(cx->g, in->name);
     if (v >= 0 && value(cx, v)->kind == GV_CONST)
       continue; /* an initializer listed as an input: a constant, not a parameter */
-    read_input(cx, in, p, name);
+    read_input(cx, in);
   }
 }
 
 /* The declared type of an output, checked where it is static. */
-static void check_output(Onnx *cx, json_t *out, const char *p, const GraphValue *v) {
-  json_t *tt = json_object_get(json_object_get(out, "type"), "tensorType");
-  if (!tt)
+static void check_output(Onnx *cx, const OnnxValueInfo *out, const GraphValue *v) {
+  if (!out->has_tensor_type)
     return;
-  const char *tp = path_join(cx, p, "type/tensorType");
-  json_t *et = json_object_get(tt, "elemType");
+  const char *tp = path_join(cx, out->path, "type/tensorType");
   ElemType t;
-  if (et && onnx_type(json_int64(cx, et, path_join(cx, tp, "elemType")), &t) && t != v->type)
+  if (out->has_elem_type && onnx_type(out->elem_type, &t) && t != v->type)
     graph_error(cx->g, path_join(cx, tp, "elemType"), "output '%s' is declared %s, but the graph computes %s",
                 v->name, elem_type_name(t), elem_type_name(v->type));
-  json_t *shape = json_object_get(tt, "shape");
-  if (!shape)
+  if (!out->has_shape)
     return;
-  json_t *dims = json_object_get(shape, "dim");
-  size_t rank = json_is_array(dims) ? json_array_size(dims) : 0;
+  size_t rank = (size_t)out->rank;
   const char *sp = path_join(cx, tp, "shape");
   if ((int)rank != v->rank)
     graph_error(cx->g, sp, "output '%s' is declared with rank %zu, but the graph computes rank %d", v->name, rank,
                 v->rank);
   for (size_t d = 0; d < rank; d++) {
-    json_t *dv = json_object_get(json_array_get(dims, d), "dimValue");
-    int64_t want, got;
-    if (!dv)
+    const OnnxDim *dim = &out->dims[d];
+    int64_t got;
+    if (!dim->has_value)
       continue;
-    const char *dp = path_join(cx, path_index(cx, sp, "dim", d), "dimValue");
-    want = json_int64(cx, dv, dp);
-    if (graph_dim_value(v->shape[d], &got) && got != want)
+    const char *dp = path_join(cx, dim->path, "dimValue");
+    if (graph_dim_value(v->shape[d], &got) && got != dim->value)
       graph_error(cx->g, dp, "output '%s' is declared with extent %lld in dim %zu, but the graph computes %lld",
-                  v->name, (long long)want, d, (long long)got);
+                  v->name, (long long)dim->value, d, (long long)got);
   }
 }
 
-static void read_outputs(Onnx *cx, json_t *root) {
-  json_t *list = graph_member(cx, root, "output");
-  if (list_len(list) == 0)
-    graph_error(cx->g, "/graph", "the graph has no outputs");
-  for (size_t i = 0; i < list_len(list); i++) {
-    json_t *out = json_array_get(list, i);
-    const char *p = path_index(cx, "/graph", "output", i);
-    const char *name = json_str(cx, out, "name", p, "");
-    int v = graph_find(cx->g, name);
+static void read_outputs(Onnx *cx, const OnnxGraph *og) {
+  if (og->noutputs == 0)
+    graph_error(cx->g, og->path, "the graph has no outputs");
+  for (int i = 0; i < og->noutputs; i++) {
+    const OnnxValueInfo *out = &og->outputs[i];
+    int v = graph_find(cx->g, out->name);
     if (v < 0)
-      graph_error(cx->g, path_join(cx, p, "name"), "output '%s' is not computed by any node", name);
-    check_output(cx, out, p, value(cx, v));
-    graph_add_output(cx->g, v, p);
+      graph_error(cx->g, path_join(cx, out->path, "name"), "output '%s' is not computed by any node", out->name);
+    check_output(cx, out, value(cx, v));
+    graph_add_output(cx->g, v, out->path);
   }
 }
 
 /* ------------------------------------------------------------------ */
 /* Nodes                                                               */
 
-static const char *node_op_type(Onnx *cx, json_t *node, const char *p) {
-  const char *op = json_str(cx, node, "opType", p, NULL);
-  if (!op || !op[0])
-    graph_error(cx->g, p, "a node without an opType");
-  return op;
+static const char *node_op_type(Onnx *cx, const OnnxNode *node) {
+  if (!node->op_type || !node->op_type[0])
+    graph_error(cx->g, node->path, "a node without an opType");
+  return node->op_type;
+}
+
+/* The operators of a graph and of the graphs its nodes' attributes hold
+ * (If's branches, Loop's body), in file order, each with its node. */
+typedef struct {
+  const OnnxNode *node;
+  int index; /* in its graph */
+} NodeRef;
+
+static void collect_nodes(Onnx *cx, const OnnxGraph *og, PtrVec *out) {
+  for (int i = 0; i < og->nnodes; i++) {
+    NodeRef *r = arena_alloc(cx->arena, sizeof *r);
+    r->node = &og->nodes[i];
+    r->index = i;
+    vec_push(cx->arena, out, r);
+    for (int k = 0; k < r->node->nattrs; k++) {
+      const OnnxAttr *a = &r->node->attrs[k];
+      if (a->has_g)
+        collect_nodes(cx, a->g, out);
+      for (int j = 0; j < a->ngraphs; j++)
+        collect_nodes(cx, a->graphs[j], out);
+    }
+  }
 }
 
 /* Every operator the loader cannot read, in one message, before anything
- * is built: a model that needs several is reported once, completely. */
-static void check_operators(Onnx *cx, json_t *nodes) {
-  size_t count = list_len(nodes);
+ * is built: a model that needs several is reported once, completely, the
+ * nodes of subgraphs (If, Loop, Scan bodies) included. */
+static void check_operators(Onnx *cx, const OnnxGraph *og) {
+  PtrVec all = {0};
+  collect_nodes(cx, og, &all);
+  size_t count = (size_t)all.len;
   const char **keys = arena_alloc(cx->arena, (count + 1) * sizeof *keys);
   bool *done = arena_alloc(cx->arena, count + 1);
   const char *first = NULL;
   for (size_t i = 0; i < count; i++) {
-    json_t *node = json_array_get(nodes, i);
-    const char *p = path_index(cx, "/graph", "node", i);
-    if (!json_is_object(node))
-      graph_error(cx->g, p, "a node must be a JSON object");
-    const char *op = node_op_type(cx, node, p);
-    const char *domain = json_str(cx, node, "domain", p, "");
-    if (!default_domain(domain))
-      keys[i] = arena_printf(cx->arena, "%s.%s", domain, op);
+    const OnnxNode *node = ((NodeRef *)all.items[i])->node;
+    const char *op = node_op_type(cx, node);
+    if (!default_domain(node->domain))
+      keys[i] = arena_printf(cx->arena, "%s.%s", node->domain, op);
     else if (!lookup_op(op))
       keys[i] = op;
     else
       done[i] = true;
     if (!done[i] && !first)
-      first = p;
+      first = node->path;
   }
   if (!first)
     return;
@@ -1991,11 +1904,11 @@ static void check_operators(Onnx *cx, json_t *nodes) {
     for (size_t j = i; j < count; j++) {
       if (done[j] || strcmp(keys[j], keys[i]) != 0)
         continue;
-      const char *name = json_str(cx, json_array_get(nodes, j), "name", "", "");
-      if (name[0])
-        sb_printf(&sb, "%s'%s'", more ? ", " : "", name);
+      const NodeRef *r = all.items[j];
+      if (r->node->name[0])
+        sb_printf(&sb, "%s'%s'", more ? ", " : "", r->node->name);
       else
-        sb_printf(&sb, "%s%zu", more ? ", " : "", j);
+        sb_printf(&sb, "%s%d", more ? ", " : "", r->index);
       more = true;
       done[j] = true;
     }
@@ -2006,44 +1919,43 @@ static void check_operators(Onnx *cx, json_t *nodes) {
   graph_error(cx->g, first, "%s", msg);
 }
 
-static void read_node_attrs(Onnx *cx, json_t *node, ONode *n) {
-  json_t *list = json_list(cx, node, "attribute", n->path);
-  n->nattrs = (int)list_len(list);
-  n->attrs = arena_alloc(cx->arena, ((size_t)n->nattrs + 1) * sizeof *n->attrs);
+/* The attribute's type; old exporters leave it out, so it is inferred
+ * from the value present. */
+static const char *attr_type(const OnnxAttr *a) {
+  if (a->type[0])
+    return a->type;
+  return a->has_ints ? "INTS"
+         : a->has_floats ? "FLOATS"
+         : a->has_i ? "INT"
+         : a->has_f ? "FLOAT"
+         : a->has_s ? "STRING"
+         : a->has_t ? "TENSOR"
+         : a->has_g ? "GRAPH"
+                    : "UNDEFINED";
+}
+
+static void read_node_attrs(Onnx *cx, const OnnxNode *node, ONode *n) {
+  n->nattrs = node->nattrs;
+  OAttr *attrs = arena_alloc(cx->arena, ((size_t)n->nattrs + 1) * sizeof *attrs);
   for (int i = 0; i < n->nattrs; i++) {
-    OAttr *a = &n->attrs[i];
-    a->json = json_array_get(list, (size_t)i);
-    a->path = path_index(cx, n->path, "attribute", (size_t)i);
-    if (!json_is_object(a->json))
-      graph_error(cx->g, a->path, "an attribute must be a JSON object");
-    a->name = json_str(cx, a->json, "name", a->path, "");
-    a->type = json_str(cx, a->json, "type", a->path, "");
+    OAttr *a = &attrs[i];
+    *a = node->attrs[i];
     if (!a->name[0])
       graph_error(cx->g, a->path, "%san attribute without a name", node_desc(cx, n));
-    if (!a->type[0]) /* old exporters leave the type out: infer it from the value */
-      a->type = json_object_get(a->json, "ints")     ? "INTS"
-                : json_object_get(a->json, "floats") ? "FLOATS"
-                : json_object_get(a->json, "i")      ? "INT"
-                : json_object_get(a->json, "f")      ? "FLOAT"
-                : json_object_get(a->json, "s")      ? "STRING"
-                : json_object_get(a->json, "t")      ? "TENSOR"
-                                                     : "UNDEFINED";
+    a->type = attr_type(a);
     for (int j = 0; j < i; j++)
-      if (strcmp(n->attrs[j].name, a->name) == 0)
+      if (strcmp(attrs[j].name, a->name) == 0)
         graph_error(cx->g, a->path, "%sattribute '%s' is given twice", node_desc(cx, n), a->name);
   }
+  n->attrs = attrs;
 }
 
 /* Inputs by name ("" is an omitted optional input), outputs by name. */
-static void read_node_io(Onnx *cx, json_t *node, ONode *n) {
-  json_t *ins = json_list(cx, node, "input", n->path);
-  json_t *outs = json_list(cx, node, "output", n->path);
-  n->ninputs = (int)list_len(ins);
+static void read_node_io(Onnx *cx, const OnnxNode *node, ONode *n) {
+  n->ninputs = node->ninputs;
   n->inputs = arena_alloc(cx->arena, ((size_t)n->ninputs + 1) * sizeof *n->inputs);
   for (int k = 0; k < n->ninputs; k++) {
-    const char *name = json_string_value(json_array_get(ins, (size_t)k));
-    if (!name)
-      graph_error(cx->g, input_path(cx, n, k), "an input name must be a string");
+    const char *name = node->inputs[k];
     n->inputs[k] = name[0] ? graph_find(cx->g, name) : -1;
     if (name[0] && n->inputs[k] < 0)
       graph_error(cx->g, input_path(cx, n, k), "%sundefined value '%s'", node_desc(cx, n), name);
@@ -2051,13 +1963,11 @@ static void read_node_io(Onnx *cx, json_t *node, ONode *n) {
   /* trailing omitted inputs are as good as absent */
   while (n->ninputs > 0 && n->inputs[n->ninputs - 1] < 0)
     n->ninputs--;
-  n->noutputs = (int)list_len(outs);
+  n->noutputs = node->noutputs;
   n->outputs = arena_alloc(cx->arena, ((size_t)n->noutputs + 1) * sizeof *n->outputs);
   for (int k = 0; k < n->noutputs; k++) {
     const char *p = path_index(cx, n->path, "output", (size_t)k);
-    const char *name = json_string_value(json_array_get(outs, (size_t)k));
-    if (!name)
-      graph_error(cx->g, p, "an output name must be a string");
+    const char *name = node->outputs[k];
     n->outputs[k] = name[0] ? name : NULL;
     if (name[0] && k >= n->entry->max_out)
       graph_error(cx->g, p, "%soutput %d ('%s') is not supported; only the first %d output%s can be computed",
@@ -2078,12 +1988,13 @@ static void check_arity(Onnx *cx, const ONode *n) {
     graph_error(cx->g, n->path, "%sa node without outputs", node_desc(cx, n));
 }
 
-static void import_node(Onnx *cx, json_t *node, int index) {
+static void import_node(Onnx *cx, const OnnxNode *node, int index) {
   ONode n = {0};
   n.index = index;
-  n.path = path_index(cx, "/graph", "node", (size_t)index);
-  n.op_type = node_op_type(cx, node, n.path);
-  n.name = json_str(cx, node, "name", n.path, "");
+  n.src = node;
+  n.path = node->path;
+  n.op_type = node_op_type(cx, node);
+  n.name = node->name;
   n.entry = lookup_op(n.op_type);
   read_node_attrs(cx, node, &n);
   read_node_io(cx, node, &n);
@@ -2091,29 +2002,32 @@ static void import_node(Onnx *cx, json_t *node, int index) {
   n.entry->import(cx, &n);
 }
 
-Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
-                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
-  json_t *root = json_root;
+void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_deps) {
   Onnx cx = {0};
-  cx.g = graph_new(arena, diag, src, specs);
-  graph_apply_options(cx.g, opts);
-  cx.arena = arena;
+  cx.g = g;
+  cx.arena = g->arena;
   cx.dir = dir;
   cx.file_deps = file_deps;
-  json_t *graph = json_object_get(root, "graph");
-  if (!json_is_object(graph))
+  const OnnxGraph *og = m->graph;
+  if (!og)
     graph_error(cx.g, "", "an ONNX model needs a 'graph' object");
-  const char *name = json_str(&cx, graph, "name", "/graph", "");
-  cx.g->name = name[0] ? name : "model";
-  cx.g->name_path = name[0] ? "/graph/name" : NULL;
-  read_opset(&cx, root);
-  json_t *nodes = graph_member(&cx, root, "node");
-  check_operators(&cx, nodes);
-  require_default_opset(&cx, root);
-  read_initializers(&cx, root);
-  read_inputs(&cx, root);
-  for (size_t i = 0; i < list_len(nodes); i++)
-    import_node(&cx, json_array_get(nodes, i), (int)i);
-  read_outputs(&cx, root);
-  return cx.g;
+  cx.g->name = og->name[0] ? og->name : "model";
+  cx.g->name_path = og->name[0] ? path_join(&cx, og->path, "name") : NULL;
+  read_opset(&cx, m);
+  check_operators(&cx, og);
+  require_default_opset(&cx, m);
+  read_initializers(&cx, og);
+  read_inputs(&cx, og);
+  for (int i = 0; i < og->nnodes; i++)
+    import_node(&cx, &og->nodes[i], i);
+  read_outputs(&cx, og);
+}
+
+Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
+                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
+  Graph *g = graph_new(arena, diag, src, specs);
+  graph_apply_options(g, opts);
+  const OnnxModel *m = onnx_read_json(g, json_root);
+  onnx_import(g, m, dir, file_deps);
+  return g;
 }
