@@ -35,12 +35,15 @@ typedef struct {
   const lgen_source *schedule_file; /* a YAML schedule, with schedule = "file" */
   const char *target;      /* machine model for auto; NULL: the default (x86-64-avx512) */
   /* model graphs (.json sources) */
-  const char *input_format; /* for sources named neither *.tc nor *.json (standard input):
-                               "tc", "json", or NULL to tell them apart by content */
+  const char *input_format; /* for sources named neither *.tc, *.yaml nor *.json (standard input):
+                               "tc", "yaml", "json", or NULL to tell them apart by content */
   const char *name;         /* the graphs' C entry point G (NULL: from the graph's name) */
   const char *fuse;         /* "auto" (NULL means auto) or "none" */
   int separate_weights;     /* non-zero: constants go to lgen_output.weights, not c_source */
   long long max_constant_bytes; /* bytes of constants a model may make lgen hold; 0: 2 GiB */
+  const char *opdsl;        /* OpDSL YAML defs: "[OP.]KEY=VALUE,..." choosing type variables
+                               (U=i32), fn attributes (cast=cast_unsigned) and the rank of
+                               elementwise ops (rank=2); NULL: f32 and rank 1 */
 } lgen_options;
 
 typedef struct {

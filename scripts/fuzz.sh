@@ -8,13 +8,14 @@
 # the gcc-built liblgen.a):
 #   fuzz_tc     .tc specs; corpus fuzz/corpus, dictionary fuzz/tc.dict
 #   fuzz_graph  JSON model graphs; corpus fuzz/corpus-graph, fuzz/json.dict
+#   fuzz_opdsl  OpDSL YAML; corpus fuzz/corpus-opdsl, fuzz/opdsl.dict
 # SECONDS is shared out between them (fuzz_tc gets the larger half). Each
 # fuzzes on a copy of its corpus (BUILD_DIR/corpus, BUILD_DIR/corpus-graph,
 # kept between runs).
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
 # FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN), FUZZ_LIBS
 # (extra libraries; libyaml and Jansson are found with pkg-config when src/
-# uses them), FUZZ_HARNESSES (default "tc graph": which to run).
+# uses them), FUZZ_HARNESSES (default "tc graph opdsl": which to run).
 #
 # Prints one summary line per harness with the executions run. On a crash,
 # timeout or oracle violation the input is left in BUILD_DIR/artifacts/
@@ -57,7 +58,7 @@ if grep -rqs '#include <jansson.h>' "$src/src"; then
   pkg_cflags="$pkg_cflags $(pkg-config --cflags jansson 2>/dev/null)"
   pkg_libs="$pkg_libs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson)"
 fi
-harnesses=${FUZZ_HARNESSES:-tc graph}
+harnesses=${FUZZ_HARNESSES:-tc graph opdsl}
 for h in $harnesses; do
   # shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
   if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
@@ -135,6 +136,8 @@ for h in $harnesses; do
   case $h in
   tc) run_harness fuzz_tc "$src/fuzz/corpus" "$build/corpus" "$src/fuzz/tc.dict" "$seconds" || result=1 ;;
   graph) run_harness fuzz_graph "$src/fuzz/corpus-graph" "$build/corpus-graph" "$src/fuzz/json.dict" "$seconds" ||
+    result=1 ;;
+  opdsl) run_harness fuzz_opdsl "$src/fuzz/corpus-opdsl" "$build/corpus-opdsl" "$src/fuzz/opdsl.dict" "$seconds" ||
     result=1 ;;
   *)
     echo "fuzz.sh: unknown harness '$h' in FUZZ_HARNESSES" >&2

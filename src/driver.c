@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "emit/c_emit.h"
+#include "frontend/opdsl.h"
 #include "frontend/tc.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
@@ -224,11 +225,23 @@ static bool ends_with(const char *s, const char *suffix) {
 static bool is_graph_source(const Source *src, const lgen_options *options) {
   if (ends_with(src->name, ".json"))
     return true;
-  if (ends_with(src->name, ".tc"))
+  if (ends_with(src->name, ".tc") || ends_with(src->name, ".yaml") || ends_with(src->name, ".yml"))
     return false;
   if (options->input_format)
     return strcmp(options->input_format, "json") == 0;
   return graph_json_sniff(src->text, src->len);
+}
+
+/* OpDSL YAML: by its name (*.yaml, *.yml), else --input-format, else its
+ * content (a `!LinalgOpConfig` document). */
+static bool is_opdsl_source(const Source *src, const lgen_options *options) {
+  if (ends_with(src->name, ".yaml") || ends_with(src->name, ".yml"))
+    return true;
+  if (ends_with(src->name, ".tc") || ends_with(src->name, ".json"))
+    return false;
+  if (options->input_format)
+    return strcmp(options->input_format, "yaml") == 0;
+  return !graph_json_sniff(src->text, src->len) && opdsl_sniff(src->text, src->len);
 }
 
 /* The folder of a source, for the files its constants name. */
@@ -362,6 +375,9 @@ static void print_graph_passes(Compilation *cx) {
 static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
                          const lgen_options *options) {
   Source **srcs = arena_alloc(arena, sizeof *srcs * (nsources + 1));
+  int nchoices;
+  OpdslChoice *choices = opdsl_parse_choices(options->opdsl, &nchoices, arena, &cx->diag);
+  PtrVec opdsl_files = {0};
   for (size_t i = 0; i < nsources; i++) {
     Source *src = srcs[i] = arena_alloc(arena, sizeof *src);
     src->name = arena_strdup(arena, sources[i].name);
@@ -369,9 +385,16 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
     src->len = sources[i].len;
     if (is_graph_source(src, options))
       continue;
+    if (is_opdsl_source(src, options)) {
+      OpdslFile *file = opdsl_parse(src, arena, &cx->diag);
+      vec_push(arena, &opdsl_files, file);
+      opdsl_lower(file, &cx->module, choices, nchoices, arena, &cx->diag);
+      continue;
+    }
     AstFile *file = tc_parse(src, arena, &cx->diag);
     tc_lower(file, &cx->module, arena, &cx->diag);
   }
+  opdsl_check_choices(&opdsl_files, choices, nchoices, &cx->diag);
   for (int i = 0; i < cx->module.kernels.len; i++)
     ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
   if (options->schedule && strcmp(options->schedule, "file") == 0) {

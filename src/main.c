@@ -38,7 +38,7 @@ typedef struct {
 
 static const char usage_text[] =
     "Usage: lgen [OPTIONS] INPUT... [-o OUT.c] [-H OUT.h]\n"
-    "Generate C99 kernels from Einstein-notation op specs (.tc) and model graphs\n"
+    "Generate C99 kernels from Einstein-notation op specs (.tc, OpDSL .yaml) and model graphs\n"
     "(.json: lgen-graph/1 or ONNX in protobuf's JSON mapping).\n"
     "\n"
     "  -o FILE               write the C source to FILE ('-' or none: standard output)\n"
@@ -55,8 +55,11 @@ static const char usage_text[] =
     "                        aarch64-neon\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
-    "  --input-format=tc|json\n"
+    "  --input-format=tc|yaml|json\n"
     "                        format of '-' (standard input; default: told by content)\n"
+    "  --opdsl=[OP.]KEY=VALUE,...\n"
+    "                        OpDSL YAML defs: type variables (U=i32), fn attributes\n"
+    "                        (cast=cast_unsigned), elementwise rank (rank=2); repeatable\n"
     "  --name=NAME           a model graph's C entry point (default: from its name)\n"
     "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
@@ -135,6 +138,18 @@ static void add_input(Options *o, const char *path) {
   o->inputs[o->ninputs++] = path;
 }
 
+/* Repeated --opdsl options add up (the process exits soon: never freed). */
+static const char *concat_choices(const char *a, const char *b) {
+  size_t n = strlen(a) + strlen(b) + 2;
+  char *s = malloc(n);
+  if (!s) {
+    fputs("lgen: error: out of memory\n", stderr);
+    exit(3);
+  }
+  snprintf(s, n, "%s,%s", a, b);
+  return s;
+}
+
 static bool is_identifier(const char *s) {
   for (const char *p = s; *p; p++)
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p != s && *p >= '0' && *p <= '9')))
@@ -202,9 +217,14 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->print_schedule = true;
     } else if (long_option(a, "--input-format", &v)) {
       v = option_value(argc, argv, &i, v);
-      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0)
-        usage_error("unknown --input-format '%s' (expected tc or json)", v);
+      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0)
+        usage_error("unknown --input-format '%s' (expected tc, yaml or json)", v);
       o->lib.input_format = v;
+    } else if (long_option(a, "--opdsl", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (!strchr(v, '='))
+        usage_error("--opdsl '%s' is not [OP.]KEY=VALUE,... (like U=i32 or rank=2)", v);
+      o->lib.opdsl = o->lib.opdsl ? concat_choices(o->lib.opdsl, v) : v;
     } else if (long_option(a, "--name", &v)) {
       o->lib.name = option_value(argc, argv, &i, v);
       if (!is_identifier(o->lib.name))
@@ -228,11 +248,6 @@ static void parse_args(int argc, char **argv, Options *o) {
   }
   if (o->ninputs == 0)
     usage_error("%s", "no input files");
-  for (int i = 0; i < o->ninputs; i++) {
-    const char *dot = strrchr(o->inputs[i], '.');
-    if (strcmp(o->inputs[i], "-") != 0 && dot && (strcmp(dot, ".yaml") == 0 || strcmp(dot, ".yml") == 0))
-      usage_error("'%s': YAML inputs are not supported yet (only .tc and .json)", o->inputs[i]);
-  }
   bool to_stdout = !o->output || strcmp(o->output, "-") == 0;
   if (o->weights && strcmp(o->weights, "-") == 0)
     usage_error("--weights needs a file name, not '%s'", o->weights);

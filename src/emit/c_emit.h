@@ -90,6 +90,7 @@ typedef struct {
   const StructuredOp *op;
   const char **operand_values; /* C expression that reads each operand */
   const char **node_names;     /* set for nodes hoisted into temporaries */
+  const char **dim_names;      /* C expression of each dim's current value (PN_INDEX) */
   StrBuf *helpers;             /* static inline helper definitions, deduplicated */
   PtrVec *helper_names;
   Arena *arena;

@@ -23,8 +23,19 @@
  *   negf                  -a
  *   cmpf_oeq / cmpi_eq    ==
  *   maxsi / minsi         signed a > b ? a : b and a < b ? a : b
- *   lgen_cast             C conversion to the node's type (graphs' Cast);
- *                         float to integer out of range is undefined, as in ONNX
+ *   lgen_cast             C conversion to the node's type (graphs' Cast), but
+ *                         float to integer saturates (NaN gives 0): C leaves
+ *                         out-of-range conversions undefined
+ *   lgen_cast_signed/unsigned  OpDSL's cast_signed and cast_unsigned: the
+ *                         integer operand read as signed (i1 true is -1) or
+ *                         unsigned; float to integer saturates to the target's
+ *                         signed or unsigned range (NaN gives 0); integer to i1
+ *                         keeps the low bit
+ *   maxui / minui         unsigned comparison of the bit patterns
+ *   maximumf / minimumf   NaN if either operand is NaN (arith.maximumf), else
+ *                         the larger / smaller (signed zeros compare equal)
+ *   roundf                libm's round (halves away from zero)
+ *   index                 the loop index's current value, as int64_t
  *   constants             exact literals of the node's type
  * Ops whose C spelling would repeat an operand, or needs casts, become small
  * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once. */
@@ -381,6 +392,106 @@ static void cast(StrBuf *out, ExprCtx *ctx, const char *type, const PayloadNode 
 
 static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int index);
 
+/* ---- conversions ---- */
+
+/* 2^e as an exact C literal of a floating type (e <= 64). */
+static const char *pow2_literal(ExprCtx *ctx, int e, bool negative, ElemType ft) {
+  StrBuf sb = {0};
+  if (negative)
+    sb_putc(&sb, '-');
+  c_float_literal(&sb, ldexp(1.0, e), ft);
+  const char *s = arena_strdup(ctx->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+static const char *int_limits(ElemType t, bool max) {
+  switch (t) {
+  case TY_I8:
+    return max ? "INT8_MAX" : "INT8_MIN";
+  case TY_I16:
+    return max ? "INT16_MAX" : "INT16_MIN";
+  case TY_I32:
+    return max ? "INT32_MAX" : "INT32_MIN";
+  default:
+    return max ? "INT64_MAX" : "INT64_MIN";
+  }
+}
+
+/* Float to integer without undefined behaviour: C leaves the conversion of
+ * a value outside the target's range undefined (x86 gives INT_MIN, ARM
+ * saturates). lgen saturates, as Rust, Java and WebAssembly's trunc_sat do:
+ * NaN gives 0; signed targets clamp to [MIN, MAX], unsigned ones to
+ * [0, 2^N - 1] (then stored as the signed type's bit pattern); i1 clamps to
+ * its signed (-1 is true) or unsigned (1 is true) range. The comparisons
+ * use powers of two, exact in every float type. */
+static const char *float_to_int_helper(ExprCtx *ctx, ElemType from, ElemType to, bool is_unsigned) {
+  ElemType ft = from == TY_F64 ? TY_F64 : TY_F32; /* f16 arrives widened */
+  const char *name = arena_printf(ctx->arena, "lgen_fpto%si_%s_%s", is_unsigned ? "u" : "s", elem_type_name(to),
+                                  elem_type_name(ft));
+  if (helper_seen(ctx, name))
+    return name;
+  const char *ty = c_type_name(to), *fty = c_type_name(ft);
+  int bits = elem_type_bits(to);
+  const char *body;
+  if (to == TY_I1 && is_unsigned)
+    body = arena_printf(ctx->arena, "x >= %s", pow2_literal(ctx, 0, false, ft));
+  else if (to == TY_I1)
+    body = arena_printf(ctx->arena, "x <= %s", pow2_literal(ctx, 0, true, ft));
+  else if (is_unsigned)
+    body = arena_printf(ctx->arena, "x != x || x <= %s ? 0 : x >= %s ? (%s)UINT%d_MAX : (%s)(uint%d_t)x",
+                        pow2_literal(ctx, 0, true, ft), pow2_literal(ctx, bits, false, ft), ty, bits, ty, bits);
+  else
+    body = arena_printf(ctx->arena, "x != x ? 0 : x >= %s ? %s : x <= %s ? %s : (%s)x",
+                        pow2_literal(ctx, bits - 1, false, ft), int_limits(to, true),
+                        pow2_literal(ctx, bits - 1, true, ft), int_limits(to, false), ty);
+  sb_printf(ctx->helpers, "static inline %s %s(%s x) { return (%s)(%s); }\n", ty, name, fty, ty, body);
+  return name;
+}
+
+/* The conversion of operand 0 of n to n's type: how (signed or unsigned)
+ * an integer operand is read; `c_style`: plain C conversion of integers
+ * (lgen_cast: i1 is 0 or 1, any nonzero integer becomes true). */
+static void convert(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, bool is_unsigned, bool c_style) {
+  ElemType from = ctx->op->nodes[n->args[0]].type, to = n->type;
+  bool ffrom = elem_type_is_float(from), fto = elem_type_is_float(to);
+  if (from == to) {
+    arg(out, ctx, n, 0);
+    return;
+  }
+  if (ffrom && !fto) {
+    sb_printf(out, "%s(", float_to_int_helper(ctx, from, to, is_unsigned));
+    arg(out, ctx, n, 0);
+    sb_putc(out, ')');
+    return;
+  }
+  /* the C type the result is converted through ("float" for f16: c_expr rounds it) */
+  const char *target = to == TY_F16 ? "float" : c_type_name(to);
+  if (ffrom) { /* float to float */
+    sb_printf(out, "(%s)", target);
+    arg(out, ctx, n, 0);
+    return;
+  }
+  if (to == TY_I1 && !c_style) { /* the low bit (arith.trunci) */
+    sb_puts(out, "(lgen_bool)(");
+    arg(out, ctx, n, 0);
+    sb_puts(out, " & 1)");
+    return;
+  }
+  if (from == TY_I1 && !is_unsigned && !c_style) { /* sign extension: true is -1 */
+    sb_printf(out, "(%s)-(int)", target);
+    arg(out, ctx, n, 0);
+    return;
+  }
+  if (is_unsigned && from != TY_I1) {
+    sb_printf(out, "(%s)(%s)", target, same_width_unsigned(from));
+    arg(out, ctx, n, 0);
+    return;
+  }
+  sb_printf(out, "(%s)", target);
+  arg(out, ctx, n, 0);
+}
+
 /* A payload constant, exactly, in its node's type. */
 static void c_constant(StrBuf *out, ExprCtx *ctx, const PayloadNode *n) {
   switch (n->type) {
@@ -416,7 +527,7 @@ void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
   const PayloadNode *n = &ctx->op->nodes[index];
   /* an f16 result of float arithmetic is rounded back from float */
   bool narrow = n->kind == PN_OP && n->type == TY_F16 && !ctx->node_names[index] && n->op != SOP_SELECT &&
-                n->op != SOP_MAXF && n->op != SOP_MINF;
+                n->op != SOP_MAXF && n->op != SOP_MINF && n->op != SOP_MAXIMUMF && n->op != SOP_MINIMUMF;
   if (narrow) {
     ctx->narrows_f16 = true;
     sb_puts(out, "LGEN_F32_TO_F16(");
@@ -437,6 +548,10 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   }
   if (n->kind == PN_CONST) {
     c_constant(out, ctx, n);
+    return;
+  }
+  if (n->kind == PN_INDEX) {
+    sb_printf(out, "((int64_t)(%s))", ctx->dim_names[n->dim]);
     return;
   }
   ElemType in = ctx->op->nodes[n->args[0]].type;
@@ -586,17 +701,41 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     return;
   }
   case SOP_CAST:
-    if (n->type == TY_F16) {
-      sb_puts(out, "(float)"); /* c_expr rounds the float to f16 */
-      arg(out, ctx, n, 0);
-      return;
-    }
     if (n->type == TY_I1) { /* nonzero is true, as C's conversion to _Bool */
       sb_puts(out, "(lgen_bool)");
       arg(out, ctx, n, 0);
       return;
     }
-    cast(out, ctx, c_type_name(n->type), n);
+    convert(out, ctx, n, false, true);
+    return;
+  case SOP_CAST_SIGNED:
+  case SOP_CAST_UNSIGNED:
+    convert(out, ctx, n, n->op == SOP_CAST_UNSIGNED, false);
+    return;
+  case SOP_MAXUI:
+  case SOP_MINUI: {
+    const char *u = same_width_unsigned(in);
+    const char *body = in == TY_I1 ? (n->op == SOP_MAXUI ? "a | b" : "a & b")
+                                   : arena_printf(ctx->arena, "(%s)a %s (%s)b ? a : b", u, n->op == SOP_MAXUI ? ">" : "<", u);
+    call2(out, ctx, binary_helper(ctx, n->op == SOP_MAXUI ? "maxui" : "minui", in, body), n);
+    return;
+  }
+  case SOP_MAXIMUMF:
+  case SOP_MINIMUMF: {
+    const char *cmp = n->op == SOP_MAXIMUMF ? ">" : "<";
+    ctx->widens_f16 |= in == TY_F16;
+    const char *body =
+        in == TY_F16 ? arena_printf(ctx->arena, "LGEN_F16_TO_F32(a) %s LGEN_F16_TO_F32(b) || LGEN_F16_TO_F32(a) != LGEN_F16_TO_F32(a) ? a : b", cmp)
+                     : arena_printf(ctx->arena, "a %s b || a != a ? a : b", cmp);
+    sb_printf(out, "%s(", binary_helper(ctx, n->op == SOP_MAXIMUMF ? "maximum" : "minimum", in, body));
+    c_expr(out, ctx, n->args[0]);
+    sb_puts(out, ", ");
+    c_expr(out, ctx, n->args[1]);
+    sb_putc(out, ')');
+    return;
+  }
+  case SOP_ROUNDF:
+    math_call(out, ctx, "round", n);
     return;
   case SOP_COUNT:
     break;

@@ -29,6 +29,37 @@ static const char *const reserved[] = {
     "ptrdiff_t", "omp_get_max_threads", "omp_get_thread_num", "omp_get_num_threads", "omp_set_num_threads",
 };
 
+/* Functions of the headers the generated C includes (<math.h>, <stdlib.h>,
+ * <string.h>, <stdio.h>): an op so named would redeclare them (OpDSL's
+ * `div` and `powf`). <math.h>'s come with 'f' and 'l' variants. */
+static const char *const libm[] = {
+    "acos", "asin", "atan", "atan2", "cos", "sin", "tan", "acosh", "asinh", "atanh", "cosh", "sinh", "tanh", "exp",
+    "exp2", "expm1", "frexp", "ilogb", "ldexp", "log", "log10", "log1p", "log2", "logb", "modf", "scalbn",
+    "scalbln", "cbrt", "fabs", "hypot", "pow", "sqrt", "erf", "erfc", "lgamma", "tgamma", "ceil", "floor",
+    "nearbyint", "rint", "lrint", "llrint", "round", "lround", "llround", "trunc", "fmod", "remainder", "remquo",
+    "copysign", "nan", "nextafter", "nexttoward", "fdim", "fmax", "fmin", "fma",
+};
+static const char *const libc[] = {
+    "abs", "labs", "llabs", "div", "ldiv", "lldiv", "exit", "atexit", "atoi", "atol", "atoll", "atof", "strtol",
+    "strtoll", "strtoul", "strtoull", "strtod", "strtof", "rand", "srand", "qsort", "bsearch", "getenv", "system",
+    "aligned_alloc", "memmove", "memcmp", "memchr", "strlen", "strcmp", "strncmp", "strcpy", "strncpy", "strcat",
+    "strchr", "strrchr", "strstr", "printf", "sprintf", "snprintf", "puts", "fputs", "fputc", "putchar", "fopen",
+    "fclose", "fwrite", "fread", "remove", "rename",
+};
+
+static bool is_library_function(const char *name) {
+  for (size_t i = 0; i < sizeof libc / sizeof *libc; i++)
+    if (strcmp(libc[i], name) == 0)
+      return true;
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof libm / sizeof *libm; i++) {
+    size_t m = strlen(libm[i]);
+    if (strncmp(libm[i], name, m) == 0 && (n == m || (n == m + 1 && (name[m] == 'f' || name[m] == 'l'))))
+      return true;
+  }
+  return false;
+}
+
 /* name with every character that cannot be in a C identifier replaced by
  * '_', and a 'v' before a leading digit (or for an empty name). */
 static char *identifier(Arena *arena, const char *name) {
@@ -56,6 +87,8 @@ static bool is_taken(const NameTable *t, const char *name) {
   for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
     if (strcmp(reserved[i], name) == 0)
       return true;
+  if (is_library_function(name))
+    return true;
   if (strncmp(name, "lgen_", 5) == 0 || strncmp(name, "LGEN_", 5) == 0 || strncmp(name, "__", 2) == 0)
     return true;
   for (int i = 0; i < t->taken.len; i++)

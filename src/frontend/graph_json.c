@@ -13,6 +13,7 @@
  * order. The builder owns types, shapes and attribute checks; this file owns
  * the JSON: the structure of the document, names and the dependency order,
  * and the bytes of constants. */
+#include "frontend/opdsl.h"
 #include "graph/graph.h"
 #include "util/fault.h"
 
@@ -718,9 +719,14 @@ static int def_outputs(const Kernel *k) {
   return n;
 }
 
+/* A node's op: a graph op, else a def of the specs; "def:NAME" is always
+ * the def (OpDSL's add, copy, conv_2d_nhwc_hwcf, ... are graph ops too). */
 static void parse_op(Loader *L, json_t *node, const char *path, NodeSpec *n) {
   const char *op = string_member(L, node, path, "op", "a node");
-  if (graph_op_lookup(op, &n->op) && n->op != GOP_CALL)
+  bool def_only = strncmp(op, "def:", 4) == 0;
+  if (def_only)
+    op += 4;
+  if (!def_only && graph_op_lookup(op, &n->op) && n->op != GOP_CALL)
     return;
   n->def = find_def(L->g->specs, op);
   if (!n->def)
@@ -1023,12 +1029,58 @@ static int *dependency_order(Loader *L, NodeSpec *nodes, int count) {
   return order;
 }
 
-static void add_node(Loader *L, const NodeSpec *n) {
+/* An OpDSL def called by a node: instantiated for the node's inputs (their
+ * types bind the type variables, the first tensor input's rank an
+ * elementwise op's rank), with the node's attributes as the choices: a type
+ * variable ("U": "i32"), a fn attribute ("cast": "cast_unsigned") or an
+ * index attribute ("strides": [2, 2]; the default when absent), baked in. */
+static const Kernel *opdsl_instance(Loader *L, const NodeSpec *n, const int *inputs, int index) {
+  const Kernel *def = n->def;
+  int *types = arena_alloc(L->arena, sizeof(int) * (size_t)(def->ntensors + 1));
+  int *ranks = arena_alloc(L->arena, sizeof(int) * (size_t)(def->ntensors + 1));
+  for (int t = 0; t < def->ntensors; t++) {
+    types[t] = ranks[t] = -1;
+    if (t < n->ninputs && inputs[t] >= 0 && !def->tensors[t].is_output) {
+      const GraphValue *v = GRAPH_VALUE(L->g, inputs[t]);
+      types[t] = (int)v->type;
+      ranks[t] = v->rank;
+    }
+  }
+  OpdslChoice *choices = arena_alloc(L->arena, sizeof *choices * (size_t)(n->nattrs + 1));
+  for (int a = 0; a < n->nattrs; a++) {
+    const GraphAttr *g = &n->attrs[a];
+    OpdslChoice *c = &choices[a];
+    c->key = g->name;
+    if (g->kind == GA_STRING) {
+      c->value = g->s;
+    } else if (g->kind == GA_INT || g->kind == GA_INTS) {
+      c->nints = g->kind == GA_INT ? 1 : g->n;
+      if (c->nints > LG_MAX_RANK)
+        graph_error(L->g, g->path, "attribute '%s' has more than %d integers", g->name, LG_MAX_RANK);
+      for (int i = 0; i < c->nints; i++)
+        c->ints[i] = g->kind == GA_INT ? g->i : g->ints[i];
+      c->value = arena_printf(L->arena, "%lld", (long long)c->ints[0]);
+    } else {
+      graph_error(L->g, g->path, "attribute '%s' of a call of the OpDSL def '%s' must be a string or integers",
+                  g->name, def->name);
+    }
+    c->loc = graph_loc(L->g, g->path ? g->path : n->path);
+  }
+  OpdslBinding b = {.name = def->name, .choices = choices, .nchoices = n->nattrs, .rank = 1, .arg_types = types,
+                    .arg_ranks = ranks, .narg_info = def->ntensors, .bake_attrs = true,
+                    .loc = graph_loc(L->g, n->path), .what = node_label(n, index, L->arena)};
+  b.what = arena_printf(L->arena, "node %s calls ", b.what);
+  return opdsl_instantiate(def->opdsl, &b, L->arena, L->g->diag);
+}
+
+static void add_node(Loader *L, const NodeSpec *n, int index) {
   int *inputs = arena_alloc(L->arena, sizeof *inputs * (size_t)(n->ninputs + 1));
   for (int k = 0; k < n->ninputs; k++)
     inputs[k] = n->inputs[k] ? graph_find(L->g, n->inputs[k]) : -1;
   const char *name = *n->name ? n->name : NULL;
-  if (n->def)
+  if (n->def && n->def->opdsl)
+    graph_add_call(L->g, opdsl_instance(L, n, inputs, index), name, n->ninputs, inputs, n->outputs, n->path);
+  else if (n->def)
     graph_add_call(L->g, n->def, name, n->ninputs, inputs, n->outputs, n->path);
   else
     graph_add_node(L->g, n->op, name, n->ninputs, inputs, n->nattrs, n->attrs, n->outputs, n->path, NULL);
@@ -1050,7 +1102,7 @@ static void load_nodes(Loader *L, json_t *root) {
   resolve_inputs(L, nodes, count, &producer);
   int *order = dependency_order(L, nodes, count);
   for (int i = 0; i < count; i++)
-    add_node(L, &nodes[order[i]]);
+    add_node(L, &nodes[order[i]], order[i]);
 }
 
 /* ---- outputs ---- */

@@ -12,6 +12,7 @@ typedef enum {
   TK_EOF,
   TK_IDENT,   /* [A-Za-z_][A-Za-z0-9_-]* */
   TK_INT,     /* [0-9]+ */
+  TK_FLOAT,   /* [0-9]+ '.' [0-9]* exponent? | [0-9]+ exponent (payload literals) */
   TK_DOC,     /* """...""" ; text is the contents */
   TK_PUNCT,   /* one of : , = { } ( ) [ ] < > + - ; * ? */
   TK_KEYWORD, /* def ods_def floordiv ceildiv mod attr implements_interface */
@@ -21,6 +22,7 @@ typedef struct {
   TokenKind kind;
   const char *text; /* arena copy (identifier, keyword, punct, doc contents) */
   int64_t value;    /* TK_INT */
+  double fvalue;    /* TK_FLOAT */
   Loc loc;
 } Token;
 
@@ -81,6 +83,12 @@ typedef struct {
 
 typedef struct AstExpr {
   bool is_call;
+  /* payload extensions: a numeric literal (its type comes from the
+   * operands beside it), or index(dim), the loop index's value */
+  bool is_literal, is_float, is_index;
+  double fvalue;
+  int64_t ivalue;
+  const char *text;     /* the literal as written, or index's dim */
   Loc loc;
   AstTensorUse use;     /* !is_call */
   const char *callee;   /* is_call */
@@ -112,6 +120,10 @@ typedef struct {
 typedef struct {
   PtrVec defs; /* AstDef* */
 } AstFile;
+
+/* cast_T(x) and cast_unsigned_T(x) in payloads: true for such a name,
+ * with the target type and signedness (tc_parse.c). */
+bool tc_cast_name(const char *name, ElemType *type, bool *is_unsigned);
 
 /* ---- tc_parse.c ---- */
 AstFile *tc_parse(const Source *src, Arena *arena, Diag *diag);

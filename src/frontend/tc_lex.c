@@ -6,6 +6,8 @@
  * Deliberate difference: a NUL byte is an error here, not whitespace. */
 #include "frontend/tc.h"
 
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MAX_IDENT = 255 };
@@ -108,6 +110,37 @@ Token lexer_next(Lexer *lx) {
   }
 
   if (is_digit(c)) {
+    /* a float literal (payloads only): digits '.' digits? exponent?, or digits exponent */
+    size_t n = 0;
+    while (is_digit(peek(lx, n)))
+      n++;
+    size_t m = n;
+    bool is_float = false;
+    if (peek(lx, m) == '.') {
+      is_float = true;
+      m++;
+      while (is_digit(peek(lx, m)))
+        m++;
+    }
+    if ((peek(lx, m) == 'e' || peek(lx, m) == 'E') &&
+        (is_digit(peek(lx, m + 1)) || ((peek(lx, m + 1) == '+' || peek(lx, m + 1) == '-') && is_digit(peek(lx, m + 2))))) {
+      is_float = true;
+      m += 2;
+      while (is_digit(peek(lx, m)))
+        m++;
+    }
+    if (is_float) {
+      if (m > 64)
+        diag_error(lx->diag, start, "number literal longer than 64 characters");
+      Token t = {.kind = TK_FLOAT, .loc = start};
+      t.text = arena_strndup(lx->arena, lx->src->text + lx->pos, m);
+      t.fvalue = strtod(t.text, NULL);
+      if (isinf(t.fvalue))
+        diag_error(lx->diag, start, "'%s' is too large for any floating-point type", t.text);
+      for (size_t i = 0; i < m; i++)
+        advance(lx);
+      return t;
+    }
     int64_t v = 0;
     size_t begin = lx->pos;
     while (is_digit(peek(lx, 0))) {

@@ -13,6 +13,9 @@
  *   comprehension ::= use (',' use)* '=' expr (',' expr)* ';'
  *   use           ::= tensor-id '(' (affine (',' affine)*)? ')'
  *   expr          ::= use | op-id ('<' id (',' id)* '>')? '(' (expr (',' expr)*)? ')'
+ *                   | '-'? (int | float)          -- a literal (lgen extension)
+ *                   | 'index' '(' id ')'          -- a loop index's value (extension)
+ *                   | cast-id '(' expr ')'        -- cast_T, cast_unsigned_T (extension)
  *   affine        ::= term (('+' | '-') term)*
  *   term          ::= unary (('*' | 'floordiv' | 'ceildiv' | 'mod') unary)*
  *   unary         ::= '-' unary | int | id ('[' int (',' int)* ']')? | '(' affine ')'
@@ -315,10 +318,47 @@ static void parse_reduction_list(Parser *p, AstExpr *e) {
   memcpy(e->red_loc, red_loc, sizeof(Loc) * (size_t)e->nred);
 }
 
+bool tc_cast_name(const char *name, ElemType *type, bool *is_unsigned) {
+  const char *t = NULL;
+  if (strncmp(name, "cast_unsigned_", 14) == 0)
+    t = name + 14, *is_unsigned = true;
+  else if (strncmp(name, "cast_", 5) == 0)
+    t = name + 5, *is_unsigned = false;
+  return t && elem_type_parse(t, type);
+}
+
+static AstExpr *parse_literal(Parser *p, AstExpr *e) {
+  bool negative = is_punct(p, '-');
+  if (negative)
+    next(p);
+  if (p->tok.kind != TK_INT && p->tok.kind != TK_FLOAT)
+    diag_error(p->diag, p->tok.loc, "expected a number after '-', found '%s'", describe(&p->tok));
+  e->is_literal = true;
+  e->is_float = p->tok.kind == TK_FLOAT;
+  e->fvalue = negative ? -(e->is_float ? p->tok.fvalue : (double)p->tok.value)
+                       : (e->is_float ? p->tok.fvalue : (double)p->tok.value);
+  e->ivalue = negative ? -p->tok.value : p->tok.value;
+  e->text = arena_printf(p->arena, "%s%s", negative ? "-" : "", p->tok.text);
+  next(p);
+  return e;
+}
+
 static AstExpr *parse_expr(Parser *p) {
   AstExpr *e = arena_alloc(p->arena, sizeof *e);
-  Token name = expect_ident(p, "a tensor or an operation");
+  e->loc = p->tok.loc;
+  if (p->tok.kind == TK_INT || p->tok.kind == TK_FLOAT || is_punct(p, '-'))
+    return parse_literal(p, e);
+  Token name = expect_ident(p, "a tensor, an operation or a number");
   e->loc = name.loc;
+  if (strcmp(name.text, "index") == 0 && !names_tensor(p->def, name.text)) {
+    expect_punct(p, '(', "after 'index'");
+    Token dim = expect_ident(p, "a dim name");
+    expect_punct(p, ')', "to close 'index('");
+    e->is_index = true;
+    e->text = dim.text;
+    e->loc = dim.loc;
+    return e;
+  }
   if (names_tensor(p->def, name.text)) {
     if (is_punct(p, '<'))
       diag_error(p->diag, p->tok.loc, "a tensor use takes no reduction list; '%s' is a tensor", name.text);
@@ -326,7 +366,9 @@ static AstExpr *parse_expr(Parser *p) {
     return e;
   }
   ScalarOp known;
-  if (!scalar_op_lookup(name.text, &known))
+  ElemType cast_type;
+  bool cast_unsigned;
+  if (!scalar_op_lookup(name.text, &known) && !tc_cast_name(name.text, &cast_type, &cast_unsigned))
     diag_error(p->diag, name.loc, "unknown operation '%s' (and '%s' has no tensor of that name)", name.text,
                p->def->name);
   if (++p->depth > MAX_NESTING) /* each nested call is a level */

@@ -18,6 +18,7 @@
 #include "analysis/poly.h"
 #include "frontend/tc.h"
 
+#include <math.h>
 #include <string.h>
 
 typedef struct {
@@ -335,6 +336,8 @@ static ElemType node_type(Sema *s, int n) { return ((PayloadNode *)s->nodes.item
 
 /* Does the expression read tensor t anywhere? */
 static bool mentions(const AstExpr *e, const char *tensor) {
+  if (e->is_literal || e->is_index)
+    return false;
   if (!e->is_call)
     return strcmp(e->use.name, tensor) == 0;
   for (int i = 0; i < e->nargs; i++)
@@ -415,10 +418,56 @@ static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *a
   return t;
 }
 
-/* `lhs` is the use being written by the expression this call belongs to. */
-static int lower_expr(Sema *s, const AstExpr *e, const AstTensorUse *lhs) {
+/* A literal as a node of type `want` (-1: unknown, then i64 or f64). */
+static int lower_literal(Sema *s, const AstExpr *e, int want) {
+  ElemType t = want >= 0 ? (ElemType)want : e->is_float ? TY_F64 : TY_I64;
+  PayloadNode n = {.kind = PN_CONST, .type = t, .loc = e->loc};
+  if (elem_type_is_float(t)) {
+    n.fvalue = e->fvalue;
+    if (t == TY_F16 && fabs(e->fvalue) >= 65520.0)
+      diag_error(s->diag, e->loc, "%s is too large for f16", e->text);
+    if (t == TY_F32 && fabs(e->fvalue) > 3.4028235677973366e38)
+      diag_error(s->diag, e->loc, "%s is too large for f32", e->text);
+    return add_node(s, n);
+  }
+  if (e->is_float)
+    diag_error(s->diag, e->loc, "%s is not an integer, but the operation's operands are %s (cast one: cast_f32(...))",
+               e->text, elem_type_name(t));
+  int bits = elem_type_bits(t);
+  int64_t lo = t == TY_I1 ? 0 : bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+  int64_t hi = t == TY_I1 ? 1 : bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  if (e->ivalue < lo || e->ivalue > hi)
+    diag_error(s->diag, e->loc, "%s does not fit %s", e->text, elem_type_name(t));
+  n.ivalue = e->ivalue;
+  return add_node(s, n);
+}
+
+/* `lhs` is the use being written by the expression this call belongs to;
+ * `want` the type a literal here must have (-1: unknown). */
+static int lower_expr(Sema *s, const AstExpr *e, const AstTensorUse *lhs, int want) {
+  if (e->is_literal)
+    return lower_literal(s, e, want);
+  if (e->is_index) {
+    if (find_attr(s, e->text) >= 0 || find_size(s, e->text) >= 0 || find_tensor(s, e->text) >= 0)
+      diag_error(s->diag, e->loc, "'%s' is not a dim: index(...) takes an index variable", e->text);
+    int d = dim_named(s, e->text, e->loc);
+    return add_node(s, (PayloadNode){.kind = PN_INDEX, .type = TY_I64, .dim = d, .loc = e->loc});
+  }
   if (!e->is_call)
     return lower_read(s, &e->use);
+  ElemType cast_type;
+  bool cast_unsigned;
+  if (tc_cast_name(e->callee, &cast_type, &cast_unsigned)) {
+    if (e->nred)
+      diag_error(s->diag, e->loc, "a cast takes no reduction list");
+    if (e->nargs != 1)
+      diag_error(s->diag, e->loc, "%s takes 1 operand, found %d", e->callee, e->nargs);
+    int x = lower_expr(s, e->args[0], lhs, -1);
+    if (node_type(s, x) == cast_type)
+      return x;
+    return add_node(s, (PayloadNode){.kind = PN_OP, .op = cast_unsigned ? SOP_CAST_UNSIGNED : SOP_CAST_SIGNED,
+                                     .type = cast_type, .nargs = 1, .args = {x}, .loc = e->loc});
+  }
   ScalarOp op;
   if (!scalar_op_lookup(e->callee, &op))
     diag_error(s->diag, e->loc, "unknown operation '%s'", e->callee);
@@ -444,8 +493,24 @@ static int lower_expr(Sema *s, const AstExpr *e, const AstTensorUse *lhs) {
                e->nargs, implicit ? " plus the implicit accumulator" : "");
   if (implicit)
     args[nargs++] = lower_read(s, lhs);
+  /* operands first, in order (dims are numbered as they appear), then the
+   * literals, which take the type of the operands beside them */
+  int first = implicit ? 1 : 0;
   for (int i = 0; i < e->nargs; i++)
-    args[nargs++] = lower_expr(s, e->args[i], lhs);
+    args[first + i] = e->args[i]->is_literal ? -1 : lower_expr(s, e->args[i], lhs, -1);
+  nargs = first + e->nargs;
+  bool select = op == SOP_SELECT;
+  int sibling = -1;
+  for (int i = select ? 1 : 0; i < nargs && sibling < 0; i++)
+    if (args[i] >= 0)
+      sibling = (int)node_type(s, args[i]);
+  if (sibling < 0 && !select)
+    sibling = want;
+  if (sibling < 0 && select && want >= 0)
+    sibling = want;
+  for (int i = 0; i < e->nargs; i++)
+    if (args[first + i] < 0)
+      args[first + i] = lower_literal(s, e->args[i], select && first + i == 0 ? (int)TY_I1 : sibling);
   PayloadNode n = {.kind = PN_OP, .op = op, .nargs = nargs, .loc = e->loc};
   memcpy(n.args, args, sizeof(int) * (size_t)nargs);
   n.type = check_types(s, e, op, args, nargs);
@@ -555,7 +620,7 @@ static void lower_comprehension(Sema *s, const AstComprehension *c, StructuredOp
   }
   int values[64];
   for (int i = 0; i < c->nrhs; i++)
-    values[i] = lower_expr(s, c->rhs[i], &c->lhs[i]);
+    values[i] = lower_expr(s, c->rhs[i], &c->lhs[i], (int)s->k->tensors[find_tensor(s, c->lhs[i].name)].type);
   for (int i = 0; i < c->nrhs; i++) {
     ElemType want = s->k->tensors[find_tensor(s, c->lhs[i].name)].type;
     if (node_type(s, values[i]) != want)
@@ -579,6 +644,8 @@ static void lower_comprehension(Sema *s, const AstComprehension *c, StructuredOp
 }
 
 static void mark_used(const AstExpr *e, const Kernel *k, bool *used) {
+  if (e->is_literal || e->is_index)
+    return;
   if (!e->is_call) {
     for (int t = 0; t < k->ntensors; t++)
       if (strcmp(k->tensors[t].name, e->use.name) == 0)

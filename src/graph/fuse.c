@@ -163,7 +163,7 @@ static bool writes_root(const Kernel *k, const StructuredOp *op, int root) {
 static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
   const Kernel *k = f->k;
   const StructuredOp *P = &k->ops[p], *C = &k->ops[c];
-  if (C->ext || op_writes(C, t) || C->nnodes + P->nnodes > MAX_FUSED_NODES)
+  if (C->ext || op_writes(C, t) || C->nnodes + P->nnodes > MAX_FUSED_NODES || op_reads_index(C, -1))
     return false;
   for (int o = 0; o < C->noperands; o++) {
     const Operand *operand = &C->operands[o];
@@ -309,6 +309,10 @@ static const FuseOverride *override_of(Fuser *f, int t) {
 static void try_inline(Fuser *f, int p) {
   Kernel *k = f->k;
   int pos_of_dim[LG_MAX_DIMS];
+  /* a payload that reads a loop index keeps its own domain: fused into
+   * another op, its dims would be renamed (left for later) */
+  if (op_reads_index(&k->ops[p], -1))
+    return;
   int t = inlinable_output(f, p, pos_of_dim);
   if (t < 0)
     return;
@@ -473,7 +477,8 @@ static bool try_epilogue(Fuser *f, int p) {
   if (t < 0)
     return false;
   int c = sole_reader(f, p, t), u = -1;
-  if (c < 0 || !pointwise_over(k, &k->ops[c], t, &u))
+  if (c < 0 || !pointwise_over(k, &k->ops[c], t, &u) || op_reads_index(&k->ops[p], -1) ||
+      op_reads_index(&k->ops[c], -1))
     return false;
   bool in_place = u == t;
   const StructuredOp *P = &k->ops[p], *C = &k->ops[c], *old = P->epilogue;
@@ -557,7 +562,7 @@ static void try_init(Fuser *f, int p) {
   Kernel *k = f->k;
   StructuredOp *P = &k->ops[p];
   int out_pos[LG_MAX_DIMS];
-  int t = P->init ? -1 : accumulated_output(k, P, out_pos);
+  int t = P->init || op_reads_index(P, -1) ? -1 : accumulated_output(k, P, out_pos);
   if (t < 0)
     return;
   int q = p - 1; /* the last op before P that touches T's memory */
@@ -571,7 +576,7 @@ static void try_init(Fuser *f, int p) {
     if (touches)
       break;
   }
-  if (q < 0)
+  if (q < 0 || op_reads_index(&k->ops[q], -1))
     return;
   const StructuredOp *Q = &k->ops[q];
   const TensorParam *T = &k->tensors[t];
@@ -848,7 +853,7 @@ static void try_siblings(Fuser *f, int p) {
     StructuredOp *P = &k->ops[p];
     const StructuredOp *Q = &k->ops[q];
     if (f->removed[q] || P->ext || Q->ext || Q->nyields != 1 || P->ndims != Q->ndims || P->ndims > LG_MAX_DIMS ||
-        P->nnodes + Q->nnodes > MAX_FUSED_NODES)
+        P->nnodes + Q->nnodes > MAX_FUSED_NODES || op_reads_index(P, -1) || op_reads_index(Q, -1))
       continue;
     bool parallel = false;
     for (int d = 0; d < P->ndims; d++)

@@ -411,7 +411,8 @@ static double extreme_value(ElemType t, bool high) {
   return (double)(high ? int_highest(t) : int_lowest(t));
 }
 
-typedef enum { COMB_ADD, COMB_MUL, COMB_MAX, COMB_MIN } Comb;
+/* COMB_MINU: unsigned min (OpDSL's min_unsigned); only its identity is used */
+typedef enum { COMB_ADD, COMB_MUL, COMB_MAX, COMB_MIN, COMB_MINU } Comb;
 
 /* combine(acc, x) in the accumulator forms analysis/reduce.c recognises. */
 static int op_combine(OpBuilder *b, Comb c, int acc, int x) {
@@ -425,6 +426,8 @@ static int op_combine(OpBuilder *b, Comb c, int acc, int x) {
     return f ? op2(b, SOP_MAXF, acc, x) : op3(b, SOP_SELECT, op2(b, SOP_CMPI_SGT, x, acc), x, acc);
   case COMB_MIN:
     return f ? op2(b, SOP_MINF, acc, x) : op3(b, SOP_SELECT, op2(b, SOP_CMPI_SLT, x, acc), x, acc);
+  case COMB_MINU:
+    return op2(b, SOP_MINUI, acc, x);
   }
   return acc;
 }
@@ -437,6 +440,8 @@ static int op_identity(OpBuilder *b, ElemType t, Comb c) {
     return op_extreme(b, t, false);
   case COMB_MIN:
     return op_extreme(b, t, true);
+  case COMB_MINU: /* all ones */
+    return t == TY_I1 ? op_const_i(b, t, 1) : op_const_i(b, t, -1);
   default:
     return op_const(b, t, 0);
   }
@@ -1379,6 +1384,10 @@ static Comb call_init(const Kernel *def, int t) {
     for (int y = 0; y < op->nyields; y++) {
       if (op->operands[op->yields[y].operand].tensor != t)
         continue;
+      /* OpDSL's max and min: NaN-propagating for floats, unsigned for integers */
+      const PayloadNode *v = &op->nodes[op->yields[y].value];
+      if (v->kind == PN_OP && (v->op == SOP_MAXIMUMF || v->op == SOP_MINIMUMF || v->op == SOP_MINUI))
+        return v->op == SOP_MAXIMUMF ? COMB_MAX : v->op == SOP_MINIMUMF ? COMB_MIN : COMB_MINU;
       int x;
       switch (match_reduction(op, y, &x)) {
       case COMBINE_MAX:

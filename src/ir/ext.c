@@ -62,3 +62,10 @@ bool op_writes_tensor(const StructuredOp *op, int t) {
       return true;
   return (op->init && op_writes_tensor(op->init, t)) || (op->epilogue && op_writes_tensor(op->epilogue, t));
 }
+
+bool op_reads_index(const StructuredOp *op, int d) {
+  for (int n = 0; n < op->nnodes; n++)
+    if (op->nodes[n].kind == PN_INDEX && (d < 0 || op->nodes[n].dim == d))
+      return true;
+  return false;
+}

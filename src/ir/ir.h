@@ -149,7 +149,9 @@ typedef struct {
 const ScalarOpInfo *scalar_op_info(ScalarOp op);
 bool scalar_op_lookup(const char *spelling, ScalarOp *out);
 
-typedef enum { PN_READ, PN_OP, PN_CONST } PayloadKind;
+/* PN_INDEX: the current value of loop index `dim` (linalg.index), an i64;
+ * what reshapes and fusion do with an op that reads one: ir/ext.c. */
+typedef enum { PN_READ, PN_OP, PN_CONST, PN_INDEX } PayloadKind;
 
 typedef struct {
   PayloadKind kind;
@@ -157,6 +159,7 @@ typedef struct {
   double fvalue;        /* PN_CONST of a float type */
   int64_t ivalue;       /* PN_CONST of an integer type (i1: 0 or 1) */
   int operand;          /* PN_READ */
+  int dim;              /* PN_INDEX */
   ScalarOp op;          /* PN_OP */
   int nargs;
   int args[LG_MAX_ARGS]; /* earlier node indices */
@@ -280,6 +283,9 @@ typedef struct {
   int nops;
   StructuredOp *ops;
   Loc loc;
+  /* An OpDSL def (frontend/opdsl.h): the generic config this kernel is one
+   * instance of; a graph call instantiates it again for its operands. */
+  const struct OpdslOp *opdsl;
 } Kernel;
 
 typedef struct {
@@ -291,6 +297,8 @@ typedef struct {
 bool op_reads_tensor(const StructuredOp *op, int t);
 /* Writes t: a yield, or an ext op's output or scratch. */
 bool op_writes_tensor(const StructuredOp *op, int t);
+/* Its payload reads the value of loop index d (PN_INDEX); d < 0: of any. */
+bool op_reads_index(const StructuredOp *op, int d);
 
 /* ---- print.c: the stable text form of --emit=ir ---- */
 void ir_print_module(StrBuf *out, const Module *m);

@@ -147,6 +147,10 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
         sb_printf(out, "%s%%%d = constant %lld : %s\n", indent, i, (long long)p->ivalue, elem_type_name(p->type));
       continue;
     }
+    if (p->kind == PN_INDEX) {
+      sb_printf(out, "%s%%%d = index %s : i64\n", indent, i, op->dims[p->dim].name);
+      continue;
+    }
     sb_printf(out, "%s%%%d = %s", indent, i, scalar_op_info(p->op)->spelling);
     for (int a = 0; a < p->nargs; a++)
       sb_printf(out, "%s %%%d", a ? "," : "", p->args[a]);

@@ -128,6 +128,11 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
     }
     if (n->kind == PN_CONST)
       continue;
+    if (n->kind == PN_INDEX) {
+      if (n->dim < 0 || n->dim >= op->ndims || n->type != TY_I64)
+        diag_bug(diag, "%s: node %d reads an invalid loop index", k->name, i);
+      continue;
+    }
     if (n->nargs != scalar_op_info(n->op)->arity)
       diag_bug(diag, "%s: node %d has %d operands", k->name, i, n->nargs);
     for (int a = 0; a < n->nargs; a++)

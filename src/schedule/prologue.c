@@ -38,7 +38,8 @@ static bool has_alias(const Kernel *k, int t) {
 
 /* Whether P is pointwise over the tensor it writes. */
 static bool pointwise_writer(const Kernel *k, const StructuredOp *P, int t) {
-  if (P->ext || P->init || P->epilogue || P->nyields != 1 || P->ndims != k->tensors[t].rank)
+  if (P->ext || P->init || P->epilogue || P->nyields != 1 || P->ndims != k->tensors[t].rank ||
+      op_reads_index(P, -1)) /* its dims would be the pack's coordinates */
     return false;
   const Operand *out = &P->operands[P->yields[0].operand];
   if (out->tensor != t || reads(P, t))

@@ -295,7 +295,7 @@ static bool softmax_member(const Kernel *k, const OpPlan *plans, int e, const Ex
   const TensorParam *in = &k->tensors[x->tensors[0]];
   const StructuredOp *E = &k->ops[e];
   int rows = in->rank - 1;
-  if (E->ext || (before && (E->nyields != 1 || E->operands[E->yields[0].operand].tensor != t || E->init ||
+  if (E->ext || op_reads_index(E, -1) || (before && (E->nyields != 1 || E->operands[E->yields[0].operand].tensor != t || E->init ||
                             E->epilogue)))
     return false;
   *cand = member_plan(k, &plans[e], E, target, arena);

@@ -96,6 +96,22 @@ static void locate_extents(const Kernel *k, StructuredOp *op) {
   }
 }
 
+/* The payload with each loop-index read (PN_INDEX) of dim d renamed to
+ * dim_map[d], or the constant 0 where the dim folds away; shared when it
+ * reads none. Collapsing never merges a dim that is read (pair_problem). */
+static void rename_index_reads(StructuredOp *op, const int *dim_map, Arena *a) {
+  if (!op_reads_index(op, -1))
+    return;
+  PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)(op->nnodes + 1));
+  memcpy(nodes, op->nodes, sizeof(PayloadNode) * (size_t)op->nnodes);
+  for (int i = 0; i < op->nnodes; i++)
+    if (nodes[i].kind == PN_INDEX && dim_map[nodes[i].dim] < 0)
+      nodes[i] = (PayloadNode){.kind = PN_CONST, .type = TY_I64, .ivalue = 0, .loc = nodes[i].loc};
+    else if (nodes[i].kind == PN_INDEX)
+      nodes[i].dim = dim_map[nodes[i].dim];
+  op->nodes = nodes;
+}
+
 /* ---- folding ---- */
 
 static OpView fold_unit_dims(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a, int *dim_map) {
@@ -109,6 +125,7 @@ static OpView fold_unit_dims(const Kernel *k, const StructuredOp *op, const bool
       vop->dims[n++] = op->dims[d];
   }
   vop->ndims = n;
+  rename_index_reads(vop, dim_map, a);
   AffineExpr ***renamed = arena_alloc(a, sizeof(AffineExpr **) * (size_t)(op->noperands + 1));
   for (int o = 0; o < op->noperands; o++) {
     int rank = k->tensors[op->operands[o].tensor].rank;
@@ -158,6 +175,8 @@ static const char *pair_problem(const Kernel *k, const StructuredOp *op, int a, 
   const Dim *da = &op->dims[a], *db = &op->dims[b];
   if (a == b)
     return arena_printf(arena, "'%s' cannot be merged with itself", da->name);
+  if (op_reads_index(op, a) || op_reads_index(op, b))
+    return arena_printf(arena, "the payload reads the value of '%s'", op_reads_index(op, a) ? da->name : db->name);
   if (da->kind != db->kind)
     return arena_printf(arena, "'%s' is a %s dim and '%s' a %s dim: only dims of one iterator kind merge", da->name,
                         da->kind == ITER_PARALLEL ? "parallel" : "reduction", db->name,
@@ -220,6 +239,7 @@ static OpView collapse_dims(const Kernel *k, const StructuredOp *op, const int *
     vop->dims[n++] = dim;
   }
   vop->ndims = n;
+  rename_index_reads(vop, dim_map, a);
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *tp = &k->tensors[t];
     /* run[p]: how many positions from p merge into one (legality makes every

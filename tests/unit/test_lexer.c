@@ -258,3 +258,20 @@ Test(lexer, identifier_length_limit) {
   bad[257] = '\0';
   expect_lex_error(bad, 1, 2, "identifier longer than 255 bytes");
 }
+
+/* payload literals: a point or an exponent makes a float; 2xi64's digits
+ * before an identifier stay an integer */
+Test(lexer, float_literals) {
+  Unit *u = lexed("1.5 2e3 3.E-1 7 4. 2xi64 5e");
+  assert_token(u, 0, TK_FLOAT, "1.5", 1, 1);
+  assert_token(u, 1, TK_FLOAT, "2e3", 1, 5);
+  assert_token(u, 2, TK_FLOAT, "3.E-1", 1, 9);
+  assert_token(u, 3, TK_INT, "7", 1, 15);
+  assert_token(u, 4, TK_FLOAT, "4.", 1, 17);
+  assert_token(u, 5, TK_INT, "2", 1, 20);
+  assert_token(u, 6, TK_IDENT, "xi64", 1, 21);
+  assert_token(u, 7, TK_INT, "5", 1, 26);
+  assert_token(u, 8, TK_IDENT, "e", 1, 27);
+  cr_assert_float_eq(u->tokens[2].fvalue, 0.3, 1e-15);
+  expect_lex_error("x 1e999", 1, 3, "too large for any floating-point type");
+}

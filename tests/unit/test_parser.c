@@ -473,7 +473,7 @@ Test(parser, body_error_locations) {
   expect_parse_error("def f(A: f32(N)) -> (B: f32(N)) {\n  X(n) = A(n);\n}", 2, 3, "'X' is not a tensor of 'f'");
   expect_parse_error("def f(A: f32(N)) -> (B: f32(N)) { B(n) A(n); }", 1, 40, "expected '=' after the written tensors");
   expect_parse_error("def f(A: f32(N)) -> (B: f32(N)) { B(n) = ; }", 1, 42,
-                     "expected a tensor or an operation, found ';'");
+                     "expected a tensor, an operation or a number, found ';'");
   expect_parse_error("def f(A: f32(N)) -> (B: f32(N)) { B(n) = std_exp A(n); }", 1, 50,
                      "expected '(' to start the operation's arguments");
   expect_parse_error("def f(A: f32(N)) -> (B: f32(N)) { B(n) = std_exp(A(n); }", 1, 54,
