@@ -273,5 +273,6 @@ Test(lexer, float_literals) {
   assert_token(u, 7, TK_INT, "5", 1, 26);
   assert_token(u, 8, TK_IDENT, "e", 1, 27);
   cr_assert_float_eq(u->tokens[2].fvalue, 0.3, 1e-15);
+  unit_free(u);
   expect_lex_error("x 1e999", 1, 3, "too large for any floating-point type");
 }
