@@ -36,10 +36,12 @@ typedef struct {
   size_t *starts; /* byte offset where each line starts */
   size_t *lens;   /* its length without the newline */
   size_t nlines;
+  size_t size; /* of the input */
 } FuzzLines;
 
 static void fuzz_lines_init(FuzzLines *l, const uint8_t *data, size_t size) {
   l->data = data;
+  l->size = size;
   l->starts = malloc(sizeof(size_t) * (size + 1));
   l->lens = malloc(sizeof(size_t) * (size + 1));
   if (!l->starts || !l->lens)
@@ -103,6 +105,23 @@ static FuzzDiagSummary fuzz_check_diagnostics(const char *name, const char *diag
       fuzz_fail("a diagnostic does not end with a newline", diags);
     if (strncmp(header, name, name_len) != 0 || header[name_len] != ':')
       fuzz_fail("a diagnostic does not start with NAME:L:C:", diags);
+    if (strncmp(header + name_len, ": byte ", 7) == 0) {
+      /* a binary input (ONNX protobuf): "NAME: byte N (FIELD PATH): KIND: MSG", no source line */
+      const char *q = header + name_len + 7;
+      long offset = fuzz_parse_num(&q);
+      if (offset < 0 || (size_t)offset > lines->size || strncmp(q, " (", 2) != 0)
+        fuzz_fail("a diagnostic's byte offset is outside the input", diags);
+      const char *err = strstr(q, "): error: "), *warn = strstr(q, "): warning: ");
+      const char *kind = err && (!warn || err < warn) ? err : warn;
+      if (!kind || kind >= end || (size_t)(end - kind) <= (kind == err ? 10u : 12u))
+        fuzz_fail("a binary input's diagnostic is not 'NAME: byte N (PATH): KIND: MESSAGE'", diags);
+      if (kind == err)
+        s.errors++;
+      else
+        s.warnings++;
+      s.last_is_error = kind == err;
+      continue;
+    }
     const char *q = header + name_len + 1;
     long line = fuzz_parse_num(&q);
     if (line < 0 || *q++ != ':')

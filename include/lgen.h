@@ -35,8 +35,9 @@ typedef struct {
   const lgen_source *schedule_file; /* a YAML schedule, with schedule = "file" */
   const char *target;      /* machine model for auto; NULL: the default (x86-64-avx512) */
   /* model graphs (.json sources) */
-  const char *input_format; /* for sources named neither *.tc, *.yaml nor *.json (standard input):
-                               "tc", "yaml", "json", or NULL to tell them apart by content */
+  const char *input_format; /* for sources named none of *.tc, *.yaml, *.json and *.onnx
+                               (standard input): "tc", "yaml", "json", "onnx" (binary ONNX),
+                               or NULL to tell them apart by content */
   const char *name;         /* the graphs' C entry point G (NULL: from the graph's name) */
   const char *fuse;         /* "auto" (NULL means auto) or "none" */
   int separate_weights;     /* non-zero: constants go to lgen_output.weights, not c_source */
@@ -44,6 +45,15 @@ typedef struct {
   const char *opdsl;        /* OpDSL YAML defs: "[OP.]KEY=VALUE,..." choosing type variables
                                (U=i32), fn attributes (cast=cast_unsigned) and the rank of
                                elementwise ops (rank=2); NULL: f32 and rank 1 */
+  const char *const *allow_external; /* folders besides a model's own that its data files may be in */
+  size_t nallow_external;
+  /* Model graphs' symbolic dims fixed before shape inference: dims[i] is
+   * "NAME=VALUE" (a symbolic dim), input_shapes[i] "NAME=D0,D1,..." (an
+   * input's whole shape). A name the models lack is LGEN_USAGE_ERROR. */
+  const char *const *dims;
+  size_t ndims;
+  const char *const *input_shapes;
+  size_t ninput_shapes;
 } lgen_options;
 
 typedef struct {
@@ -59,9 +69,10 @@ typedef struct {
   int warnings;
 } lgen_output;
 
-enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_INTERNAL_ERROR = 3 };
+enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_USAGE_ERROR = 2, LGEN_INTERNAL_ERROR = 3 };
 
-/* Returns LGEN_OK, LGEN_INPUT_ERROR (diagnostics say why), or
+/* Returns LGEN_OK, LGEN_INPUT_ERROR (diagnostics say why), LGEN_USAGE_ERROR
+ * (an option does not fit the input: dims or input shapes it names), or
  * LGEN_INTERNAL_ERROR (an lgen bug, or a file it needs that cannot be read;
  * also described in diagnostics). On
  * failure only `diagnostics` is set. */

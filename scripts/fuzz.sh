@@ -3,19 +3,22 @@
 #
 #   scripts/fuzz.sh SRC_DIR BUILD_DIR SECONDS
 #
-# Two harnesses, each built from its fuzz/*.c and every src/**/*.c except
+# Four harnesses, each built from its fuzz/*.c and every src/**/*.c except
 # src/main.c, compiled directly by clang with libFuzzer, ASan and UBSan (not
-# the gcc-built liblgen.a):
+# the gcc-built liblgen.a), with the protobuf-c code of onnx.proto (the
+# build tree's, or generated here with protoc-c from ONNX_PROTO, default
+# libonnx-dev's /usr/include/onnx/onnx.proto):
 #   fuzz_tc     .tc specs; corpus fuzz/corpus, dictionary fuzz/tc.dict
 #   fuzz_graph  JSON model graphs; corpus fuzz/corpus-graph, fuzz/json.dict
 #   fuzz_opdsl  OpDSL YAML; corpus fuzz/corpus-opdsl, fuzz/opdsl.dict
+#   fuzz_onnx   binary ONNX models; corpus fuzz/corpus-onnx, fuzz/onnx.dict
 # SECONDS is shared out between them (fuzz_tc gets the larger half). Each
 # fuzzes on a copy of its corpus (BUILD_DIR/corpus, BUILD_DIR/corpus-graph,
 # kept between runs).
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
 # FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN), FUZZ_LIBS
 # (extra libraries; libyaml and Jansson are found with pkg-config when src/
-# uses them), FUZZ_HARNESSES (default "tc graph opdsl": which to run).
+# uses them), FUZZ_HARNESSES (default "tc graph opdsl onnx": which to run).
 #
 # Prints one summary line per harness with the executions run. On a crash,
 # timeout or oracle violation the input is left in BUILD_DIR/artifacts/
@@ -58,11 +61,28 @@ if grep -rqs '#include <jansson.h>' "$src/src"; then
   pkg_cflags="$pkg_cflags $(pkg-config --cflags jansson 2>/dev/null)"
   pkg_libs="$pkg_libs $(pkg-config --libs jansson 2>/dev/null || echo -ljansson)"
 fi
-harnesses=${FUZZ_HARNESSES:-tc graph opdsl}
+# the binary ONNX reader's message code: generated in place by an in-tree
+# build (then among $sources), else generated here
+gen_dir=
+if grep -rqs 'frontend/onnx.pb-c.h' "$src/src" && [ ! -f "$src/src/frontend/onnx.pb-c.c" ]; then
+  proto=${ONNX_PROTO:-/usr/include/onnx/onnx.proto}
+  gen_dir=$build/gen
+  mkdir -p "$gen_dir/frontend" || exit 2
+  if ! protoc-c --proto_path="$(dirname "$proto")" --c_out="$gen_dir/frontend" "$(basename "$proto")"; then
+    echo "fuzz.sh: protoc-c could not generate the code of $proto" >&2
+    exit 2
+  fi
+  sources="$sources $gen_dir/frontend/onnx.pb-c.c"
+fi
+if grep -rqs 'frontend/onnx.pb-c.h' "$src/src"; then
+  pkg_cflags="$pkg_cflags ${gen_dir:+-I$gen_dir} $(pkg-config --cflags libprotobuf-c 2>/dev/null)"
+  pkg_libs="$pkg_libs $(pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)"
+fi
+harnesses=${FUZZ_HARNESSES:-tc graph opdsl onnx}
 for h in $harnesses; do
   # shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
   if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -std=c99 -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
+    -std=c99 -Wno-c11-extensions -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
     $sources "$src/fuzz/fuzz_$h.c" -o "$build/fuzz_$h.new" $pkg_libs ${FUZZ_LIBS:-} -lm; then
     echo "fuzz.sh: building fuzz_$h failed" >&2
     exit 2
@@ -138,6 +158,8 @@ for h in $harnesses; do
   graph) run_harness fuzz_graph "$src/fuzz/corpus-graph" "$build/corpus-graph" "$src/fuzz/json.dict" "$seconds" ||
     result=1 ;;
   opdsl) run_harness fuzz_opdsl "$src/fuzz/corpus-opdsl" "$build/corpus-opdsl" "$src/fuzz/opdsl.dict" "$seconds" ||
+    result=1 ;;
+  onnx) run_harness fuzz_onnx "$src/fuzz/corpus-onnx" "$build/corpus-onnx" "$src/fuzz/onnx.dict" "$seconds" ||
     result=1 ;;
   *)
     echo "fuzz.sh: unknown harness '$h' in FUZZ_HARNESSES" >&2

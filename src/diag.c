@@ -26,20 +26,37 @@ static void print_source_line(StrBuf *out, Loc loc) {
 }
 
 /* Messages quote names from the input: control characters in them (an
- * escape sequence, a carriage return) are shown as \xNN instead of acting
- * on the terminal. */
+ * escape sequence, a carriage return, a newline: a diagnostic is one line)
+ * are shown as \xNN instead of acting on the terminal. */
 static void put_message(StrBuf *out, const char *fmt, va_list ap) {
   StrBuf msg = {0};
   sb_vprintf(&msg, fmt, ap);
   for (const unsigned char *p = (const unsigned char *)sb_cstr(&msg); *p; p++)
-    if ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)
+    if ((*p < 0x20 && *p != '\t') || *p == 0x7f)
       sb_printf(out, "\\x%02x", *p);
     else
       sb_putc(out, (char)*p);
   sb_free(&msg);
 }
 
+void diag_where(StrBuf *out, Loc loc) {
+  if (!loc.src)
+    sb_puts(out, "?");
+  else if (loc.field)
+    sb_printf(out, "%s: byte %zu", loc.src->name, loc.offset);
+  else
+    sb_printf(out, "%s:%d", loc.src->name, loc.line);
+}
+
 static void report(Diag *diag, Loc loc, const char *kind, const char *fmt, va_list ap) {
+  if (loc.src && loc.field) {
+    sb_printf(&diag->out, "%s: byte %zu (", loc.src->name, loc.offset);
+    sb_put_printable(&diag->out, loc.field);
+    sb_printf(&diag->out, "): %s: ", kind);
+    put_message(&diag->out, fmt, ap);
+    sb_putc(&diag->out, '\n');
+    return;
+  }
   if (loc.src)
     sb_printf(&diag->out, "%s:%d:%d: %s: ", loc.src->name, loc.line, loc.col, kind);
   else
@@ -64,6 +81,17 @@ void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) {
   report(diag, loc, "warning", fmt, ap);
   va_end(ap);
   diag->warnings++;
+}
+
+void diag_usage_error(Diag *diag, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  sb_puts(&diag->out, "lgen: error: ");
+  put_message(&diag->out, fmt, ap);
+  sb_putc(&diag->out, '\n');
+  va_end(ap);
+  diag->errors++;
+  longjmp(*diag->on_error, 3);
 }
 
 void diag_bug(Diag *diag, const char *fmt, ...) {

@@ -23,6 +23,10 @@ typedef struct {
   int line;
   int col;
   size_t offset; /* byte offset of the position, for the caret line */
+  /* Non-NULL for a place in a binary file (an ONNX protobuf): the field
+   * path that leads to it ("graph.node[5] 'Conv_3', attribute 'pads'"),
+   * printed with the byte offset instead of a line, column and caret. */
+  const char *field;
 } Loc;
 
 typedef struct {
@@ -32,8 +36,16 @@ typedef struct {
   jmp_buf *on_error; /* where diag_error unwinds to */
 } Diag;
 
+/* "FILE:LINE" or "FILE: byte N" (a binary file): where a Loc is, for a
+ * message that points at a second place. */
+void diag_where(StrBuf *out, Loc loc);
+
 void diag_error(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
 void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4);
+/* A command-line option that does not fit the input (--dim naming no
+ * symbolic dim, ...): "lgen: error: MESSAGE", and the compilation stops
+ * with the usage status (lgen exits 2). */
+void diag_usage_error(Diag *diag, const char *fmt, ...) LG_PRINTF(2, 3) LG_NORETURN;
 /* An internal inconsistency: reported as "lgen bug", never as a user error. */
 void diag_bug(Diag *diag, const char *fmt, ...) LG_PRINTF(2, 3) LG_NORETURN;
 /* A file lgen needs (a template, a constant's data) exists but cannot be

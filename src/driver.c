@@ -70,6 +70,8 @@ typedef struct {
   PtrVec fused_defs; /* FusedDef*: defs of several comprehensions that fusion changed */
   PtrVec file_deps; /* const char*: files the graph loaders read */
   ScheduleFile *schedule_file; /* --schedule=FILE, read before the graph passes */
+  GraphDimOverride *dims; /* --dim and --input-shape, parsed */
+  int ndims;
   StrBuf c, h, ir, list, sched, weights;
 } Compilation;
 
@@ -220,16 +222,33 @@ static bool ends_with(const char *s, const char *suffix) {
   return n >= m && strcmp(s + n - m, suffix) == 0;
 }
 
-/* A source is a model graph by its name (*.json), else (standard input) by
- * --input-format, else by its content. */
-static bool is_graph_source(const Source *src, const lgen_options *options) {
+typedef enum { SRC_TC, SRC_JSON, SRC_ONNX } SourceKind;
+
+/* What a source is: by its name (*.tc, *.json, *.onnx), else (standard
+ * input, other names) by --input-format, else by its content: JSON is an
+ * object, a binary ONNX model has control bytes or starts with its
+ * ir_version's tag, anything else is a .tc spec or OpDSL YAML (see
+ * is_opdsl_source, asked only of what is not a graph). */
+static SourceKind source_kind(const Source *src, const lgen_options *options) {
   if (ends_with(src->name, ".json"))
-    return true;
-  if (ends_with(src->name, ".tc") || ends_with(src->name, ".yaml") || ends_with(src->name, ".yml"))
-    return false;
+    return SRC_JSON;
+  if (ends_with(src->name, ".tc"))
+    return SRC_TC;
+  if (ends_with(src->name, ".onnx"))
+    return SRC_ONNX;
+  if (ends_with(src->name, ".yaml") || ends_with(src->name, ".yml"))
+    return SRC_TC; /* OpDSL YAML: not a graph */
   if (options->input_format)
-    return strcmp(options->input_format, "json") == 0;
-  return graph_json_sniff(src->text, src->len);
+    return strcmp(options->input_format, "json") == 0   ? SRC_JSON
+           : strcmp(options->input_format, "onnx") == 0 ? SRC_ONNX
+                                                        : SRC_TC;
+  if (graph_json_sniff(src->text, src->len))
+    return SRC_JSON;
+  return onnx_pb_sniff(src->text, src->len) ? SRC_ONNX : SRC_TC;
+}
+
+static bool is_graph_source(const Source *src, const lgen_options *options) {
+  return source_kind(src, options) != SRC_TC;
 }
 
 /* OpDSL YAML: by its name (*.yaml, *.yml), else --input-format, else its
@@ -237,7 +256,7 @@ static bool is_graph_source(const Source *src, const lgen_options *options) {
 static bool is_opdsl_source(const Source *src, const lgen_options *options) {
   if (ends_with(src->name, ".yaml") || ends_with(src->name, ".yml"))
     return true;
-  if (ends_with(src->name, ".tc") || ends_with(src->name, ".json"))
+  if (ends_with(src->name, ".tc") || ends_with(src->name, ".json") || ends_with(src->name, ".onnx"))
     return false;
   if (options->input_format)
     return strcmp(options->input_format, "yaml") == 0;
@@ -291,10 +310,88 @@ static ConvAlgoChoice *conv_choices(const Compilation *cx, const char *name, int
   return list;
 }
 
-static void compile_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
+/* "NAME=VALUE" (--dim) or "NAME=D0,D1,..." (--input-shape): the name is
+ * what comes before the last '=' (ONNX dim names are free text). */
+static void parse_override(Compilation *cx, Arena *arena, const char *arg, bool shape, GraphDimOverride *o) {
+  const char *opt = shape ? "--input-shape" : "--dim";
+  const char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg)
+    diag_usage_error(&cx->diag, "%s '%s' is not %s", opt, arg, shape ? "NAME=D0,D1,..." : "NAME=VALUE");
+  o->arg = arena_strdup(arena, arg);
+  o->name = arena_strndup(arena, arg, (size_t)(eq - arg));
+  o->is_shape = shape;
+  const char *p = eq + 1;
+  for (;;) {
+    int64_t v = 0;
+    const char *start = p;
+    for (; *p >= '0' && *p <= '9'; p++) {
+      if (v > (INT64_C(1) << 40) / 10)
+        diag_usage_error(&cx->diag, "%s '%s': a dim above 2^40", opt, arg);
+      v = v * 10 + (*p - '0');
+    }
+    if (p == start || v <= 0 || (*p && *p != ','))
+      diag_usage_error(&cx->diag, "%s '%s': %s must be %s", opt, arg, shape ? "each dim" : "the value",
+                       "a positive integer");
+    if (o->rank == LG_MAX_RANK)
+      diag_usage_error(&cx->diag, "%s '%s': more than %d dims", opt, arg, LG_MAX_RANK);
+    o->values[o->rank++] = v;
+    if (!*p)
+      break;
+    if (!shape)
+      diag_usage_error(&cx->diag, "%s '%s': the value must be a positive integer", opt, arg);
+    p++;
+  }
+  if (!shape)
+    o->rank = 0;
+}
+
+static void parse_overrides(Compilation *cx, Arena *arena, const lgen_options *options) {
+  cx->ndims = (int)(options->ndims + options->ninput_shapes);
+  cx->dims = arena_alloc(arena, sizeof *cx->dims * (size_t)(cx->ndims + 1));
+  for (size_t i = 0; i < options->ndims; i++)
+    parse_override(cx, arena, options->dims[i], false, &cx->dims[i]);
+  for (size_t i = 0; i < options->ninput_shapes; i++)
+    parse_override(cx, arena, options->input_shapes[i], true, &cx->dims[options->ndims + i]);
+}
+
+/* After loading every graph: an override that none of them used names
+ * nothing (a typo, or a dim that is static already). */
+static void check_overrides_used(Compilation *cx, Arena *arena, Graph **graphs, int ngraphs) {
+  for (int i = 0; i < cx->ndims; i++) {
+    const GraphDimOverride *o = &cx->dims[i];
+    if (o->used)
+      continue;
+    StrBuf known = {0};
+    for (int k = 0; k < ngraphs; k++) {
+      const Graph *g = graphs[k];
+      for (int s = 0; !o->is_shape && s < g->symbols.len; s++)
+        sb_printf(&known, "%s'%s'", known.len ? ", " : "", (const char *)g->symbols.items[s]);
+      for (int t = 0; o->is_shape && t < g->inputs.len; t++)
+        sb_printf(&known, "%s'%s'", known.len ? ", " : "", GRAPH_VALUE(g, g->inputs.items[t])->name);
+    }
+    const char *list = arena_strdup(arena, sb_cstr(&known));
+    sb_free(&known);
+    diag_usage_error(&cx->diag, "%s '%s': no model graph has %s named '%s'%s%s%s",
+                     o->is_shape ? "--input-shape" : "--dim", o->arg, o->is_shape ? "an input" : "a symbolic dim",
+                     o->name, *list ? " (it has " : "", list, *list ? ")" : "");
+  }
+}
+
+static Graph *load_graph(Compilation *cx, Arena *arena, const Source *src, const lgen_options *options) {
+  GraphLoadOptions *load = arena_alloc(arena, sizeof *load); /* the graph keeps it */
+  *load = (GraphLoadOptions){.max_constant_bytes = options->max_constant_bytes,
+                             .allow_external = options->allow_external,
+                             .nallow_external = (int)options->nallow_external,
+                             .dims = cx->dims,
+                             .ndims = cx->ndims};
+  const char *dir = source_dir(src, arena);
+  if (source_kind(src, options) == SRC_ONNX)
+    return graph_load_onnx_pb(src, dir, &cx->module, &cx->file_deps, load, arena, &cx->diag);
+  return graph_load_json(src, dir, &cx->module, &cx->file_deps, load, arena, &cx->diag);
+}
+
+static void compile_graph(Compilation *cx, Arena *arena, Graph *g, const lgen_options *options) {
   GraphKernel *gk = arena_alloc(arena, sizeof *gk);
-  GraphLoadOptions load = {.max_constant_bytes = options->max_constant_bytes};
-  Graph *g = graph_load_json(src, source_dir(src, arena), &cx->module, &cx->file_deps, &load, arena, &cx->diag);
   int nchoices;
   ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices, arena);
   graph_conv_algorithms(g, choices, nchoices, &gk->convs); /* a choice, not fusion: --fuse=none keeps it */
@@ -374,6 +471,7 @@ static void print_graph_passes(Compilation *cx) {
 
 static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
                          const lgen_options *options) {
+  parse_overrides(cx, arena, options);
   Source **srcs = arena_alloc(arena, sizeof *srcs * (nsources + 1));
   int nchoices;
   OpdslChoice *choices = opdsl_parse_choices(options->opdsl, &nchoices, arena, &cx->diag);
@@ -404,9 +502,16 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
     src->len = options->schedule_file->len;
     cx->schedule_file = schedule_file_parse(src, arena, &cx->diag);
   }
+  /* every graph is read before any is lowered, so that a --dim or
+   * --input-shape that names nothing is reported first */
+  Graph **graphs = arena_alloc(arena, sizeof *graphs * (nsources + 1));
+  int ngraphs = 0;
   for (size_t i = 0; i < nsources; i++)
     if (is_graph_source(srcs[i], options))
-      compile_graph(cx, arena, srcs[i], options);
+      graphs[ngraphs++] = load_graph(cx, arena, srcs[i], options);
+  check_overrides_used(cx, arena, graphs, ngraphs);
+  for (int i = 0; i < ngraphs; i++)
+    compile_graph(cx, arena, graphs[i], options);
   /* a def's comprehensions fuse like a graph's ops (a matmul and its bias
    * add become one nest); after the graphs, which may call the defs */
   for (int i = 0; i < cx->module.kernels.len && fusion_enabled(options); i++) {
@@ -518,7 +623,7 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
   out->warnings = cx->diag.warnings;
   out->diagnostics = take(&cx->diag.out);
   arena_free(arena);
-  return status == 0 ? LGEN_OK : status == 1 ? LGEN_INPUT_ERROR : LGEN_INTERNAL_ERROR;
+  return status == 0 ? LGEN_OK : status == 1 ? LGEN_INPUT_ERROR : status == 3 ? LGEN_USAGE_ERROR : LGEN_INTERNAL_ERROR;
 }
 
 void lgen_output_free(lgen_output *out) {

@@ -33,13 +33,16 @@ typedef struct {
   bool print_schedule;
   const char *schedule_path; /* --schedule=FILE */
   const char *weights;       /* --weights=FILE.c */
+  const char *allow_external[MAX_TARGETS]; /* --allow-external=DIR, repeatable */
+  const char *dims[MAX_INPUTS];             /* --dim NAME=VALUE, repeatable */
+  const char *input_shapes[MAX_INPUTS];     /* --input-shape NAME=D0,D1,..., repeatable */
   lgen_options lib;
 } Options;
 
 static const char usage_text[] =
     "Usage: lgen [OPTIONS] INPUT... [-o OUT.c] [-H OUT.h]\n"
     "Generate C99 kernels from Einstein-notation op specs (.tc, OpDSL .yaml) and model graphs\n"
-    "(.json: lgen-graph/1 or ONNX in protobuf's JSON mapping).\n"
+    "(.json: lgen-graph/1 or ONNX in protobuf's JSON mapping; .onnx: binary ONNX).\n"
     "\n"
     "  -o FILE               write the C source to FILE ('-' or none: standard output)\n"
     "  -H, --header FILE     also write a header with the prototypes\n"
@@ -55,14 +58,20 @@ static const char usage_text[] =
     "                        aarch64-neon\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
-    "  --input-format=tc|yaml|json\n"
-    "                        format of '-' (standard input; default: told by content)\n"
+    "  --input-format=tc|yaml|json|onnx\n"
+    "                        format of '-' and of files not named .tc, .yaml, .json or\n"
+    "                        .onnx (default: told by content)\n"
     "  --opdsl=[OP.]KEY=VALUE,...\n"
     "                        OpDSL YAML defs: type variables (U=i32), fn attributes\n"
     "                        (cast=cast_unsigned), elementwise rank (rank=2); repeatable\n"
     "  --name=NAME           a model graph's C entry point (default: from its name)\n"
     "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
+    "  --dim NAME=VALUE      fix the symbolic dim NAME of the model graphs (repeatable)\n"
+    "  --input-shape NAME=D0,D1,...\n"
+    "                        give graph input NAME this shape (repeatable)\n"
+    "  --allow-external=DIR  a model's data files may also be in DIR (repeatable; by\n"
+    "                        default only inside the model's own folder)\n"
     "  --max-constant-bytes=N[K|M|G]\n"
     "                        the most bytes of constants a model may make lgen hold (2G)\n"
     "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
@@ -217,8 +226,8 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->print_schedule = true;
     } else if (long_option(a, "--input-format", &v)) {
       v = option_value(argc, argv, &i, v);
-      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0)
-        usage_error("unknown --input-format '%s' (expected tc, yaml or json)", v);
+      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0 && strcmp(v, "onnx") != 0)
+        usage_error("unknown --input-format '%s' (expected tc, yaml, json or onnx)", v);
       o->lib.input_format = v;
     } else if (long_option(a, "--opdsl", &v)) {
       v = option_value(argc, argv, &i, v);
@@ -237,6 +246,25 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->lib.max_constant_bytes = byte_count(v);
       if (o->lib.max_constant_bytes <= 0)
         usage_error("--max-constant-bytes '%s' is not a positive byte count (N, NK, NM or NG)", v);
+    } else if (long_option(a, "--allow-external", &v)) {
+      v = option_value(argc, argv, &i, v);
+      struct stat st;
+      if (stat(v, &st) != 0 || !S_ISDIR(st.st_mode))
+        usage_error("--allow-external '%s' is not a folder", v);
+      if (o->lib.nallow_external == MAX_TARGETS)
+        usage_error("too many %s folders", "--allow-external");
+      o->allow_external[o->lib.nallow_external++] = v;
+      o->lib.allow_external = o->allow_external;
+    } else if (long_option(a, "--dim", &v)) {
+      if (o->lib.ndims == MAX_INPUTS)
+        usage_error("more than %s --dim options", "256");
+      o->dims[o->lib.ndims++] = option_value(argc, argv, &i, v);
+      o->lib.dims = o->dims;
+    } else if (long_option(a, "--input-shape", &v)) {
+      if (o->lib.ninput_shapes == MAX_INPUTS)
+        usage_error("more than %s --input-shape options", "256");
+      o->input_shapes[o->lib.ninput_shapes++] = option_value(argc, argv, &i, v);
+      o->lib.input_shapes = o->input_shapes;
     } else if (long_option(a, "--fuse", &v)) {
       v = option_value(argc, argv, &i, v);
       if (strcmp(v, "auto") != 0 && strcmp(v, "none") != 0)
@@ -593,7 +621,7 @@ int main(int argc, char **argv) {
   fputs(out.diagnostics, stderr);
   if (rc != LGEN_OK) {
     lgen_output_free(&out);
-    return rc == LGEN_INPUT_ERROR ? EXIT_INPUT : EXIT_IO;
+    return rc == LGEN_INPUT_ERROR ? EXIT_INPUT : rc == LGEN_USAGE_ERROR ? EXIT_USAGE : EXIT_IO;
   }
   if (o.list_ops) {
     fputs(out.op_list, stdout);

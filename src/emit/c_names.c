@@ -128,9 +128,14 @@ void check_function_names(const Module *m, const char *prefix, Arena *arena, Dia
     if (is_taken(&table, name)) {
       for (int j = 0; j < i; j++) {
         const Kernel *other = m->kernels.items[j];
-        if (strcmp(function_name(other, prefix, arena), name) == 0)
-          diag_error(diag, k->loc, "op '%s' and op '%s' (%s:%d) would both be the C function '%s'", k->name,
-                     other->name, other->loc.src->name, other->loc.line, name);
+        if (strcmp(function_name(other, prefix, arena), name) == 0) {
+          StrBuf where = {0};
+          diag_where(&where, other->loc);
+          const char *at = arena_strdup(arena, sb_cstr(&where));
+          sb_free(&where);
+          diag_error(diag, k->loc, "op '%s' and op '%s' (%s) would both be the C function '%s'", k->name,
+                     other->name, at, name);
+        }
       }
       diag_error(diag, k->loc, "op name '%s' cannot be a C function name (it is reserved in C, C++ or the "
                  "generated code); rename the op or use --prefix", name);

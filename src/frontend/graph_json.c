@@ -16,6 +16,7 @@
 #include "frontend/opdsl.h"
 #include "graph/graph.h"
 #include "util/fault.h"
+#include "util/data_file.h"
 
 #include <errno.h>
 #include <float.h>
@@ -368,21 +369,24 @@ static const char *symbol_name(Loader *L, json_t *d, const char *path) {
   return arena_strdup(L->arena, name);
 }
 
-/* An input's shape: integers and symbol names. */
-static AffineExpr **parse_symbolic_shape(Loader *L, json_t *obj, const char *path, const char *what, int *rank) {
+/* An input's shape: integers and symbol names (--dim and --input-shape
+ * applied by the builder). */
+static AffineExpr **parse_symbolic_shape(Loader *L, json_t *obj, const char *path, const char *what,
+                                         const char *name, int *rank) {
   json_t *shape = shape_list(L, obj, path, what);
   const char *spath = ptr_key(L, path, "shape");
   *rank = (int)json_array_size(shape);
-  AffineExpr **dims = arena_alloc(L->arena, sizeof *dims * (size_t)(*rank ? *rank : 1));
+  int64_t *values = arena_alloc(L->arena, sizeof *values * (size_t)(*rank + 1));
+  const char **syms = arena_alloc(L->arena, sizeof *syms * (size_t)(*rank + 1));
   for (int i = 0; i < *rank; i++) {
     json_t *d = json_array_get(shape, (size_t)i);
     const char *dpath = ptr_index(L, spath, (size_t)i);
     if (json_is_string(d))
-      dims[i] = affine_leaf(L->arena, AE_SIZE, graph_symbol(L->g, symbol_name(L, d, dpath)), 0);
+      syms[i] = symbol_name(L, d, dpath);
     else
-      dims[i] = affine_const(L->arena, parse_static_dim(L, d, dpath, true));
+      values[i] = parse_static_dim(L, d, dpath, true);
   }
-  return dims;
+  return graph_input_shape(L->g, name, *rank, values, syms);
 }
 
 /* A constant's shape: integers only; *count gets the element count. */
@@ -422,7 +426,7 @@ static void load_inputs(Loader *L, json_t *root) {
     const char *name = string_member(L, in, path, "name", "an input");
     ElemType t = parse_type(L, member(L, in, path, "type", "an input", true), ptr_key(L, path, "type"));
     int rank;
-    AffineExpr **shape = parse_symbolic_shape(L, in, path, "an input", &rank);
+    AffineExpr **shape = parse_symbolic_shape(L, in, path, "an input", name, &rank);
     graph_add_input(L->g, name, t, rank, shape, path);
   }
 }
@@ -568,42 +572,29 @@ static uint8_t *constant_from_base64(Loader *L, json_t *data, ElemType t, int64_
   return bytes;
 }
 
-/* "file": raw little-endian bytes, relative to the graph's folder. Only a
- * regular file of exactly the right size is read (not a FIFO or a device,
- * which could block or never end). */
-static uint8_t *constant_from_file(Loader *L, json_t *data, ElemType t, int64_t count, const char *path) {
+/* "file": raw little-endian bytes, relative to the graph's folder, under
+ * the file policy of util/data_file.h: a regular file inside the folder,
+ * of exactly the right size. */
+static uint8_t *constant_from_file(Loader *L, const char *name, json_t *data, ElemType t, int64_t count,
+                                   const char *path) {
   expect_kind(L, data, JSON_STRING, path, "\"file\"");
   const char *rel = json_string_value(data);
   if (!*rel)
     graph_error(L->g, path, "\"file\" is empty");
-  bool here = !L->dir || !*L->dir || strcmp(L->dir, ".") == 0;
-  bool slash = !here && L->dir[strlen(L->dir) - 1] == '/';
-  const char *file = rel[0] == '/' || here ? arena_strdup(L->arena, rel)
-                                           : arena_printf(L->arena, "%s%s%s", L->dir, slash ? "" : "/", rel);
   check_name_chars(L, rel, path, "constant file");
+  int64_t want = graph_const_check(L->g, t, count, path, arena_printf(L->arena, "constant '%s'", name));
+  const GraphLoadOptions *lo = L->g->load;
+  DataFilePolicy policy = {L->dir, lo ? lo->allow_external : NULL, lo ? lo->nallow_external : 0};
+  const char *file, *err;
+  bool io;
+  const uint8_t *bytes = data_file_read(L->arena, &policy, rel, 0, (uint64_t)want, true, &file, &err, &io);
+  if (!bytes && io)
+    diag_io_error(L->g->diag, "constant '%s': \"file\": %s", shown(L, name), err);
+  if (!bytes)
+    graph_error(L->g, path, "constant '%s': \"file\": %s", shown(L, name), err);
   if (L->file_deps)
     vec_push(L->arena, L->file_deps, (void *)file);
-  struct stat st;
-  if (stat(file, &st) != 0)
-    graph_error(L->g, path, "cannot read constant file '%s': %s", file, strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    graph_error(L->g, path, "constant file '%s' is not a regular file", file);
-  char *what = arena_printf(L->arena, "constant file '%s'", file);
-  check_byte_count(L, path, what, (uint64_t)st.st_size, t, count);
-  size_t want = (size_t)st.st_size;
-  uint8_t *bytes = arena_alloc(L->arena, want + 1);
-  FILE *f = fopen(file, "rb");
-  if (!f)
-    graph_error(L->g, path, "cannot read constant file '%s': %s", file, strerror(errno));
-  size_t got = fread(bytes, 1, want, f);
-  bool extra = got == want && fgetc(f) != EOF; /* it grew since the stat */
-  bool failed = ferror(f) != 0;
-  fclose(f);
-  if (failed)
-    graph_error(L->g, path, "error reading constant file '%s'", file);
-  if (got != want || extra)
-    graph_error(L->g, path, "constant file '%s' changed size while being read", file);
-  return bytes;
+  return (uint8_t *)bytes;
 }
 
 static void load_constants(Loader *L, json_t *root) {
@@ -630,7 +621,7 @@ static void load_constants(Loader *L, json_t *root) {
       graph_error(L->g, path, "a constant needs exactly one of \"data\", \"base64\" and \"file\"");
     const uint8_t *bytes = data  ? constant_from_list(L, data, t, count, ptr_key(L, path, "data"))
                            : b64 ? constant_from_base64(L, b64, t, count, ptr_key(L, path, "base64"))
-                                 : constant_from_file(L, file, t, count, ptr_key(L, path, "file"));
+                                 : constant_from_file(L, name, file, t, count, ptr_key(L, path, "file"));
     graph_add_const(L->g, name, t, rank, shape, bytes, path);
   }
 }

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "frontend/onnx_model.h"
+#include "util/data_file.h"
 
 /* Opsets before 7 differ from today's operators mostly in the attributes
  * they took (Add's broadcast, Reshape's shape): each importer checks the
@@ -260,8 +261,10 @@ static int64_t external_int(Onnx *cx, const char *s, const char *path) {
   return (int64_t)x;
 }
 
-/* Raw bytes from a file next to the model (ONNX external data). */
-static const uint8_t *external_data(Onnx *cx, const OnnxTensor *t, const char *path, size_t want) {
+/* Raw bytes from a file next to the model (ONNX external data), under
+ * the file policy of util/data_file.h. */
+static const uint8_t *external_data(Onnx *cx, const OnnxTensor *t, const char *path, const char *what,
+                                    size_t want) {
   const char *location = NULL;
   int64_t offset = 0, length = -1;
   for (int i = 0; i < t->nexternal; i++) {
@@ -273,26 +276,25 @@ static const uint8_t *external_data(Onnx *cx, const OnnxTensor *t, const char *p
       offset = external_int(cx, e->value, vp);
     else if (strcmp(e->key, "length") == 0)
       length = external_int(cx, e->value, vp);
+    if (offset < 0)
+      graph_error(cx->g, vp, "%s: negative external data offset %lld", what, (long long)offset);
   }
   if (!location)
-    graph_error(cx->g, path, "external data without a 'location'");
+    graph_error(cx->g, path, "%s: external data without a 'location'", what);
   if (length >= 0 && (size_t)length != want)
-    graph_error(cx->g, path, "external data length %lld, but the tensor needs %zu bytes", (long long)length,
-                want);
-  const char *file = location[0] == '/' || !cx->dir || !cx->dir[0]
-                         ? location
-                         : arena_printf(cx->arena, "%s/%s", cx->dir, location);
+    graph_error(cx->g, path, "%s: external data length %lld, but the tensor needs %zu bytes", what,
+                (long long)length, want);
+  const GraphLoadOptions *lo = cx->g->load;
+  DataFilePolicy policy = {cx->dir, lo ? lo->allow_external : NULL, lo ? lo->nallow_external : 0};
+  const char *file, *err;
+  bool io;
+  const uint8_t *buf = data_file_read(cx->arena, &policy, location, (uint64_t)offset, want, false, &file, &err, &io);
+  if (!buf && io)
+    diag_io_error(cx->g->diag, "%s: external data: %s", what, err);
+  if (!buf)
+    graph_error(cx->g, path, "%s: external data: %s", what, err);
   if (cx->file_deps)
-    vec_push(cx->arena, cx->file_deps, (void *)arena_strdup(cx->arena, file));
-  FILE *f = fopen(file, "rb");
-  if (!f)
-    graph_error(cx->g, path, "cannot open external data file '%s': %s", file, strerror(errno));
-  uint8_t *buf = arena_alloc(cx->arena, want + 1);
-  bool ok = fseek(f, (long)offset, SEEK_SET) == 0 && fread(buf, 1, want, f) == want;
-  fclose(f);
-  if (!ok)
-    graph_error(cx->g, path, "external data file '%s' is shorter than offset %lld + %zu bytes", file,
-                (long long)offset, want);
+    vec_push(cx->arena, cx->file_deps, (void *)file);
   return buf;
 }
 
@@ -344,7 +346,7 @@ static OTensor decode_tensor(Onnx *cx, const OnnxTensor *t, const char *path, co
     graph_error(cx->g, path_join(cx, path, "segment"), "%s: segmented tensors are not supported", what);
   size_t want = (size_t)graph_const_check(cx->g, out.type, out.count, path, what);
   if (t->data_location == 1) {
-    out.data = external_data(cx, t, path, want);
+    out.data = external_data(cx, t, path, what, want);
   } else if (t->data_location != 0) {
     graph_error(cx->g, path_join(cx, path, "dataLocation"), "%s: unknown data location %lld", what,
                 (long long)t->data_location);
@@ -1764,19 +1766,19 @@ static void read_input(Onnx *cx, const OnnxValueInfo *in) {
   size_t rank = (size_t)in->rank;
   if (rank > LG_MAX_RANK)
     graph_error(cx->g, sp, "input '%s' has rank %zu; lgen's limit is %d", name, rank, LG_MAX_RANK);
-  AffineExpr **shp = arena_alloc(cx->arena, (rank + 1) * sizeof *shp);
+  int64_t *values = arena_alloc(cx->arena, (rank + 1) * sizeof *values);
+  const char **syms = arena_alloc(cx->arena, (rank + 1) * sizeof *syms);
   for (size_t d = 0; d < rank; d++) {
     const OnnxDim *dim = &in->dims[d];
     if (dim->has_value) {
-      int64_t v = dim->value;
-      if (v < 0)
-        graph_error(cx->g, path_join(cx, dim->path, "dimValue"), "negative dimension %lld", (long long)v);
-      shp[d] = graph_dim_const(cx->g, v);
+      values[d] = dim->value;
+      if (values[d] < 0)
+        graph_error(cx->g, path_join(cx, dim->path, "dimValue"), "negative dimension %lld", (long long)values[d]);
     } else {
-      const char *sym = dim->param && dim->param[0] ? dim->param : arena_printf(cx->arena, "%s_dim%zu", name, d);
-      shp[d] = affine_leaf(cx->arena, AE_SIZE, graph_symbol(cx->g, sym), 0);
+      syms[d] = dim->param && dim->param[0] ? dim->param : arena_printf(cx->arena, "%s_dim%zu", name, d);
     }
   }
+  AffineExpr **shp = graph_input_shape(cx->g, name, (int)rank, values, syms);
   graph_add_input(cx->g, name, type, (int)rank, shp, p);
 }
 
@@ -2002,6 +2004,52 @@ static void import_node(Onnx *cx, const OnnxNode *node, int index) {
   n.entry->import(cx, &n);
 }
 
+/* Graph names that exporters give every model (PyTorch, paddle2onnx,
+ * tf2onnx, ...): compared ignoring case, any character but a letter or a
+ * digit standing for any other. Such a name tells two models apart no
+ * better than none (lgen(1), MODEL GRAPHS). */
+static const char *const generic_graph_names[] = {
+    "main_graph", "torch-jit-export", "torch_jit", "Model from PaddlePaddle.", "tf2onnx",
+    "model",      "graph",            "main",      "test_graph",
+};
+
+static char name_key(char c) {
+  if (c >= 'A' && c <= 'Z')
+    return (char)(c - 'A' + 'a');
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ? c : '_';
+}
+
+static bool generic_graph_name(const char *name) {
+  if (!name[0])
+    return true;
+  for (size_t i = 0; i < sizeof generic_graph_names / sizeof generic_graph_names[0]; i++) {
+    const char *a = name, *b = generic_graph_names[i];
+    while (*a && *b && name_key(*a) == name_key(*b))
+      a++, b++;
+    if (!*a && !*b)
+      return true;
+  }
+  return false;
+}
+
+/* The entry point's default name: the graph's, or when that is generic the
+ * file's name without its folder and last extension ("model" for standard
+ * input). NULL path: the name is not in the file. */
+static const char *entry_name(Onnx *cx, const OnnxGraph *og, const char **path) {
+  *path = og->name[0] ? path_join(cx, og->path, "name") : NULL;
+  if (!generic_graph_name(og->name))
+    return og->name;
+  const char *file = cx->g->src ? cx->g->src->name : "";
+  const char *slash = strrchr(file, '/');
+  const char *base = slash ? slash + 1 : file;
+  const char *dot = strrchr(base, '.');
+  size_t len = dot && dot != base ? (size_t)(dot - base) : strlen(base);
+  if (len == 0 || base[0] == '<') /* <stdin> */
+    return og->name[0] ? og->name : "model";
+  *path = NULL;
+  return arena_strndup(cx->arena, base, len);
+}
+
 void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_deps) {
   Onnx cx = {0};
   cx.g = g;
@@ -2011,8 +2059,7 @@ void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_dep
   const OnnxGraph *og = m->graph;
   if (!og)
     graph_error(cx.g, "", "an ONNX model needs a 'graph' object");
-  cx.g->name = og->name[0] ? og->name : "model";
-  cx.g->name_path = og->name[0] ? path_join(&cx, og->path, "name") : NULL;
+  cx.g->name = entry_name(&cx, og, &cx.g->name_path);
   read_opset(&cx, m);
   check_operators(&cx, og);
   require_default_opset(&cx, m);

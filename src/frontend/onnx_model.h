@@ -137,8 +137,4 @@ OnnxModel *onnx_read_json(Graph *g, void *json_root);
 /* The importer (onnx_json.c): the model onto g. */
 void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_deps);
 
-/* The binary reader (onnx_read_pb.c): true if the bytes look like a binary
- * ONNX model rather than text (a .tc spec or JSON). */
-bool onnx_pb_sniff(const char *bytes, size_t len);
-
 #endif

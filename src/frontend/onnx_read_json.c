@@ -235,7 +235,9 @@ static void read_attr(Reader *r, json_t *j, const char *path, const char *desc, 
   json_t *v;
   if ((v = json_object_get(j, "f"))) {
     a->has_f = true;
-    a->f = json_double(r, v, path_join(r, path, "f"));
+    /* a float field: the JSON's shortest decimal is that float, not the
+     * double nearest the decimal (0.1 would be another number) */
+    a->f = (float)json_double(r, v, path_join(r, path, "f"));
   }
   if ((v = json_object_get(j, "i"))) {
     a->has_i = true;
@@ -262,7 +264,7 @@ static void read_attr(Reader *r, json_t *j, const char *path, const char *desc, 
     a->nfloats = (int)json_array_size(l);
     a->floats = arena_alloc(r->arena, ((size_t)a->nfloats + 1) * sizeof *a->floats);
     for (int i = 0; i < a->nfloats; i++)
-      a->floats[i] = json_double(r, json_array_get(l, (size_t)i), path_index(r, path, "floats", (size_t)i));
+      a->floats[i] = (float)json_double(r, json_array_get(l, (size_t)i), path_index(r, path, "floats", (size_t)i));
   }
   if ((l = json_list(r, j, "ints", path))) {
     a->has_ints = true;

@@ -127,6 +127,7 @@ Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *spec
 }
 
 void graph_apply_options(Graph *g, const GraphLoadOptions *opts) {
+  g->load = opts;
   if (opts && opts->max_constant_bytes > 0)
     g->max_const_bytes = opts->max_constant_bytes;
 }
@@ -155,6 +156,8 @@ Loc graph_loc(const Graph *g, const char *path) {
   Loc loc = {0};
   if (!g->src)
     return loc;
+  if (g->locate)
+    return g->locate(g->locate_data, path);
   JsonIndex *ix = loc_index(g);
   loc.src = g->src;
   size_t off = path && *path ? json_index_locate(ix, path) : 0;
@@ -542,8 +545,12 @@ static void check_new_name(Graph *g, const char *name, const char *path) {
   if (old < 0 || rename_generated(g, name))
     return;
   const GraphValue *o = value_of(g, old);
-  if (o->path && g->src)
-    graph_error(g, path, "'%s' is already defined (at line %d)", name, graph_loc(g, o->path).line);
+  if (o->path && g->src) {
+    Loc at = graph_loc(g, o->path);
+    if (at.field)
+      graph_error(g, path, "'%s' is already defined (at byte %zu, %s)", name, at.offset, at.field);
+    graph_error(g, path, "'%s' is already defined (at line %d)", name, at.line);
+  }
   graph_error(g, path, "'%s' is already defined", name);
 }
 
@@ -613,6 +620,46 @@ static GraphValue *new_value(Graph *g, const char *name, ElemType t, int rank, A
   v->producer = -1;
   v->path = path ? arena_strdup(g->arena, path) : NULL;
   return v;
+}
+
+AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int64_t *values,
+                               const char *const *syms) {
+  AffineExpr **shape = arena_alloc(g->arena, sizeof *shape * (size_t)(rank + 1));
+  GraphDimOverride *whole = NULL;
+  for (int i = 0; g->load && i < g->load->ndims; i++) {
+    GraphDimOverride *o = &g->load->dims[i];
+    if (!o->is_shape || strcmp(o->name, input) != 0)
+      continue;
+    o->used = true;
+    whole = o;
+    if (o->rank != rank)
+      diag_usage_error(g->diag, "--input-shape '%s': input '%s' has rank %d, not %d", o->arg, input, rank,
+                       o->rank);
+  }
+  for (int d = 0; d < rank; d++) {
+    if (whole) {
+      if (!syms[d] && values[d] != 0 && values[d] != whole->values[d])
+        diag_usage_error(g->diag, "--input-shape '%s': dim %d of input '%s' is %lld in the model, not %lld",
+                         whole->arg, d, input, (long long)values[d], (long long)whole->values[d]);
+      shape[d] = graph_dim_const(g, whole->values[d]);
+      continue;
+    }
+    if (!syms[d]) {
+      shape[d] = graph_dim_const(g, values[d]);
+      continue;
+    }
+    shape[d] = NULL;
+    for (int i = 0; g->load && i < g->load->ndims && !shape[d]; i++) {
+      GraphDimOverride *o = &g->load->dims[i];
+      if (!o->is_shape && strcmp(o->name, syms[d]) == 0) {
+        o->used = true;
+        shape[d] = graph_dim_const(g, o->values[0]);
+      }
+    }
+    if (!shape[d])
+      shape[d] = affine_leaf(g->arena, AE_SIZE, graph_symbol(g, syms[d]), 0);
+  }
+  return shape;
 }
 
 int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr **shape, const char *path) {

@@ -119,6 +119,18 @@ void intvec_push(Arena *arena, IntVec *v, int x);
 typedef struct NameIndex NameIndex;
 typedef struct JsonIndex JsonIndex;
 
+/* --dim NAME=VALUE (rank 0: values[0] for the symbolic dim NAME) or
+ * --input-shape NAME=D0,D1,... (the shape of input NAME). `used` is set by
+ * each graph that applies it; one that no graph used is a usage error. */
+typedef struct {
+  const char *arg; /* as given, for messages */
+  const char *name;
+  int rank;
+  int64_t values[LG_MAX_RANK];
+  bool is_shape;
+  bool used;
+} GraphDimOverride;
+
 /* What the command line decides about loading one model: the bounds on
  * what a model file may make lgen do (man page, SECURITY). */
 typedef struct {
@@ -127,6 +139,14 @@ typedef struct {
    * and those folding computes. Beyond it a constant the model needs is a
    * located error, and folding leaves the node to run time. 0: the default. */
   int64_t max_constant_bytes;
+  /* Folders besides the model's own from which it may read data files
+   * (--allow-external; util/data_file.h has the policy). */
+  const char *const *allow_external;
+  int nallow_external;
+  /* --dim and --input-shape, applied as inputs are declared (before any
+   * shape is inferred, so everything downstream folds) */
+  GraphDimOverride *dims;
+  int ndims;
 } GraphLoadOptions;
 
 #define GRAPH_DEFAULT_MAX_CONSTANT_BYTES (INT64_C(1) << 31)
@@ -146,9 +166,14 @@ typedef struct {
   NameIndex *index;    /* value lookup by name */
   int temp_counter;    /* for generated value names */
   JsonIndex *locs;     /* graph_loc's index of src, built on its first call */
+  /* Where a JSON pointer is when src is not JSON text (a binary ONNX model:
+   * a byte offset and field path); NULL: json_locate.c finds it in src. */
+  Loc (*locate)(void *locate_data, const char *path);
+  void *locate_data;
   const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
   int64_t const_bytes;     /* of every constant so far (graph_add_const, folding) */
   int64_t max_const_bytes; /* GraphLoadOptions.max_constant_bytes */
+  const GraphLoadOptions *load; /* as graph_apply_options got them (NULL: the defaults) */
 } Graph;
 
 #define GRAPH_VALUE(g, v) ((GraphValue *)(g)->values.items[(v)])
@@ -169,6 +194,14 @@ const char *graph_node_desc(const Graph *g, const GraphNode *n);
 
 int graph_symbol(Graph *g, const char *name);     /* its index; added if new */
 int graph_find(const Graph *g, const char *name); /* a value index, or -1 */
+
+/* The shape of input `input` as the model declares it, dim d static
+ * values[d] where syms[d] is NULL, else the symbolic dim syms[d]; with the
+ * command line's --input-shape for the input and --dim for its symbols
+ * applied (a usage error when they do not fit: a rank or a static extent
+ * that differs; a static 0 is ONNX's "unknown" and may be given). */
+AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int64_t *values,
+                               const char *const *syms);
 
 /* Each add_* checks that the name is new (else a located error) and returns
  * the value's index. */
@@ -340,6 +373,11 @@ Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, cons
                        PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
 Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs,
                        PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
+/* A binary ONNX model (frontend/onnx_read_pb.c); onnx_pb_sniff tells it
+ * from text by content. */
+Graph *graph_load_onnx_pb(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
+                          const GraphLoadOptions *opts, Arena *arena, Diag *diag);
+bool onnx_pb_sniff(const char *bytes, size_t len);
 
 /* ---- lower.c ---- */
 /* The whole graph as one Kernel: tensors are the inputs (TS_PARAM), the

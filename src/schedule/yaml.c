@@ -33,7 +33,7 @@ typedef struct {
 } YamlReader;
 
 static Loc loc_of(YamlReader *r, const yaml_node_t *node) {
-  return (Loc){r->src, (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, node->start_mark.index};
+  return (Loc){r->src, (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, node->start_mark.index, NULL};
 }
 
 /* Errors unwind (longjmp) through diag_error: free libyaml's document first. */
@@ -249,7 +249,7 @@ ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag) {
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_string(&parser, (const unsigned char *)src->text, src->len);
   if (!yaml_parser_load(&parser, &r.doc)) {
-    Loc loc = {src, (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1, parser.problem_mark.index};
+    Loc loc = {src, (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1, parser.problem_mark.index, NULL};
     char *msg = arena_printf(arena, "%s", parser.problem ? parser.problem : "malformed YAML");
     yaml_parser_delete(&parser);
     diag_error(diag, loc, "%s", msg);

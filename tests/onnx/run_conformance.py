@@ -10,8 +10,11 @@ output_<i>.pb), this runner
      reads them, calls the generated entry point `model(...)` (contracts.md
      section 3: inputs, outputs, then the symbolic dims, valued from the test
      data) and writes the outputs,
-  3. runs `$LGEN model.json -o m.c -H m.h --name=model`, compiles with gcc and
-     runs the program (JOBS cases at a time),
+  3. runs `$LGEN model.onnx -o m.c -H m.h --name=model` on the binary model
+     (the case's own file, or the model with frozen inputs re-serialized),
+     compiles with gcc and runs the program (JOBS cases at a time); the same
+     on model.json (the JSON reader) must give the same C byte for byte, or
+     the same error message (locations aside), else the case FAILs,
   4. compares every output with the expected one by ONNX's rule
      |got - expected| <= atol + rtol * |expected| (rtol 1e-3, atol 1e-7;
      integers and bools exactly; NaN matches NaN).
@@ -263,6 +266,11 @@ def prepare(case, conv, workroot):
         conv.freeze_input(model, name, os.path.join(data, "input_%d.pb" % original.index(name)))
     with open(os.path.join(case.work, "model.json"), "w") as f:
         f.write(conv.model_to_json(model))
+    if case.frozen:
+        with open(os.path.join(case.work, "model.onnx"), "wb") as f:
+            f.write(model.SerializeToString())
+    else:
+        shutil.copyfile(os.path.join(case.src, "model.onnx"), os.path.join(case.work, "model.onnx"))
     graph = model.graph
     constants = {t.name for t in graph.initializer}
     check_dense([vi for vi in graph.input if vi.name not in constants], "input")
@@ -331,8 +339,16 @@ def execute(case, opts):
     """lgen, gcc, run, compare: sets case.status and case.reason."""
     w = case.work
     while True:
-        rc, out = run([opts.lgen, "model.json", "-o", "m.c", "-H", "m.h", "--name=model"] + opts.lgen_args,
+        rc, out = run([opts.lgen, "model.onnx", "-o", "m.c", "-H", "m.h", "--name=model"] + opts.lgen_args,
                       w, TIMEOUT_LGEN)
+        rcj, outj = run([opts.lgen, "model.json", "-o", "mj.c", "-H", "m.h", "--name=model"] + opts.lgen_args, w, TIMEOUT_LGEN)
+        if rc != rcj or (rc != 0 and first_error(out) != first_error(outj)):
+            return "FAIL", "the binary and JSON readers disagree: exit %s (%s) vs exit %s (%s)" % (
+                rc, first_error(out) if rc else "", rcj, first_error(outj) if rcj else "")
+        if rc == 0:
+            with open(os.path.join(w, "m.c")) as f1, open(os.path.join(w, "mj.c")) as f2:
+                if f1.read().split("\n", 1)[1] != f2.read().split("\n", 1)[1]:
+                    return "FAIL", "the binary and JSON readers give different C (m.c, mj.c)"
         m = NEEDS_CONST_RE.search(first_error(out)) if rc == 1 else None
         if not m or m.group(1) in case.frozen or len(case.frozen) >= 8:
             break
