@@ -146,22 +146,35 @@ static FuzzDiagSummary fuzz_check_diagnostics(const char *name, const char *diag
     if (!p)
       fuzz_fail("a diagnostic has no source line", diags);
     const uint8_t *text = lines->data + lines->starts[line - 1];
-    if ((size_t)(end - src) != len)
+    /* a line over 120 bytes is an excerpt: 100 bytes from 50 before the
+     * column, whole UTF-8 characters, "..." where cut (diag.c) */
+    size_t at = (size_t)col - 1, from = 0, to = len;
+    if (len > 120) {
+      from = at > 50 ? at - 50 : 0;
+      while (from > 0 && from < at && (text[from] & 0xc0) == 0x80)
+        from++;
+      to = len - from > 100 ? from + 100 : len;
+      while (to < len && to > at && (text[to] & 0xc0) == 0x80)
+        to--;
+    }
+    size_t pre = from > 0 ? 3 : 0, post = to < len ? 3 : 0;
+    if ((size_t)(end - src) != pre + (to - from) + post || (pre && strncmp(src, "...", 3) != 0) ||
+        (post && strncmp(end - 3, "...", 3) != 0))
       fuzz_fail("a diagnostic's source line is not line L of the input", diags);
-    for (size_t i = 0; i < len; i++) {
+    for (size_t i = from; i < to; i++) {
       uint8_t c = text[i];
       uint8_t shown = (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) ? c : '?';
-      if ((uint8_t)src[i] != shown)
+      if ((uint8_t)src[pre + i - from] != shown)
         fuzz_fail("a diagnostic's source line is not line L of the input", diags);
     }
     const char *caret = p;
     p = fuzz_next_line(p, &end);
     if (!p)
       fuzz_fail("a diagnostic has no caret line", diags);
-    if ((size_t)(end - caret) != (size_t)col || caret[col - 1] != '^')
+    if ((size_t)(end - caret) != pre + (at - from) + 1 || end[-1] != '^')
       fuzz_fail("a diagnostic's caret is not under column C", diags);
-    for (long i = 0; i < col - 1; i++)
-      if (caret[i] != (text[i] == '\t' ? '\t' : ' '))
+    for (size_t i = 0; i < pre + (at - from); i++)
+      if (caret[i] != (i >= pre && text[from + i - pre] == '\t' ? '\t' : ' '))
         fuzz_fail("a diagnostic's caret line is misaligned", diags);
     if (is_error)
       s.errors++;

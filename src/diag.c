@@ -3,6 +3,15 @@
 
 #include <stdlib.h>
 
+/* A line longer than this is shown as an excerpt around the column: the
+ * EXCERPT_WIDTH bytes from EXCERPT_BEFORE before it, with "..." where it
+ * is cut (a model in JSON is often one line of megabytes). */
+enum { MAX_SHOWN_LINE = 120, EXCERPT_BEFORE = 50, EXCERPT_WIDTH = 100 };
+
+static bool utf8_continuation(const Source *src, size_t i) {
+  return i < src->len && ((unsigned char)src->text[i] & 0xc0) == 0x80;
+}
+
 static void print_source_line(StrBuf *out, Loc loc) {
   const Source *src = loc.src;
   if (!src || loc.offset > src->len)
@@ -13,14 +22,27 @@ static void print_source_line(StrBuf *out, Loc loc) {
   size_t end = loc.offset;
   while (end < src->len && src->text[end] != '\n' && src->text[end] != '\r')
     end++;
+  size_t from = start, to = end;
+  if (end - start > MAX_SHOWN_LINE) {
+    from = loc.offset - start > EXCERPT_BEFORE ? loc.offset - EXCERPT_BEFORE : start;
+    while (from > start && from < loc.offset && utf8_continuation(src, from)) /* whole characters */
+      from++;
+    to = end - from > EXCERPT_WIDTH ? from + EXCERPT_WIDTH : end;
+    while (to < end && to > loc.offset && utf8_continuation(src, to))
+      to--;
+  }
+  const char *pre = from > start ? "..." : "";
+  sb_puts(out, pre);
   /* Non-printable bytes would garble the terminal: show them as '?'. */
-  for (size_t i = start; i < end; i++) {
+  for (size_t i = from; i < to; i++) {
     unsigned char c = (unsigned char)src->text[i];
     sb_putc(out, (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) ? (char)c : '?');
   }
-  sb_putc(out, '\n');
+  sb_puts(out, to < end ? "...\n" : "\n");
   /* Keep tabs in the caret line so the caret lines up under any tab width. */
-  for (size_t i = start; i < loc.offset; i++)
+  for (size_t i = 0; pre[i]; i++)
+    sb_putc(out, ' ');
+  for (size_t i = from; i < loc.offset; i++)
     sb_putc(out, src->text[i] == '\t' ? '\t' : ' ');
   sb_puts(out, "^\n");
 }

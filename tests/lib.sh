@@ -105,3 +105,30 @@ finish() {
   fi
   exit 1
 }
+
+# want_source LINEFILE LINE COL: what lgen's diagnostics show under the
+# message for LINE:COL of LINEFILE (diag.c): the source line, non-printable
+# bytes as '?', in $TMP/want.src, and the caret line in $TMP/want.caret. A
+# line over 120 bytes is an excerpt: the 100 bytes from 50 before the
+# column, whole UTF-8 characters, with "..." where it is cut.
+want_source() {
+  sed -n "${2}p" "$1" | tr -d '\r\n' >"$TMP/want.line"
+  LC_ALL=C awk -v col="$3" -v src="$TMP/want.src0" -v car="$TMP/want.caret" '
+    function cont(c) { return c >= "\200" && c <= "\277" }
+    { line = line $0 }
+    END {
+      n = length(line); at = col - 1; from = 0; to = n
+      if (n > 120) {
+        from = at > 50 ? at - 50 : 0
+        while (from > 0 && from < at && cont(substr(line, from + 1, 1))) from++
+        to = n - from > 100 ? from + 100 : n
+        while (to < n && to > at && cont(substr(line, to + 1, 1))) to--
+      }
+      pre = from > 0 ? "..." : ""
+      printf "%s%s%s\n", pre, substr(line, from + 1, to - from), (to < n ? "..." : "") > src
+      caret = from > 0 ? "   " : ""
+      for (i = from + 1; i <= at; i++) caret = caret (substr(line, i, 1) == "\t" ? "\t" : " ")
+      print caret "^" > car
+    }' "$TMP/want.line"
+  tr -c '\t\n -~' '?' <"$TMP/want.src0" >"$TMP/want.src"
+}

@@ -618,8 +618,8 @@ static int64_t const_elem_int(Onnx *cx, const ONode *n, int k, const GraphValue 
     return graph_const_i(v, i);
   int64_t x;
   if (!graph_dim_value(v->sym[i], &x))
-    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') depends on symbolic dims; it must be a number",
-                node_desc(cx, n), what, v->name);
+    graph_error(cx->g, input_path(cx, n, k), "%sthe input '%s' ('%s') depends on symbolic dims; it must be a number%s",
+                node_desc(cx, n), what, v->name, graph_dims_hint(cx->g, 1, &v->sym[i]));
   return x;
 }
 
@@ -920,8 +920,8 @@ static int64_t *spatial_ints(Onnx *cx, const ONode *n, const char *name, int r) 
 static int64_t static_dim(Onnx *cx, const ONode *n, int x, int d, const char *why) {
   int64_t e;
   if (!graph_dim_value(value(cx, x)->shape[d], &e))
-    graph_error(cx->g, input_path(cx, n, 0), "%sdim %d of '%s' is symbolic, but %s needs it static",
-                node_desc(cx, n), d, value(cx, x)->name, why);
+    graph_error(cx->g, input_path(cx, n, 0), "%sdim %d of '%s' is symbolic, but %s needs it static%s",
+                node_desc(cx, n), d, value(cx, x)->name, why, graph_dims_hint(cx->g, 1, &value(cx, x)->shape[d]));
   return e;
 }
 

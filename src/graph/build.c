@@ -132,6 +132,38 @@ void graph_apply_options(Graph *g, const GraphLoadOptions *opts) {
     g->max_const_bytes = opts->max_constant_bytes;
 }
 
+static void collect_symbols(const AffineExpr *e, bool *seen, int nsyms) {
+  if (!e)
+    return;
+  if (e->kind == AE_SIZE && e->index >= 0 && e->index < nsyms)
+    seen[e->index] = true;
+  collect_symbols(e->lhs, seen, nsyms);
+  collect_symbols(e->rhs, seen, nsyms);
+}
+
+const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims) {
+  int nsyms = g->symbols.len;
+  bool *seen = arena_alloc(g->arena, (size_t)nsyms + 1);
+  for (int i = 0; i < n; i++)
+    collect_symbols(dims[i], seen, nsyms);
+  StrBuf names = {0}, example = {0};
+  int count = 0;
+  for (int s = 0; s < nsyms; s++) {
+    if (!seen[s])
+      continue;
+    const char *name = g->symbols.items[s];
+    sb_printf(&names, "%s'%s'", count ? ", " : "", name);
+    sb_printf(&example, "%s--dim %s=VALUE", count ? " " : "", name);
+    count++;
+  }
+  const char *hint = count ? arena_printf(g->arena, "; the symbolic dim%s %s can be fixed with %s", count > 1 ? "s" : "",
+                                          sb_cstr(&names), sb_cstr(&example))
+                           : "";
+  sb_free(&names);
+  sb_free(&example);
+  return hint;
+}
+
 int graph_symbol(Graph *g, const char *name) {
   for (int i = 0; i < g->symbols.len; i++)
     if (strcmp(g->symbols.items[i], name) == 0)
@@ -780,7 +812,8 @@ static const char *attr_kind_name(GraphAttrKind k) {
 static const char *attr_path(const GraphNode *n, const GraphAttr *a) { return a && a->path ? a->path : n->path; }
 
 const GraphAttr *graph_attr(const Graph *g, const GraphNode *n, const char *name) {
-  (void)g;
+  if (n == g->attr_node && g->attr_asked) /* a cache of what was asked: the graph is not const */
+    vec_push(g->arena, g->attr_asked, (void *)name);
   for (int i = 0; i < n->nattrs; i++)
     if (strcmp(n->attrs[i].name, name) == 0)
       return &n->attrs[i];
@@ -2113,12 +2146,82 @@ static int push_ext_node(Graph *g, GraphNode *n, const char **out_names, const c
 
 static int64_t softmax_axis(Graph *g, GraphNode *n) { return graph_attr_int(g, n, "axis", -1); }
 
+/* Levenshtein distance, for suggestions (names are short). */
+static size_t edit_distance(const char *a, const char *b) {
+  size_t n = strlen(b), row[64];
+  if (n >= 64 || strlen(a) >= 64)
+    return SIZE_MAX;
+  for (size_t j = 0; j <= n; j++)
+    row[j] = j;
+  for (size_t i = 1; a[i - 1]; i++) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= n; j++) {
+      size_t up = row[j], best = diag + (a[i - 1] != b[j - 1]);
+      if (up + 1 < best)
+        best = up + 1;
+      if (row[j - 1] + 1 < best)
+        best = row[j - 1] + 1;
+      diag = up;
+      row[j] = best;
+    }
+  }
+  return row[n];
+}
+
+/* The closest of `names` to `name`, if close enough to be a misspelling
+ * (two edits, or a third of its length); NULL otherwise. */
+const char *graph_suggest(const char *name, const char *const *names, int count) {
+  const char *best = NULL;
+  size_t best_d = SIZE_MAX, limit = strlen(name) / 3 > 2 ? strlen(name) / 3 : 2;
+  for (int i = 0; i < count; i++) {
+    size_t d = edit_distance(name, names[i]);
+    if (d < best_d && d <= limit && strcmp(name, names[i]) != 0)
+      best = names[i], best_d = d;
+  }
+  return best;
+}
+
+/* lgen-graph/1 names attributes itself: one the builder never asked the
+ * node for is a misspelling or a mistake, never silently ignored
+ * ("dimensoin_map" was the identity map). "algorithm" is read later, by
+ * conv_algo.c. */
+static void check_attrs_asked(Graph *g, const GraphNode *n, int nattrs, const GraphAttr *attrs, const PtrVec *asked) {
+  for (int i = 0; i < nattrs; i++) {
+    bool known = strcmp(attrs[i].name, "algorithm") == 0 && graph_op_info(n->op)->cls == GC_CONV;
+    for (int j = 0; j < asked->len && !known; j++)
+      known = strcmp(asked->items[j], attrs[i].name) == 0;
+    if (known)
+      continue;
+    const char *near = graph_suggest(attrs[i].name, (const char *const *)asked->items, asked->len);
+    graph_error(g, attrs[i].path ? attrs[i].path : n->path, "%sunknown attribute '%s'%s%s%s", graph_node_desc(g, n),
+                attrs[i].name, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+  }
+}
+
+static int add_node(Graph *g, GraphNode *n, const char **out_names);
+
 int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
                    const GraphAttr *attrs, const char **out_names, const char *path, const char *origin) {
   const GraphOpInfo *info = graph_op_info(op);
   if (!info || op == GOP_CALL)
     diag_bug(g->diag, "graph_add_node: op %d needs graph_add_call or does not exist", (int)op);
   GraphNode *n = new_node(g, op, node_name, ninputs, inputs, nattrs, attrs, path, origin);
+  if (origin || nattrs == 0) /* the importers' attributes are lgen's own */
+    return add_node(g, n, out_names);
+  const GraphNode *outer = g->attr_node;
+  PtrVec *outer_asked = g->attr_asked, asked = {0};
+  g->attr_node = n, g->attr_asked = &asked;
+  int first = add_node(g, n, out_names);
+  check_attrs_asked(g, n, nattrs, attrs, &asked);
+  g->attr_node = outer, g->attr_asked = outer_asked;
+  return first;
+}
+
+static int add_node(Graph *g, GraphNode *n, const char **out_names) {
+  const char *path = n->path;
+  GraphOp op = n->op;
+  const GraphOpInfo *info = graph_op_info(op);
   check_arity(g, n);
   const char *out_name = out_names && out_names[0] ? out_names[0] : NULL;
   if (out_name)

@@ -234,8 +234,8 @@ static int infer_topk(Ext *x) {
   if (k < 0)
     graph_error(x->g, attr_path(x, "k"), "%sk must not be negative (%lld)", x->desc, (long long)k);
   if (!static_dim(v->shape[axis], &len))
-    graph_error(x->g, x->n->path, "%sthe axis %d of '%s' must have a static length (k is checked against it)",
-                x->desc, axis, v->name);
+    graph_error(x->g, x->n->path, "%sthe axis %d of '%s' must have a static length (k is checked against it)%s",
+                x->desc, axis, v->name, graph_dims_hint(x->g, 1, &v->shape[axis]));
   if (k > len)
     graph_error(x->g, attr_path(x, "k"), "%sk = %lld exceeds the length %lld of axis %d", x->desc, (long long)k,
                 (long long)len, axis);
@@ -522,7 +522,8 @@ static void want_float(const Ext *x, int i) {
 static int64_t want_static(const Ext *x, const AffineExpr *d, const char *what) {
   int64_t v;
   if (!static_dim(d, &v))
-    graph_error(x->g, x->n->path, "%s%s must be a number, not a symbolic dim", x->desc, what);
+    graph_error(x->g, x->n->path, "%s%s must be a number, not a symbolic dim%s", x->desc, what,
+                graph_dims_hint(x->g, 1, (AffineExpr *const *)&d));
   return v;
 }
 

@@ -171,6 +171,11 @@ typedef struct {
   Loc (*locate)(void *locate_data, const char *path);
   void *locate_data;
   const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
+  /* While a node of an lgen-graph/1 file is built: the attribute names the
+   * builder asks it for (graph_attr), so that a name it never asks for is
+   * reported as unknown, with the nearest of them as a suggestion. */
+  const GraphNode *attr_node;
+  PtrVec *attr_asked;
   int64_t const_bytes;     /* of every constant so far (graph_add_const, folding) */
   int64_t max_const_bytes; /* GraphLoadOptions.max_constant_bytes */
   const GraphLoadOptions *load; /* as graph_apply_options got them (NULL: the defaults) */
@@ -238,6 +243,14 @@ double graph_attr_float(const Graph *g, const GraphNode *n, const char *name, do
 const char *graph_attr_string(const Graph *g, const GraphNode *n, const char *name, const char *dflt);
 
 /* Shapes */
+/* For an error about dims that must be static: "; the symbolic dim 'N'
+ * can be fixed with --dim N=VALUE" naming the symbols in dims[0..n) (""
+ * when there are none), so that the user learns which dim blocks and how
+ * to fix it. */
+const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims);
+/* The closest of names[0..count) to name when it looks like a misspelling
+ * of it (edit distance at most 2, or a third of its length); else NULL. */
+const char *graph_suggest(const char *name, const char *const *names, int count);
 AffineExpr *graph_dim_const(Graph *g, int64_t v);
 bool graph_dim_value(const AffineExpr *d, int64_t *v);          /* true if constant */
 bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b); /* as polynomials */

@@ -1034,7 +1034,8 @@ static void emit_average(Lower *L, int yt, const Window *w, const GraphValue *x,
     fixed &= graph_dim_value(x->shape[sp_in + i], &in_ext[i]) && graph_dim_value(y->shape[sp_in + i], &out_ext[i]);
   }
   if (!fixed && w->padded)
-    node_error(L, "average pooling with padding needs static spatial extents");
+    node_error(L, arena_printf(L->arena, "average pooling with padding needs static spatial extents%s",
+                               graph_dims_hint(L->g, nsp, x->shape + sp_in)));
   int64_t *counts[LG_MAX_RANK];
   for (int i = 0; i < nsp && fixed; i++) {
     counts[i] = arena_alloc(L->arena, sizeof(int64_t) * (size_t)(out_ext[i] ? out_ext[i] : 1));
@@ -1153,7 +1154,8 @@ static void lower_reduce(Lower *L) {
     if (!reduced[i])
       continue;
     if (!graph_dim_value(x->shape[i], &e))
-      node_error(L, "reduce_mean over a symbolic dim is not supported yet");
+      node_error(L, arena_printf(L->arena, "reduce_mean over a symbolic dim is not supported yet%s",
+                                 graph_dims_hint(L->g, 1, &x->shape[i])));
     count *= e;
   }
   b = op_begin(L);
