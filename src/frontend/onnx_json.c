@@ -1990,6 +1990,44 @@ static void check_arity(Onnx *cx, const ONode *n) {
     graph_error(cx->g, n->path, "%sa node without outputs", node_desc(cx, n));
 }
 
+/* The attributes each standard operator has (onnx_attrs.def). */
+static const struct {
+  const char *op_type, *names;
+} onnx_attr_lists[] = {
+#define A(op, names) {op, names},
+#include "frontend/onnx_attrs.def"
+#undef A
+};
+
+/* An attribute the operator does not have: a warning (ONNX Runtime
+ * rejects such a model; lgen ignores the attribute), with the nearest name
+ * the operator has when it looks misspelt. */
+static void check_attr_names(Onnx *cx, const ONode *n) {
+  const char *names = NULL;
+  for (size_t i = 0; i < sizeof onnx_attr_lists / sizeof onnx_attr_lists[0] && !names; i++)
+    if (strcmp(onnx_attr_lists[i].op_type, n->op_type) == 0)
+      names = onnx_attr_lists[i].names;
+  if (!names)
+    return;
+  const char *list[64];
+  int count = 0;
+  for (const char *p = names; *p && count < 64;) {
+    size_t len = strcspn(p, " ");
+    list[count++] = arena_strndup(cx->arena, p, len);
+    p += len + (p[len] == ' ');
+  }
+  for (int a = 0; a < n->nattrs; a++) {
+    bool known = false;
+    for (int i = 0; i < count && !known; i++)
+      known = strcmp(list[i], n->attrs[a].name) == 0;
+    if (known)
+      continue;
+    const char *near = graph_suggest(n->attrs[a].name, list, count);
+    graph_warning(cx->g, n->attrs[a].path, "%sONNX %s has no attribute '%s'%s%s%s; it is ignored", node_desc(cx, n),
+                  n->op_type, n->attrs[a].name, near ? " (did you mean '" : "", near ? near : "", near ? "'?)" : "");
+  }
+}
+
 static void import_node(Onnx *cx, const OnnxNode *node, int index) {
   ONode n = {0};
   n.index = index;
@@ -1999,6 +2037,7 @@ static void import_node(Onnx *cx, const OnnxNode *node, int index) {
   n.name = node->name;
   n.entry = lookup_op(n.op_type);
   read_node_attrs(cx, node, &n);
+  check_attr_names(cx, &n);
   read_node_io(cx, node, &n);
   check_arity(cx, &n);
   n.entry->import(cx, &n);

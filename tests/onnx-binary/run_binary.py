@@ -141,6 +141,11 @@ def models():
         nodes, "g", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
                      helper.make_tensor_value_info("x", f32, [2])],
         [helper.make_tensor_value_info("y", f32, [2])]), opset_imports=opset(13))))
+    # a misspelt attribute: a warning
+    x = helper.make_tensor_value_info("x", f32, [4])
+    out.append(("warn", helper.make_model(helper.make_graph(
+        [helper.make_node("LeakyRelu", ["x"], ["y"], alpah=0.3)], "g", [x],
+        [helper.make_tensor_value_info("y", f32, [4])]), opset_imports=opset(13))))
     # an unknown element type: the same located error
     x = helper.make_tensor_value_info("x", TensorProto.COMPLEX64, [2])
     out.append(("complex", helper.make_model(helper.make_graph(
@@ -173,6 +178,14 @@ def group_same(opts, work):
             shutil.copy(os.path.join(d, "conv.onnx"), os.path.join(d, "conv.bin"))
             rf, _, ef = lgen(opts, ["--input-format=onnx", "conv.bin", "-o", "conv.bin.c"], d)
             check("same conv: --input-format=onnx reads a file of another name", rf == 0, ef)
+        if stem == "warn":
+            check("same warn: an attribute LeakyRelu lacks is a warning with a suggestion, both forms",
+                  rb == 0 and rj == 0 and "ONNX LeakyRelu has no attribute 'alpah' (did you mean 'alpha'?)" in eb
+                  and "ONNX LeakyRelu has no attribute 'alpah'" in ej and "warning:" in eb, eb + ej)
+            check("same conv: standard attributes give no warning", "warning" not in open(os.path.join(d, "conv.err")).read())
+        if stem == "conv":
+            with open(os.path.join(d, "conv.err"), "w") as f:
+                f.write(eb + ej)
         if stem == "if":
             check("same if: the unsupported operator inside the If's branch is named",
                   rb == 1 and "NoSuchOp" in eb and "If" in eb, eb)
