@@ -75,7 +75,7 @@ static Loc walk_to_byte(const Source *src, Cursor *c, size_t at) {
     at = src->len;
   while (c->bytes < at)
     step(src, c);
-  return (Loc){src, c->line, c->col, c->bytes};
+  return (Loc){src, c->line, c->col, c->bytes, NULL};
 }
 
 /* Byte offset of character `index` (libyaml's mark.index). */
@@ -861,7 +861,7 @@ OpdslFile *opdsl_parse(const Source *src, Arena *arena, Diag *diag) {
   /* libyaml would decode UTF-16, whose characters lgen cannot locate in bytes */
   if (src->len >= 2 && (((unsigned char)src->text[0] == 0xFF && (unsigned char)src->text[1] == 0xFE) ||
                         ((unsigned char)src->text[0] == 0xFE && (unsigned char)src->text[1] == 0xFF)))
-    diag_error(diag, (Loc){src, 1, 1, 0}, "OpDSL YAML must be UTF-8, not UTF-16");
+    diag_error(diag, (Loc){src, 1, 1, 0, NULL}, "OpDSL YAML must be UTF-8, not UTF-16");
   const char *nul = memchr(src->text, '\0', src->len);
   if (nul)
     diag_error(diag, walk_to_byte(src, &r.cursor, (size_t)(nul - src->text)), "a NUL byte in a YAML file");
