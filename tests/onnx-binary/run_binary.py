@@ -16,8 +16,10 @@ Groups (each check prints PASS/FAIL NAME; the last line is the totals):
   files     external data (binary and JSON ONNX) and lgen-graph/1's "file":
             inside the folder it works and -MD lists it; '../', an absolute
             path, a symlink out, a FIFO (under timeout: a hang fails), a file
-            shorter than the tensor are errors naming the path and the
-            tensor; --allow-external widens the folder
+            shorter than the tensor, /dev/zero (named, linked, or in an
+            allowed folder), a 2^31 x 3 tensor in a 24-byte file are errors
+            naming the path and the tensor; --allow-external widens the
+            folder
   dims      --dim and --input-shape fix dims before inference (the entry
             point loses the size parameter, shapes fold), on both ONNX forms
             and lgen-graph/1; bad uses exit 2 with the option in the message
@@ -330,16 +332,17 @@ def group_files(opts, work):
     os.symlink(outside, os.path.join(d, "link_out.bin"))
     os.symlink(os.path.join(d, "sub", "w4.bin"), os.path.join(d, "link_in.bin"))
     os.mkfifo(os.path.join(d, "fifo.bin"))
+    os.symlink("/dev/zero", os.path.join(d, "zero.bin"))
 
-    def forms(location, offset=None):
+    def forms(location, offset=None, n=4):
         """(label, file name, depends-on) for binary ONNX, JSON ONNX, lgen-graph/1."""
         out = []
-        m = external_model(location, offset)
+        m = external_model(location, offset, n=n)
         onnx.save(m, os.path.join(d, "e.onnx"))
         with open(os.path.join(d, "e.json"), "w") as f:
             f.write(json_format.MessageToJson(m))
         with open(os.path.join(d, "g.json"), "w") as f:
-            json.dump(graph_model(location), f)
+            json.dump(graph_model(location, n), f)
         return [("binary ONNX", "e.onnx"), ("JSON ONNX", "e.json"), ("lgen-graph", "g.json")]
 
     def run_form(fname, extra=()):
@@ -360,10 +363,18 @@ def group_files(opts, work):
     bad = [("../secret.bin", "'..'"), (outside, "absolute"), ("link_out.bin", "leads out"),
            ("sub/../../secret.bin", "'..'"), ("../../../../../../etc/passwd", "'..'"),
            ("/etc/passwd", "absolute"), ("fifo.bin", "not a regular file"),
-           ("short.bin", "bytes"), ("missing.bin", "No such file"), ("sub", "not a regular file")]
-    for location, why in bad:
-        for label, fname in forms(location):
-            rc, so, err = run_form(fname)
+           ("short.bin", "bytes"), ("missing.bin", "No such file"), ("sub", "not a regular file"),
+           ("/dev/zero", "absolute"), ("zero.bin", "leads out")]
+    # (location, what the first error line says, extra options, elements)
+    cases = [(location, why, [], 4) for location, why in bad] + [
+        # inside an allowed folder, a device is still not a regular file
+        ("/dev/zero", "not a regular file", ["--allow-external=/dev"], 4),
+        # a tensor of 2^31 x 3 floats named in a 24-byte file: refused at
+        # once, before anything of that size is allocated or read
+        ("w.bin", "bytes", [], 3 << 31)]
+    for location, why, extra, n in cases:
+        for label, fname in forms(location, n=n):
+            rc, so, err = run_form(fname, extra)
             first = err.splitlines()[0] if err.strip() else ""
             ok = (rc == 1 and len([l for l in err.splitlines() if "error:" in l]) == 1 and why in first
                   and "'w'" in first and not os.path.exists(os.path.join(d, "out.c")))
