@@ -54,6 +54,8 @@ typedef struct {
   size_t ndims;
   const char *const *input_shapes;
   size_t ninput_shapes;
+  const char *dump;         /* stages to print the program after, comma-separated ("fuse,loops";
+                               NULL: none); see lgen_dump_stage_known */
 } lgen_options;
 
 typedef struct {
@@ -65,6 +67,7 @@ typedef struct {
   char *weights;     /* with separate_weights: the graphs' constants, a C file of their own */
   char *depends;     /* files read besides the sources (constants' data files), one per line */
   char *diagnostics; /* errors and warnings, gcc style, with source lines and carets */
+  char *dump;        /* with options.dump: the program after each stage asked for (set on failure too) */
   int errors;
   int warnings;
 } lgen_output;
@@ -75,12 +78,18 @@ enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_USAGE_ERROR = 2, LGEN_INTERNAL_ER
  * (an option does not fit the input: dims or input shapes it names), or
  * LGEN_INTERNAL_ERROR (an lgen bug, or a file it needs that cannot be read;
  * also described in diagnostics). On
- * failure only `diagnostics` is set. */
+ * failure only `diagnostics` and `dump` are set. */
 int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options *options, lgen_output *out);
 void lgen_output_free(lgen_output *out);
 
 /* Non-zero if NAME is a machine model lgen_options.target accepts. */
 int lgen_target_known(const char *name);
+/* The machine models' names, "x86-64-avx512, x86-64-avx2, ...", into buf
+ * (at most size - 1 bytes and a NUL). */
+void lgen_target_names(char *buf, size_t size);
+/* Non-zero if NAME is a stage lgen_options.dump accepts: parse, graph,
+ * lower, fuse, schedule, plan, loops. */
+int lgen_dump_stage_known(const char *name);
 
 #ifdef __cplusplus
 }

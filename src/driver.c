@@ -1,9 +1,16 @@
-/* driver.c - the pipeline, one stage per line:
- *   parse (.tc -> syntax tree) -> lower (-> IR, with domain inference and
- *   bounds analysis) -> verify -> emit C, header, IR text.
- * Model graphs (.json) come after every spec (a graph may call their defs):
- *   load (-> Graph) -> lower (-> one Kernel) -> fuse -> verify; after the
- *   per-op schedules each graph kernel gets its buffer plan. */
+/* driver.c - the pipeline, one stage per line (run_pipeline):
+ *   parse    .tc -> syntax tree -> IR (domain inference, bounds); a model
+ *            graph (.json, after every spec: it may call their defs) ->
+ *            Graph (shape inference, folding)
+ *   graph    the graph passes (compile_graph, one line each)
+ *   lower    Graph -> one Kernel of structured ops
+ *   fuse     inlining, epilogues, inits, siblings (graph kernels and defs)
+ *   schedule each op's plan (none, auto, a file), then prologues and row
+ *            groups
+ *   plan     each graph kernel's buffer plan
+ *   emit     C, header, weights, IR text
+ * --dump=STAGE prints the program after a stage (dump_* below); the notes
+ * each stage records are one table per kernel (KernelRecord). */
 #include "lgen.h"
 
 #include <stdlib.h>
@@ -60,93 +67,171 @@ static void list_ops(StrBuf *out, const Module *m) {
   }
 }
 
+/* What the graph passes, fusion and grouping decided for one kernel: one
+ * record per pass, in the order they ran, printed by print_notes. */
+typedef struct {
+  const char *pass; /* the heading: "# PASS in KERNEL:" */
+  bool always;      /* printed even when empty (" none") */
+  PtrVec lines;     /* const char*: one decision each */
+} NoteGroup;
+
+/* A kernel of the module and what the stages decided for it. */
+typedef struct {
+  Kernel *k;
+  bool graph;        /* a model graph's (else a def of a spec) */
+  PtrVec notes;      /* NoteGroup* */
+  BufferPlan *plan;  /* graphs: the buffer plan */
+} KernelRecord;
+
 /* Everything the compilation changes after setjmp lives behind this pointer,
  * so its values are well defined after a longjmp back. */
 typedef struct {
   jmp_buf on_error;
   Diag diag;
   Module module;
-  PtrVec graphs;    /* GraphKernel*: the module's kernels that are model graphs */
-  PtrVec fused_defs; /* FusedDef*: defs of several comprehensions that fusion changed */
+  PtrVec records;   /* KernelRecord*: graph kernels, and defs that fusion changed */
   PtrVec file_deps; /* const char*: files the graph loaders read */
   ScheduleFile *schedule_file; /* --schedule=FILE, read before the graph passes */
   GraphDimOverride *dims; /* --dim and --input-shape, parsed */
   int ndims;
-  StrBuf c, h, ir, list, sched, weights;
+  const lgen_options *options;
+  Arena *arena;
+  StrBuf c, h, ir, list, sched, weights, dump;
 } Compilation;
 
-/* A model graph's kernel and what the graph passes decided for it. */
-typedef struct {
-  Kernel *k;
-  PtrVec folded; /* const char*: scale/shift chains folded into weights (fold_bn.c) */
-  PtrVec shared; /* const char*: matmuls merged over one input (share_input.c) */
-  PtrVec convs;  /* const char*: conv algorithms (conv_algo.c) */
-  PtrVec diags;  /* const char*: diag folded into matmuls (fold_diag.c) */
-  PtrVec softmaxes; /* const char*: softmax patterns run as one op (softmax_pattern.c) */
-  PtrVec widened;   /* const char*: f16 sums computed in f32 (widen_f16.c) */
-  FuseReport fusion;
-  BufferPlan *plan;
-} GraphKernel;
-
-/* A def from a spec whose comprehensions fusion combined (an epilogue). */
-typedef struct {
-  const Kernel *k;
-  FuseReport fusion;
-} FusedDef;
-
-static GraphKernel *graph_kernel(const Compilation *cx, const Kernel *k) {
-  for (int i = 0; i < cx->graphs.len; i++)
-    if (((GraphKernel *)cx->graphs.items[i])->k == k)
-      return cx->graphs.items[i];
+static KernelRecord *record_of(const Compilation *cx, const Kernel *k) {
+  for (int i = 0; i < cx->records.len; i++)
+    if (((KernelRecord *)cx->records.items[i])->k == k)
+      return cx->records.items[i];
   return NULL;
 }
+
+static KernelRecord *graph_record(const Compilation *cx, const Kernel *k) {
+  KernelRecord *r = record_of(cx, k);
+  return r && r->graph ? r : NULL;
+}
+
+/* The lines of r's record for `pass` (a new record after the last one
+ * of another pass). */
+static PtrVec *notes(Compilation *cx, KernelRecord *r, const char *pass, bool always) {
+  NoteGroup *last = r->notes.len ? r->notes.items[r->notes.len - 1] : NULL;
+  if (last && strcmp(last->pass, pass) == 0)
+    return &last->lines;
+  for (int i = 0; i < r->notes.len; i++) /* fusion's record collects layout, prologues and row groups too */
+    if (strcmp(((NoteGroup *)r->notes.items[i])->pass, pass) == 0)
+      return &((NoteGroup *)r->notes.items[i])->lines;
+  NoteGroup *g = arena_alloc(cx->arena, sizeof *g);
+  g->pass = pass;
+  g->always = always;
+  vec_push(cx->arena, &r->notes, g);
+  return &g->lines;
+}
+
+/* Every record of r as comments (a schedule file read back ignores them).
+ * Notes name the model's tensors: printable text only, so that no name can
+ * end the comment line and add a key to the schedule. */
+static void print_notes(StrBuf *out, const KernelRecord *r) {
+  for (int i = 0; i < r->notes.len; i++) {
+    const NoteGroup *g = r->notes.items[i];
+    if (!g->lines.len && !g->always)
+      continue;
+    sb_printf(out, "# %s in ", g->pass);
+    sb_put_printable(out, r->k->name);
+    sb_puts(out, g->lines.len ? ":\n" : ": none\n");
+    for (int d = 0; d < g->lines.len; d++) {
+      sb_puts(out, "#   ");
+      sb_put_printable(out, g->lines.items[d]);
+      sb_putc(out, '\n');
+    }
+  }
+}
+
+/* ---- --dump=STAGE ---- */
+
+static const char *const dump_stages[] = {"parse", "graph", "lower", "fuse", "schedule", "plan", "loops"};
+
+static bool dumping(const Compilation *cx, const char *stage) {
+  const char *list = cx->options->dump;
+  size_t n = strlen(stage);
+  for (const char *p = list; p && *p;) {
+    size_t len = strcspn(p, ",");
+    if (len == n && strncmp(p, stage, n) == 0)
+      return true;
+    p += len + (p[len] == ',');
+  }
+  return false;
+}
+
+static StrBuf *dump_begin(Compilation *cx, const char *stage, const char *what) {
+  sb_printf(&cx->dump, "## after %s: ", stage);
+  sb_put_printable(&cx->dump, what);
+  sb_putc(&cx->dump, '\n');
+  return &cx->dump;
+}
+
+static void dump_kernel(Compilation *cx, const char *stage, const Kernel *k) {
+  if (dumping(cx, stage))
+    ir_print_kernel(dump_begin(cx, stage, k->name), k);
+}
+
+static void dump_graph(Compilation *cx, const char *stage, const Graph *g, const KernelRecord *r) {
+  if (!dumping(cx, stage))
+    return;
+  StrBuf *out = dump_begin(cx, stage, g->name ? g->name : "graph");
+  graph_print(out, g);
+  for (int i = 0; r && i < r->notes.len; i++) { /* the passes' notes, before a kernel has a name */
+    const NoteGroup *ng = r->notes.items[i];
+    for (int d = 0; d < ng->lines.len; d++) {
+      sb_printf(out, "# %s: ", ng->pass);
+      sb_put_printable(out, ng->lines.items[d]);
+      sb_putc(out, '\n');
+    }
+  }
+}
+
+/* ---- stages ---- */
 
 static bool fusion_enabled(const lgen_options *options) {
   return !(options->fuse && strcmp(options->fuse, "none") == 0);
 }
 
-static bool only_fusion(const ScheduleSpec *spec) { /* graph-level keys only: fuse, algorithm */
-  for (int i = 0; i < spec->entries.len; i++)
-    if (strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "fuse") != 0 &&
-        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "layout") != 0 &&
-        strcmp(((const ScheduleEntry *)spec->entries.items[i])->key, "algorithm") != 0)
-      return false;
-  return spec->entries.len > 0;
+/* The schedule file's `fuse:` entries for kernel k. */
+static FuseOptions fuse_options(const Compilation *cx, const Kernel *k) {
+  ScheduleItem *items;
+  int n = schedule_file_items(cx->schedule_file, k->name, "fuse", &items, cx->arena);
+  FuseOverride *list = arena_alloc(cx->arena, sizeof *list * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    list[i] = (FuseOverride){items[i].name, items[i].value != 0, items[i].loc};
+  return (FuseOptions){fusion_enabled(cx->options), n, list};
 }
 
-/* The schedule file's `fuse:` entries for kernel k. */
-static FuseOptions fuse_options(const Compilation *cx, const Kernel *k, const lgen_options *options, Arena *arena) {
-  FuseOptions fo = {.enabled = fusion_enabled(options)};
-  const ScheduleFile *file = cx->schedule_file;
-  PtrVec found = {0};
-  for (int f = 0; file && f < file->specs.len; f++) {
-    const ScheduleSpec *spec = file->specs.items[f];
-    if (strcmp(spec->kernel, k->name) != 0)
-      continue;
-    for (int i = 0; i < spec->entries.len; i++) {
-      const ScheduleEntry *e = spec->entries.items[i];
-      for (int j = 0; strcmp(e->key, "fuse") == 0 && j < e->nitems; j++) {
-        FuseOverride *o = arena_alloc(arena, sizeof *o);
-        *o = (FuseOverride){e->names[j], e->values[j * LG_MAX_LEVELS] != 0, e->locs[j]};
-        vec_push(arena, &found, o);
-      }
-    }
-  }
-  FuseOverride *list = arena_alloc(arena, sizeof *list * (size_t)(found.len + 1));
-  for (int i = 0; i < found.len; i++)
-    list[i] = *(FuseOverride *)found.items[i];
-  fo.noverrides = found.len;
-  fo.overrides = list;
-  return fo;
+/* The schedule file's `layout: channels_last` for graph k (the last entry
+ * wins). Off by default: on this machine lgen's channels-first window
+ * schedules beat its channels-last ones (see lgen(1), LAYOUT). */
+static bool channels_last_wanted(const Compilation *cx, const Kernel *k) {
+  ScheduleItem *items;
+  int n = schedule_file_items(cx->schedule_file, k->name, "layout", &items, cx->arena);
+  return fusion_enabled(cx->options) && n > 0 && strcmp(items[n - 1].scalar, "channels_last") == 0;
+}
+
+/* The schedule file's `algorithm:` choices for the graph named `name`. */
+static ConvAlgoChoice *conv_choices(const Compilation *cx, const char *name, int *count) {
+  ScheduleItem *items;
+  int n = schedule_file_items(cx->schedule_file, name, "algorithm", &items, cx->arena);
+  ConvAlgoChoice *list = arena_alloc(cx->arena, sizeof *list * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    list[i] = (ConvAlgoChoice){items[i].name, schedule_conv_algorithm(items[i].value), items[i].loc};
+  *count = n;
+  return list;
 }
 
 /* One OpPlan per op of every kernel: plain (no reshape), automatic (every
  * unit dim folded, every legal chain collapsed, then scheduled from the
  * view's structure), or from a file (ops a file does not mention get the
  * automatic one; those it mentions get only what it says). */
-static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_options *options, const Target *target) {
-  const char *mode = options->schedule ? options->schedule : "auto";
-  ScheduleFile *file = cx->schedule_file;
+static OpPlan **choose_schedules(Compilation *cx, const Target *target) {
+  Arena *arena = cx->arena;
+  const char *mode = cx->options->schedule ? cx->options->schedule : "auto";
   const Module *m = &cx->module;
   OpPlan **all = arena_alloc(arena, sizeof(OpPlan *) * (size_t)(m->kernels.len + 1));
   for (int i = 0; i < m->kernels.len; i++) {
@@ -173,48 +258,66 @@ static OpPlan **choose_schedules(Compilation *cx, Arena *arena, const lgen_optio
       schedule_verify(plan->view.k, plan->view.op, &plan->s, op->loc, &cx->diag);
     }
   }
-  if (file)
-    for (int f = 0; f < file->specs.len; f++) {
-      const ScheduleSpec *spec = file->specs.items[f];
-      if (only_fusion(spec))
-        continue;
-      const Kernel *k = NULL;
-      int ki = -1;
-      for (int i = 0; i < m->kernels.len && !k; i++)
-        if (strcmp(((const Kernel *)m->kernels.items[i])->name, spec->kernel) == 0) {
-          k = m->kernels.items[i];
-          ki = i;
-        }
-      if (!k)
-        diag_error(&cx->diag, spec->loc, "no op named '%s' in the inputs", spec->kernel);
-      if (spec->op < 0 || spec->op >= k->nops)
-        diag_error(&cx->diag, spec->loc, "'%s' has %d comprehension%s; there is no op %d", k->name, k->nops,
-                   k->nops == 1 ? "" : "s", spec->op);
-      if (k->ops[spec->op].ext)
-        diag_error(&cx->diag, spec->loc, "op %d of '%s' is the non-structured op '%s' (a template); it has no schedule",
-                   spec->op, k->name, k->ops[spec->op].ext->kind);
-      OpPlan *plan = &all[ki][spec->op];
-      schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, &cx->diag);
-      plan->from_file = true;
-      ir_verify_op(&cx->diag, plan->view.k, plan->view.op);
-      schedule_verify(plan->view.k, plan->view.op, &plan->s, spec->loc, &cx->diag);
-      schedule_warn_ineffective(spec, plan->view.op, &plan->s, &cx->diag);
-    }
+  schedule_file_apply(cx->schedule_file, m, all, arena, &cx->diag);
+  return all;
+}
+
+/* Prologues and row groups of each graph kernel: which ops run inside
+ * another's loops, decided from their schedules. */
+static void group_ops(Compilation *cx, OpPlan **plans, const Target *target) {
+  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(cx->options); i++) {
+    KernelRecord *r = graph_record(cx, cx->module.kernels.items[i]);
+    if (!r)
+      continue;
+    FuseOptions fo = fuse_options(cx, r->k);
+    const char **keep = arena_alloc(cx->arena, sizeof(char *) * (size_t)(fo.noverrides + 1));
+    int nkeep = 0;
+    for (int o = 0; o < fo.noverrides; o++)
+      if (!fo.overrides[o].inline_it)
+        keep[nkeep++] = fo.overrides[o].tensor;
+    plan_prologues(r->k, plans[i], notes(cx, r, "fusion", true), cx->arena);
+    plan_row_groups(r->k, plans[i], target, keep, nkeep, cx->arena, notes(cx, r, "fusion", true));
+  }
+}
+
+/* The schedule as a file: each op's decisions, then each kernel's notes and
+ * buffer plan as comments. A graph of templates only is `G: {}`, a
+ * mapping with no decisions, so that it reads back. */
+static void print_schedule(StrBuf *out, const Compilation *cx, OpPlan **plans, const Kernel *only) {
+  const Module *m = &cx->module;
   for (int i = 0; i < m->kernels.len; i++) {
     const Kernel *k = m->kernels.items[i];
+    if (only && k != only)
+      continue;
+    bool any = false;
+    for (int j = 0; j < k->nops; j++)
+      any |= !k->ops[j].ext;
     for (int j = 0; j < k->nops; j++) {
       if (!k->ops[j].ext) {
-        schedule_print_yaml(&cx->sched, k, j, &k->ops[j], &all[i][j]);
+        schedule_print_yaml(out, k, j, &k->ops[j], &plans[i][j]);
         continue;
       }
       if (j == 0) {
-        schedule_yaml_name(&cx->sched, k->name);
-        sb_puts(&cx->sched, ":\n");
+        schedule_yaml_name(out, k->name);
+        sb_puts(out, any ? ":\n" : ": {}\n");
       }
-      sb_printf(&cx->sched, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
+      sb_printf(out, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
     }
   }
-  return all;
+  if (only)
+    return;
+  for (int i = 0; i < cx->records.len; i++) {
+    const KernelRecord *r = cx->records.items[i];
+    if (!r->graph)
+      print_notes(out, r);
+  }
+  for (int i = 0; i < cx->records.len; i++) {
+    const KernelRecord *r = cx->records.items[i];
+    if (!r->graph)
+      continue;
+    print_notes(out, r);
+    plan_print_yaml(out, r->k, r->plan);
+  }
 }
 
 static bool ends_with(const char *s, const char *suffix) {
@@ -271,43 +374,22 @@ static const char *source_dir(const Source *src, Arena *arena) {
   return slash == src->name ? "/" : arena_strndup(arena, src->name, (size_t)(slash - src->name));
 }
 
-/* The schedule file's `layout: channels_last` for graph k (the last entry
- * wins). Off by default: on this machine lgen's channels-first window
- * schedules beat its channels-last ones (see lgen(1), LAYOUT). */
-static bool channels_last_wanted(const Compilation *cx, const Kernel *k, const lgen_options *options) {
-  const ScheduleFile *file = cx->schedule_file;
-  bool want = false;
-  for (int f = 0; file && f < file->specs.len && fusion_enabled(options); f++) {
-    const ScheduleSpec *spec = file->specs.items[f];
-    for (int i = 0; strcmp(spec->kernel, k->name) == 0 && i < spec->entries.len; i++) {
-      const ScheduleEntry *e = spec->entries.items[i];
-      if (strcmp(e->key, "layout") == 0)
-        want = strcmp(e->scalar, "channels_last") == 0;
-    }
+/* A spec (.tc, or OpDSL YAML with the --opdsl choices): parse, then lower
+ * to the IR (domain inference, bounds). OpDSL files are kept in
+ * opdsl_files for the check that every choice names something. */
+static void compile_spec(Compilation *cx, const Source *src, const OpdslChoice *choices, int nchoices,
+                         PtrVec *opdsl_files) {
+  int before = cx->module.kernels.len;
+  if (is_opdsl_source(src, cx->options)) {
+    OpdslFile *file = opdsl_parse(src, cx->arena, &cx->diag);
+    vec_push(cx->arena, opdsl_files, file);
+    opdsl_lower(file, &cx->module, choices, nchoices, cx->arena, &cx->diag);
+  } else {
+    AstFile *file = tc_parse(src, cx->arena, &cx->diag);
+    tc_lower(file, &cx->module, cx->arena, &cx->diag);
   }
-  return want;
-}
-
-/* The schedule file's `algorithm:` choices for the graph named `name`. */
-static ConvAlgoChoice *conv_choices(const Compilation *cx, const char *name, int *count, Arena *arena) {
-  const ScheduleFile *file = cx->schedule_file;
-  PtrVec found = {0};
-  for (int f = 0; file && f < file->specs.len; f++) {
-    const ScheduleSpec *spec = file->specs.items[f];
-    for (int i = 0; strcmp(spec->kernel, name) == 0 && i < spec->entries.len; i++) {
-      const ScheduleEntry *e = spec->entries.items[i];
-      for (int j = 0; strcmp(e->key, "algorithm") == 0 && j < e->nitems; j++) {
-        ConvAlgoChoice *c = arena_alloc(arena, sizeof *c);
-        *c = (ConvAlgoChoice){e->names[j], schedule_conv_algorithm(e->values[j * LG_MAX_LEVELS]), e->locs[j]};
-        vec_push(arena, &found, c);
-      }
-    }
-  }
-  ConvAlgoChoice *list = arena_alloc(arena, sizeof *list * (size_t)(found.len + 1));
-  for (int i = 0; i < found.len; i++)
-    list[i] = *(ConvAlgoChoice *)found.items[i];
-  *count = found.len;
-  return list;
+  for (int i = before; i < cx->module.kernels.len; i++)
+    dump_kernel(cx, "parse", cx->module.kernels.items[i]);
 }
 
 /* "NAME=VALUE" (--dim) or "NAME=D0,D1,..." (--input-shape): the name is
@@ -390,118 +472,115 @@ static Graph *load_graph(Compilation *cx, Arena *arena, const Source *src, const
   return graph_load_json(src, dir, &cx->module, &cx->file_deps, load, arena, &cx->diag);
 }
 
-static void compile_graph(Compilation *cx, Arena *arena, Graph *g, const lgen_options *options) {
-  GraphKernel *gk = arena_alloc(arena, sizeof *gk);
+/* A model graph, loaded (shape inference, folding): the graph passes (each
+ * one line, each recording what it did), lowering to one kernel, kernel
+ * passes, fusion. */
+static void compile_graph(Compilation *cx, Graph *g) {
+  Arena *arena = cx->arena;
+  const lgen_options *options = cx->options;
+  bool fusion = fusion_enabled(options);
+  KernelRecord *r = arena_alloc(arena, sizeof *r);
+  r->graph = true;
+  dump_graph(cx, "parse", g, NULL);
   int nchoices;
-  ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices, arena);
-  graph_conv_algorithms(g, choices, nchoices, &gk->convs); /* a choice, not fusion: --fuse=none keeps it */
-  /* always on: folding constants is not fusion, so --fuse=none keeps it */
-  graph_fold_scale_shift(g, &gk->folded);
-  if (fusion_enabled(options)) {
-    graph_share_inputs(g, &gk->shared);
-    graph_fold_diag(g, &gk->diags);
-    graph_recognize_softmax(g, &gk->softmaxes);
-  }
-  graph_widen_f16(g, &gk->widened); /* accuracy, not fusion: --fuse=none keeps it */
-  gk->k = graph_lower(g, options->name, arena, &cx->diag);
-  if (channels_last_wanted(cx, gk->k, options))
-    choose_layouts(gk->k, &gk->fusion.decisions, arena);
-  FuseOptions fuse = fuse_options(cx, gk->k, options, arena);
-  fuse_kernel(gk->k, &fuse, &gk->fusion, arena, &cx->diag);
-  ir_verify_kernel(&cx->diag, gk->k);
-  vec_push(arena, &cx->module.kernels, gk->k);
-  vec_push(arena, &cx->graphs, gk);
+  ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices);
+  /* choices, folding and accuracy, not fusion: --fuse=none keeps them */
+  graph_conv_algorithms(g, choices, nchoices, notes(cx, r, "conv algorithms", false));
+  graph_fold_scale_shift(g, notes(cx, r, "folded", false));
+  if (fusion)
+    graph_share_inputs(g, notes(cx, r, "input sharing", false));
+  if (fusion)
+    graph_fold_diag(g, notes(cx, r, "diag folded", false));
+  if (fusion)
+    graph_recognize_softmax(g, notes(cx, r, "softmax", false));
+  graph_widen_f16(g, notes(cx, r, "f16", false));
+  dump_graph(cx, "graph", g, r);
+  r->k = graph_lower(g, options->name, arena, &cx->diag);
+  dump_kernel(cx, "lower", r->k);
+  PtrVec *fused = notes(cx, r, "fusion", true);
+  if (channels_last_wanted(cx, r->k))
+    choose_layouts(r->k, fused, arena);
+  FuseOptions fo = fuse_options(cx, r->k);
+  FuseReport report = {*fused};
+  fuse_kernel(r->k, &fo, &report, arena, &cx->diag);
+  *fused = report.decisions;
+  ir_verify_kernel(&cx->diag, r->k);
+  dump_kernel(cx, "fuse", r->k);
+  vec_push(arena, &cx->module.kernels, r->k);
+  vec_push(arena, &cx->records, r);
 }
 
-/* Notes name the model's tensors: printable text only, so that no name
- * can end the comment line and add a key to the schedule. */
-static void comment_line(StrBuf *out, const char *note) {
-  sb_puts(out, "#   ");
-  sb_put_printable(out, note);
-  sb_putc(out, '\n');
-}
-
-static void comment_heading(StrBuf *out, const char *what, const char *kernel, const char *tail) {
-  sb_printf(out, "# %s in ", what);
-  sb_put_printable(out, kernel);
-  sb_printf(out, ":%s\n", tail);
-}
-
-/* After the per-op schedules: each graph's fusion decisions and buffer
- * plan, as comments (a schedule file read back ignores them). */
-static void print_graph_passes(Compilation *cx) {
-  for (int i = 0; i < cx->fused_defs.len; i++) {
-    const FusedDef *fd = cx->fused_defs.items[i];
-    comment_heading(&cx->sched, "fusion", fd->k->name, "");
-    for (int d = 0; d < fd->fusion.decisions.len; d++)
-      comment_line(&cx->sched, fd->fusion.decisions.items[d]);
-  }
-  for (int i = 0; i < cx->graphs.len; i++) {
-    const GraphKernel *gk = cx->graphs.items[i];
-    if (gk->folded.len)
-      comment_heading(&cx->sched, "folded", gk->k->name, "");
-    for (int d = 0; d < gk->folded.len; d++)
-      comment_line(&cx->sched, gk->folded.items[d]);
-    if (gk->shared.len)
-      comment_heading(&cx->sched, "input sharing", gk->k->name, "");
-    for (int d = 0; d < gk->shared.len; d++)
-      comment_line(&cx->sched, gk->shared.items[d]);
-    if (gk->convs.len)
-      comment_heading(&cx->sched, "conv algorithms", gk->k->name, "");
-    for (int d = 0; d < gk->convs.len; d++)
-      comment_line(&cx->sched, gk->convs.items[d]);
-    if (gk->diags.len)
-      comment_heading(&cx->sched, "diag folded", gk->k->name, "");
-    for (int d = 0; d < gk->diags.len; d++)
-      comment_line(&cx->sched, gk->diags.items[d]);
-    if (gk->softmaxes.len)
-      comment_heading(&cx->sched, "softmax", gk->k->name, "");
-    for (int d = 0; d < gk->softmaxes.len; d++)
-      comment_line(&cx->sched, gk->softmaxes.items[d]);
-    if (gk->widened.len)
-      comment_heading(&cx->sched, "f16", gk->k->name, "");
-    for (int d = 0; d < gk->widened.len; d++)
-      comment_line(&cx->sched, gk->widened.items[d]);
-    comment_heading(&cx->sched, "fusion", gk->k->name, gk->fusion.decisions.len ? "" : " none");
-    for (int d = 0; d < gk->fusion.decisions.len; d++)
-      comment_line(&cx->sched, gk->fusion.decisions.items[d]);
-    plan_print_yaml(&cx->sched, gk->k, gk->plan);
+/* A def's comprehensions fuse like a graph's ops (a matmul and its bias
+ * add become one nest); after the graphs, which may call the defs. */
+static void fuse_defs(Compilation *cx) {
+  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(cx->options); i++) {
+    Kernel *k = cx->module.kernels.items[i];
+    if (record_of(cx, k) || k->nops < 2)
+      continue;
+    KernelRecord *r = arena_alloc(cx->arena, sizeof *r);
+    r->k = k;
+    FuseOptions fo = fuse_options(cx, k);
+    FuseReport report = {0};
+    fuse_kernel(k, &fo, &report, cx->arena, &cx->diag);
+    if (!report.decisions.len)
+      continue;
+    *notes(cx, r, "fusion", false) = report.decisions;
+    vec_push(cx->arena, &cx->records, r);
+    dump_kernel(cx, "fuse", k);
   }
 }
 
-static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sources, size_t nsources,
-                         const lgen_options *options) {
+/* The buffer plan of every graph kernel; NULL for the defs of specs. */
+static BufferPlan **plan_buffers_all(Compilation *cx, OpPlan **plans) {
+  const Module *m = &cx->module;
+  BufferPlan **all = arena_alloc(cx->arena, sizeof *all * (size_t)(m->kernels.len + 1));
+  for (int i = 0; i < m->kernels.len; i++) {
+    KernelRecord *r = graph_record(cx, m->kernels.items[i]);
+    if (r)
+      all[i] = r->plan = plan_graph_buffers(r->k, plans[i], cx->arena);
+    if (r && dumping(cx, "plan"))
+      plan_print_yaml(dump_begin(cx, "plan", r->k->name), r->k, r->plan);
+  }
+  return all;
+}
+
+static void dump_schedules(Compilation *cx, OpPlan **plans) {
+  for (int i = 0; i < cx->module.kernels.len && dumping(cx, "schedule"); i++) {
+    const Kernel *k = cx->module.kernels.items[i];
+    StrBuf *out = dump_begin(cx, "schedule", k->name);
+    print_schedule(out, cx, plans, k);
+    const KernelRecord *r = record_of(cx, k);
+    if (r)
+      print_notes(out, r);
+  }
+}
+
+static Source *copy_source(Arena *arena, const lgen_source *s) {
+  Source *src = arena_alloc(arena, sizeof *src);
+  src->name = arena_strdup(arena, s->name);
+  src->text = arena_strndup(arena, s->text, s->len);
+  src->len = s->len;
+  return src;
+}
+
+static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nsources) {
+  Arena *arena = cx->arena;
+  const lgen_options *options = cx->options;
   parse_overrides(cx, arena, options);
   Source **srcs = arena_alloc(arena, sizeof *srcs * (nsources + 1));
+  for (size_t i = 0; i < nsources; i++)
+    srcs[i] = copy_source(arena, &sources[i]);
   int nchoices;
   OpdslChoice *choices = opdsl_parse_choices(options->opdsl, &nchoices, arena, &cx->diag);
   PtrVec opdsl_files = {0};
-  for (size_t i = 0; i < nsources; i++) {
-    Source *src = srcs[i] = arena_alloc(arena, sizeof *src);
-    src->name = arena_strdup(arena, sources[i].name);
-    src->text = arena_strndup(arena, sources[i].text, sources[i].len);
-    src->len = sources[i].len;
-    if (is_graph_source(src, options))
-      continue;
-    if (is_opdsl_source(src, options)) {
-      OpdslFile *file = opdsl_parse(src, arena, &cx->diag);
-      vec_push(arena, &opdsl_files, file);
-      opdsl_lower(file, &cx->module, choices, nchoices, arena, &cx->diag);
-      continue;
-    }
-    AstFile *file = tc_parse(src, arena, &cx->diag);
-    tc_lower(file, &cx->module, arena, &cx->diag);
-  }
+  for (size_t i = 0; i < nsources; i++)
+    if (!is_graph_source(srcs[i], options))
+      compile_spec(cx, srcs[i], choices, nchoices, &opdsl_files);
   opdsl_check_choices(&opdsl_files, choices, nchoices, &cx->diag);
   for (int i = 0; i < cx->module.kernels.len; i++)
     ir_verify_kernel(&cx->diag, cx->module.kernels.items[i]);
-  if (options->schedule && strcmp(options->schedule, "file") == 0) {
-    Source *src = arena_alloc(arena, sizeof *src);
-    src->name = arena_strdup(arena, options->schedule_file->name);
-    src->text = arena_strndup(arena, options->schedule_file->text, options->schedule_file->len);
-    src->len = options->schedule_file->len;
-    cx->schedule_file = schedule_file_parse(src, arena, &cx->diag);
-  }
+  if (options->schedule && strcmp(options->schedule, "file") == 0)
+    cx->schedule_file = schedule_file_parse(copy_source(arena, options->schedule_file), arena, &cx->diag);
   /* every graph is read before any is lowered, so that a --dim or
    * --input-shape that names nothing is reported first */
   Graph **graphs = arena_alloc(arena, sizeof *graphs * (nsources + 1));
@@ -511,64 +590,19 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       graphs[ngraphs++] = load_graph(cx, arena, srcs[i], options);
   check_overrides_used(cx, arena, graphs, ngraphs);
   for (int i = 0; i < ngraphs; i++)
-    compile_graph(cx, arena, graphs[i], options);
-  /* a def's comprehensions fuse like a graph's ops (a matmul and its bias
-   * add become one nest); after the graphs, which may call the defs */
-  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(options); i++) {
-    Kernel *k = cx->module.kernels.items[i];
-    if (graph_kernel(cx, k) || k->nops < 2)
-      continue;
-    FusedDef *fd = arena_alloc(arena, sizeof *fd);
-    fd->k = k;
-    FuseOptions fo = fuse_options(cx, k, options, arena);
-    fuse_kernel(k, &fo, &fd->fusion, arena, &cx->diag);
-    if (fd->fusion.decisions.len)
-      vec_push(arena, &cx->fused_defs, fd);
-  }
+    compile_graph(cx, graphs[i]);
+  fuse_defs(cx);
   const Target *target = options->target ? target_lookup(options->target) : target_default();
-  if (!target)
-    diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, target_names());
-  OpPlan **plans = choose_schedules(cx, arena, options, target);
-  for (int i = 0; i < cx->module.kernels.len && fusion_enabled(options); i++) {
-    GraphKernel *gk = graph_kernel(cx, cx->module.kernels.items[i]);
-    if (!gk)
-      continue;
-    FuseOptions fo = fuse_options(cx, gk->k, options, arena);
-    const char **keep = arena_alloc(arena, sizeof(char *) * (size_t)(fo.noverrides + 1));
-    int nkeep = 0;
-    for (int o = 0; o < fo.noverrides; o++)
-      if (!fo.overrides[o].inline_it)
-        keep[nkeep++] = fo.overrides[o].tensor;
-    plan_prologues(gk->k, plans[i], &gk->fusion.decisions, arena);
-    plan_row_groups(gk->k, plans[i], target, keep, nkeep, arena, &gk->fusion.decisions);
+  if (!target) {
+    char known[256];
+    target_names(known, sizeof known);
+    diag_error(&cx->diag, (Loc){0}, "unknown target '%s' (known: %s)", options->target, known);
   }
-  BufferPlan **buffer_plans = arena_alloc(arena, sizeof *buffer_plans * (size_t)(cx->module.kernels.len + 1));
-  for (int i = 0; i < cx->module.kernels.len; i++) {
-    GraphKernel *gk = graph_kernel(cx, cx->module.kernels.items[i]);
-    if (!gk)
-      continue;
-    OpSpan *spans = arena_alloc(arena, sizeof(OpSpan) * (size_t)(gk->k->nops + 1));
-    for (int j = 0; j < gk->k->nops; j++) {
-      int size = plans[i][j].group_size;
-      for (int m = j; m < j + (size > 1 ? size : 1); m++)
-        spans[m] = (OpSpan){j, j + (size > 1 ? size : 1) - 1, -1};
-      j += size > 1 ? size - 1 : 0;
-    }
-    for (int j = 0; j < gk->k->nops; j++) /* a prologue runs in its consumer; its result never exists */
-      if (plans[i][j].is_prologue) {
-        int c = plans[i][j].prologue_of;
-        spans[j] = (OpSpan){spans[c].first, spans[c].last, plans[i][c].prologue_tensor};
-        spans[c].unmaterialized = plans[i][c].prologue_tensor;
-      }
-    int64_t *bytes = arena_alloc(arena, sizeof(int64_t) * (size_t)(gk->k->ntensors + 1));
-    for (int t = 0; t < gk->k->ntensors; t++)
-      bytes[t] = -1;
-    for (int j = 0; j < gk->k->nops; j++) /* a softmax group's chunk buffers */
-      for (int c = 0; c < plans[i][j].nchunk_local; c++)
-        bytes[plans[i][j].chunk_local[c]] = plans[i][j].chunk_local_bytes[c];
-    buffer_plans[i] = gk->plan = plan_buffers(gk->k, spans, bytes, arena);
-  }
-  print_graph_passes(cx);
+  OpPlan **plans = choose_schedules(cx, target);
+  group_ops(cx, plans, target);
+  dump_schedules(cx, plans);
+  BufferPlan **buffer_plans = plan_buffers_all(cx, plans);
+  print_schedule(&cx->sched, cx, plans, NULL);
   TemplateSet *templates = arena_alloc(arena, sizeof *templates);
   templates_load(templates, &cx->module, &cx->file_deps, arena, &cx->diag);
   EmitOptions eo = {
@@ -582,6 +616,8 @@ static void run_pipeline(Compilation *cx, Arena *arena, const lgen_source *sourc
       .buffer_plans = buffer_plans,
       .separate_weights = options->separate_weights != 0,
       .templates = templates,
+      .diag = &cx->diag,
+      .dump_loops = dumping(cx, "loops") ? &cx->dump : NULL,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   emit_c_file(&cx->c, &cx->module, &eo, arena);
@@ -597,9 +633,11 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
   Arena *arena = arena_new();
   Compilation *cx = arena_alloc(arena, sizeof *cx);
   cx->diag.on_error = &cx->on_error;
+  cx->options = options;
+  cx->arena = arena;
   int status = setjmp(cx->on_error);
   if (status == 0) {
-    run_pipeline(cx, arena, sources, nsources, options);
+    run_pipeline(cx, sources, nsources);
     out->c_source = take(&cx->c);
     out->header = take(&cx->h);
     out->ir = take(&cx->ir);
@@ -622,6 +660,7 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
   out->errors = cx->diag.errors;
   out->warnings = cx->diag.warnings;
   out->diagnostics = take(&cx->diag.out);
+  out->dump = take(&cx->dump); /* the stages before a failure too */
   arena_free(arena);
   return status == 0 ? LGEN_OK : status == 1 ? LGEN_INPUT_ERROR : status == 3 ? LGEN_USAGE_ERROR : LGEN_INTERNAL_ERROR;
 }
@@ -635,7 +674,17 @@ void lgen_output_free(lgen_output *out) {
   free(out->weights);
   free(out->depends);
   free(out->diagnostics);
+  free(out->dump);
   memset(out, 0, sizeof *out);
 }
 
 int lgen_target_known(const char *name) { return target_lookup(name) != NULL; }
+
+void lgen_target_names(char *buf, size_t size) { target_names(buf, size); }
+
+int lgen_dump_stage_known(const char *name) {
+  for (size_t i = 0; i < sizeof dump_stages / sizeof *dump_stages; i++)
+    if (strcmp(dump_stages[i], name) == 0)
+      return 1;
+  return 0;
+}

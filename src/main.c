@@ -54,8 +54,8 @@ static const char usage_text[] =
     "                        none: plain loops; auto (default): tiling, packing, register\n"
     "                        blocking and threads chosen from each op's structure; FILE:\n"
     "                        decisions per op in YAML (see lgen(1), SCHEDULES)\n"
-    "  --target=NAME         machine model for auto: x86-64-avx512 (default), x86-64-avx2,\n"
-    "                        aarch64-neon\n"
+    "  --target=NAME         machine model for auto, one of: %s\n"
+    "                        (the first is the default)\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
     "  --input-format=tc|yaml|json|onnx\n"
@@ -74,6 +74,9 @@ static const char usage_text[] =
     "                        default only inside the model's own folder)\n"
     "  --max-constant-bytes=N[K|M|G]\n"
     "                        the most bytes of constants a model may make lgen hold (2G)\n"
+    "  --dump=STAGE[,STAGE...]\n"
+    "                        print the program after each stage on standard error:\n"
+    "                        parse, graph, lower, fuse, schedule, plan, loops\n"
     "  -MD                   write a make dependency file (OUT.d, or -MF's)\n"
     "  -MF FILE              the dependency file's name (implies -MD)\n"
     "  -MT TARGET            the dependency rule's target (repeatable)\n"
@@ -175,7 +178,9 @@ static void parse_args(int argc, char **argv, Options *o) {
     } else if (strcmp(a, "--") == 0) {
       options_done = true;
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      fputs(usage_text, stdout);
+      char known[256];
+      lgen_target_names(known, sizeof known);
+      printf(usage_text, known);
       exit(0);
     } else if (strcmp(a, "--version") == 0) {
       printf("lgen %s\n", LGEN_VERSION);
@@ -265,6 +270,19 @@ static void parse_args(int argc, char **argv, Options *o) {
         usage_error("more than %s --input-shape options", "256");
       o->input_shapes[o->lib.ninput_shapes++] = option_value(argc, argv, &i, v);
       o->lib.input_shapes = o->input_shapes;
+    } else if (long_option(a, "--dump", &v)) {
+      v = option_value(argc, argv, &i, v);
+      for (const char *p = v; *p || p == v;) {
+        size_t len = strcspn(p, ",");
+        char stage[32];
+        snprintf(stage, sizeof stage, "%.*s", (int)(len < sizeof stage ? len : sizeof stage - 1), p);
+        if (len >= sizeof stage || !lgen_dump_stage_known(stage))
+          usage_error("unknown --dump stage in '%s' (known: parse, graph, lower, fuse, schedule, plan, loops)", v);
+        p += len + (p[len] == ',');
+        if (!p[0] && p[-1] == ',')
+          usage_error("empty --dump stage in '%s'", v);
+      }
+      o->lib.dump = v;
     } else if (long_option(a, "--fuse", &v)) {
       v = option_value(argc, argv, &i, v);
       if (strcmp(v, "auto") != 0 && strcmp(v, "none") != 0)
@@ -288,8 +306,12 @@ static void parse_args(int argc, char **argv, Options *o) {
     for (int j = i + 1; j < 4; j++)
       if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0)
         usage_error("'%s' is named for two outputs", outputs[i]);
-  if (o->lib.target && !lgen_target_known(o->lib.target))
-    usage_error("unknown --target '%s' (known: x86-64-avx512, x86-64-avx2, aarch64-neon)", o->lib.target);
+  if (o->lib.target && !lgen_target_known(o->lib.target)) {
+    char known[256], fmt[300];
+    lgen_target_names(known, sizeof known);
+    snprintf(fmt, sizeof fmt, "unknown --target '%%s' (known: %s)", known);
+    usage_error(fmt, o->lib.target);
+  }
   if (o->make_deps && to_stdout && (!o->depfile || o->ntargets == 0))
     usage_error("%s with the output on standard output needs -MF FILE and -MT TARGET", "-MD");
 }
@@ -618,6 +640,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < o.ninputs; i++)
     free(texts[i]);
   free(schedule_text);
+  if (out.dump)
+    fputs(out.dump, stderr);
   fputs(out.diagnostics, stderr);
   if (rc != LGEN_OK) {
     lgen_output_free(&out);

@@ -7,6 +7,14 @@
 
 /* ---- --checks ---- */
 
+/* if (cond) LGEN_CHECK_FAILED("msg"); */
+static void check_failed(Emitter *e, const char *cond, const char *msg) {
+  LoopNode *node = put(e, loops_if(e->arena, cond));
+  node->braces = BRACES_INLINE;
+  const char *arg = arena_printf(e->arena, "\"%s\"", c_string_text(e->arena, msg));
+  loops_append(&node->body, loops_call(e->arena, "LGEN_CHECK_FAILED", 1, &arg));
+}
+
 static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
   switch (x->kind) {
   case AE_DIM:
@@ -50,8 +58,7 @@ static void check_array_attrs(Emitter *e, const AffineExpr *x, bool *checked) {
     checked[x->index * 64 + (x->elem & 63)] = true;
     const char *msg = arena_printf(e->arena, "%s: attribute %s has fewer than %d elements", e->kn.function, a->name,
                                    x->elem + 1);
-    line(e, "if (%s <= %d) LGEN_CHECK_FAILED(\"%s\");", e->kn.attr_counts[x->index], x->elem,
-         c_string_text(e->arena, msg));
+    check_failed(e, arena_printf(e->arena, "%s <= %d", e->kn.attr_counts[x->index], x->elem), msg);
   }
   check_array_attrs(e, x->lhs, checked);
   check_array_attrs(e, x->rhs, checked);
@@ -61,9 +68,8 @@ void emit_checks(Emitter *e) {
   const Kernel *k = e->k;
   use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
   for (int s = 0; s < k->nsizes; s++)
-    line(e, "if (%s < 0) LGEN_CHECK_FAILED(\"%s\");", e->kn.sizes[s],
-         c_string_text(e->arena, arena_printf(e->arena, "%s: size %s must not be negative", e->kn.function,
-                                              k->sizes[s].name)));
+    check_failed(e, arena_printf(e->arena, "%s < 0", e->kn.sizes[s]),
+                 arena_printf(e->arena, "%s: size %s must not be negative", e->kn.function, k->sizes[s].name));
   bool *checked = arena_alloc(e->arena, sizeof(bool) * 64 * (size_t)(k->nattrs + 1));
   for (int i = 0; i < k->nops; i++)
     for (int o = 0; o < k->ops[i].noperands; o++)
@@ -88,7 +94,7 @@ void emit_checks(Emitter *e) {
         const char *want = affine_str(e, dim->extent);
         const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
                                        e->kn.function, t->name, pre->pos, extent, want, dim->name);
-        line(e, "if (%s != %s) LGEN_CHECK_FAILED(\"%s\");", extent, want, c_string_text(e->arena, msg));
+        check_failed(e, arena_printf(e->arena, "%s != %s", extent, want), msg);
         continue;
       }
       StrBuf range = {0};
@@ -96,12 +102,11 @@ void emit_checks(Emitter *e) {
       const char *index = affine_str(e, o->map[pre->pos]);
       const char *msg = arena_printf(e->arena, "%s: index %s of %s leaves [0, %s) for these sizes", e->kn.function,
                                      index, t->name, extent);
-      line(e, "if (%s) {", op->ndims ? sb_cstr(&nonempty) : "1");
-      e->indent++;
-      line(e, "const lgen_range r = %s;", sb_cstr(&range));
-      line(e, "if (r.lo < 0 || r.hi >= %s) LGEN_CHECK_FAILED(\"%s\");", extent, c_string_text(e->arena, msg));
-      e->indent--;
-      line(e, "}");
+      LoopNode *node = put(e, loops_if(e->arena, op->ndims ? arena_strdup(e->arena, sb_cstr(&nonempty)) : "1"));
+      LoopList *outside = build_into(e, &node->body);
+      put(e, loops_let(e->arena, "const lgen_range", "r", arena_strdup(e->arena, sb_cstr(&range))));
+      check_failed(e, arena_printf(e->arena, "r.lo < 0 || r.hi >= %s", extent), msg);
+      e->cur = outside;
       sb_free(&range);
     }
     sb_free(&nonempty);

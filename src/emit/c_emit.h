@@ -46,6 +46,8 @@ typedef struct {
   BufferPlan **buffer_plans;
   bool separate_weights; /* graph constants go to emit_c_weights's file, extern here */
   const TemplateSet *templates; /* for ExtOps; may be NULL when there are none */
+  Diag *diag;                   /* internal errors (diag_bug) */
+  StrBuf *dump_loops;           /* --dump=loops: each function's loop tree, or NULL */
 } EmitOptions;
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);

@@ -17,6 +17,7 @@ typedef struct {
   Emitter *e;
   const ExtOp *x;
   const char *fn; /* the instance's function name */
+  LoopNode *call; /* the call built */
 } ExtCall;
 
 static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
@@ -54,7 +55,8 @@ static void dims_array(const ExtCall *c, const char *name, int i, int from, int 
   StrBuf sb = {0};
   for (int d = from; d < to; d++)
     sb_printf(&sb, "%s%s", d > from ? ", " : "", extent(c, i, d));
-  line(c->e, "const int64_t %s[] = {%s};", name, sb_cstr(&sb));
+  put(c->e, loops_let(c->e->arena, "const int64_t", arena_printf(c->e->arena, "%s[]", name),
+                      arena_printf(c->e->arena, "{%s}", sb_cstr(&sb))));
   sb_free(&sb);
 }
 
@@ -131,10 +133,8 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
       return;
   vec_push(e->arena, e->helper_names, (void *)c->fn);
   const char *text = template_text(e, c->x->tmpl);
-  if (!text) { /* templates_load reads every template an ExtOp names */
-    sb_printf(e->helpers, "#error \"lgen bug: template %s was not loaded\"\n", c->x->tmpl);
-    return;
-  }
+  if (!text) /* templates_load reads every template an ExtOp names */
+    diag_bug(e->opt->diag, "template %s was not loaded", c->x->tmpl);
   static const char *const keys[] = {"S",    "T",       "I",    "LOWEST", "HIGHEST", "EXP",  "LOG",
                                      "TOF32", "FROMF32", "SINT", "EXPNEG", "C",       "TOC",  "FROMC",
                                      "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD", "ISNAN"};
@@ -201,6 +201,32 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
 
 /* ---- the calls ---- */
 
+/* The template's call with the arguments fmt gives, one list ("a, b,
+ * c"; commas inside parentheses or braces do not separate). */
+static void call_args(ExtCall *c, const char *fmt, ...) LG_PRINTF(2, 3);
+static void call_args(ExtCall *c, const char *fmt, ...) {
+  Arena *a = c->e->arena;
+  va_list ap;
+  va_start(ap, fmt);
+  StrBuf sb = {0};
+  sb_vprintf(&sb, fmt, ap);
+  va_end(ap);
+  PtrVec args = {0};
+  const char *text = sb_cstr(&sb), *start = text;
+  int depth = 0;
+  for (const char *p = text;; p++) {
+    depth += *p == '(' || *p == '{' ? 1 : *p == ')' || *p == '}' ? -1 : 0;
+    if (*p == '\0' || (depth == 0 && p[0] == ',' && p[1] == ' ')) {
+      vec_push(a, &args, arena_strndup(a, start, (size_t)(p - start)));
+      if (!*p)
+        break;
+      start = p + 2;
+    }
+  }
+  c->call = put(c->e, loops_call(a, c->fn, args.len, (const char *const *)args.items));
+  sb_free(&sb);
+}
+
 static int attr_int(const ExtCall *c, const char *name, int64_t dflt) {
   return (int)ext_attr_int(c->x, name, dflt);
 }
@@ -262,19 +288,18 @@ static void call_attention(ExtCall *c) {
       fmask = name_of(c, mask);
   }
   bool online = strcmp(x->kind, "online_attention") == 0, sc = strcmp(x->kind, "attention_scores") == 0;
-  line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,", c->fn, name_of(c, 0), name_of(c, 1),
-       name_of(c, 2), fmask, bmask, lens >= 0 ? name_of(c, lens) : "0", sc ? "0" : name_of(c, out),
-       online ? name_of(c, out + 1) : "0", online ? name_of(c, out + 2) : "0", sc ? name_of(c, out) : "0",
-       name_of(c, nscr), extent(c, nscr, 1), extent(c, nscr, 0));
-  line(e, "    %s, %s, %s, %s, %s, %s, %s,", B, H, Hkv, extent(c, 0, r - 2), extent(c, 1, r - 2), extent(c, 0, r - 1),
-       extent(c, 2, r - 1));
   StrBuf f = {0};
   c_float_literal(&f, ext_attr_float(x, "scale", 1), ct);
   sb_puts(&f, ", ");
   c_float_literal(&f, ext_attr_float(x, "softcap", 0), ct);
-  line(e, "    %s, %s, %s, %s, %s, %s, %d, %lld, %d, %d);", ms[0], ms[1], ms[2], ms[3], mask_lk, sb_cstr(&f),
-       (int)ext_attr_int(x, "causal", 0), (long long)ext_attr_int(x, "causal_offset", 0),
-       (int)ext_attr_int(x, "causal_lens", 0), (int)ext_attr_int(x, "qk_mode", 0));
+  call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
+            "%s, %d, %lld, %d, %d", name_of(c, 0), name_of(c, 1), name_of(c, 2), fmask, bmask,
+            lens >= 0 ? name_of(c, lens) : "0", sc ? "0" : name_of(c, out), online ? name_of(c, out + 1) : "0",
+            online ? name_of(c, out + 2) : "0", sc ? name_of(c, out) : "0", name_of(c, nscr), extent(c, nscr, 1),
+            extent(c, nscr, 0), B, H, Hkv, extent(c, 0, r - 2), extent(c, 1, r - 2), extent(c, 0, r - 1),
+            extent(c, 2, r - 1), ms[0], ms[1], ms[2], ms[3], mask_lk, sb_cstr(&f), (int)ext_attr_int(x, "causal", 0),
+            (long long)ext_attr_int(x, "causal_offset", 0), (int)ext_attr_int(x, "causal_lens", 0),
+            (int)ext_attr_int(x, "qk_mode", 0));
   sb_free(&f);
 }
 
@@ -292,13 +317,14 @@ static const char *chunk_rows_of(const ExtCall *c, int i, const char *n) {
 /* softmax (templates/softmax.c), x [, max_init, sum_init] -> y, max, sum,
  * scale: the call runs one chunk of rows (lgen_softmax_chunk), and the
  * chunks are this loop's, shared out among the threads. A row-fused op
- * after the softmax (e->softmax_rows) runs inside it, on the chunk's rows
- * lgen_u0 .. lgen_u1 - 1, while they are in cache; a row-fused op before
- * it computes the chunk's rows of its input just before the call. With
+ * after the softmax (`grouped`: c_emit.c puts it in the loop) runs inside
+ * it, on the chunk's rows lgen_u0 .. lgen_u1 - 1, while they are in cache;
+ * a row-fused op before it computes the chunk's rows of its input just
+ * before the call. With
  * chunk buffers (e->chunk_group: x or y kept per thread, a chunk each,
  * which needs a thread slot per thread and chunks of at most
  * LG_SOFTMAX_CHUNK_ROWS), the call sees the chunk's rows as rows 0 on. */
-static void call_softmax(ExtCall *c) {
+static void call_softmax(ExtCall *c, bool grouped) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
   int out = x->ninputs, axis = attr_int(c, "axis", -1), is_log = attr_int(c, "log", 0);
@@ -308,57 +334,57 @@ static void call_softmax(ExtCall *c) {
   c_float_literal(&scale, ext_attr_float(x, "scale", 1.0), t);
   c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t);
   const char *outer = extent_product(c, 0, 0, axis), *inner = extent_product(c, 0, axis + 1, tensor_of(c, 0)->rank);
-  const char *n = extent(c, 0, axis), *threads = "";
+  const char *n = extent(c, 0, axis), *threads = NULL;
   bool chunked = e->chunk_group != NULL;
-  line(e, "{");
-  e->indent++;
-  line(e, "const int64_t lgen_units = lgen_softmax_units_%s(%s, %s);", elem_type_name(t), outer, inner);
+  Arena *a = e->arena;
+  LoopList *outside = e->cur;
+  e->cur = &put(e, loops_block(a, REGION_NONE))->body;
+  put(e, loops_let(a, "const int64_t", "lgen_units",
+                   arena_printf(a, "lgen_softmax_units_%s(%s, %s)", elem_type_name(t), outer, inner)));
   if (chunked) {
     use_helper(e->helpers_used, "lgen_min");
     use_helper(e->helpers_used, "lgen_thread_slots");
     if (e->graph_region)
       e->region_thread_cap = true;
     else
-      threads = arena_printf(e->arena, " num_threads(lgen_thread_slots(%d))", LG_SCRATCH_THREAD_SLOTS);
-    line(e, "const int64_t lgen_chunk = lgen_min(lgen_softmax_chunk_%s(%s, %s, %d), %d);", elem_type_name(t), outer,
-         inner, is_log, LG_SOFTMAX_CHUNK_ROWS);
+      threads = arena_printf(a, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
+    put(e, loops_let(a, "const int64_t", "lgen_chunk",
+                     arena_printf(a, "lgen_min(lgen_softmax_chunk_%s(%s, %s, %d), %d)", elem_type_name(t), outer,
+                                  inner, is_log, LG_SOFTMAX_CHUNK_ROWS)));
   } else {
-    line(e, "const int64_t lgen_chunk = lgen_softmax_chunk_%s(%s, %s, %d);", elem_type_name(t), outer, inner,
-         is_log);
+    put(e, loops_let(a, "const int64_t", "lgen_chunk",
+                     arena_printf(a, "lgen_softmax_chunk_%s(%s, %s, %d)", elem_type_name(t), outer, inner, is_log)));
   }
-  line(e, "LGEN_OMP(omp %sfor%s schedule(static))", e->softmax_rows && !e->graph_region ? "parallel " : "", threads);
-  line(e, "for (int64_t lgen_c = 0; lgen_c < (lgen_units + lgen_chunk - 1) / lgen_chunk; ++lgen_c) {");
-  e->indent++;
-  line(e, "const int64_t lgen_u0 = lgen_c * lgen_chunk;");
-  line(e, "const int64_t lgen_u1 = lgen_units - lgen_u0 < lgen_chunk ? lgen_units : lgen_u0 + lgen_chunk;");
+  LoopNode *chunks = put(e, loops_for(a, "lgen_c", "0", "(lgen_units + lgen_chunk - 1) / lgen_chunk", 1));
+  chunks->par = grouped && !e->graph_region ? PAR_REGION : PAR_WORKSHARING;
+  chunks->threads = threads;
+  chunks->schedule = "schedule(static)";
+  e->cur = &chunks->body;
+  put(e, loops_let(a, "const int64_t", "lgen_u0", "lgen_c * lgen_chunk"));
+  put(e, loops_let(a, "const int64_t", "lgen_u1", "lgen_units - lgen_u0 < lgen_chunk ? lgen_units : lgen_u0 + lgen_chunk"));
   if (chunked) {
-    line(e, "const int64_t lgen_slot = (int64_t)LGEN_THREAD_NUM() * %d * %s;", LG_SOFTMAX_CHUNK_ROWS, n);
-    line(e, "const int64_t lgen_shift = lgen_u0 * %s - lgen_slot; /* row lgen_u0 of a chunk buffer: its slot */", n);
+    put(e, loops_let(a, "const int64_t", "lgen_slot",
+                     arena_printf(a, "(int64_t)LGEN_THREAD_NUM() * %d * %s", LG_SOFTMAX_CHUNK_ROWS, n)));
+    put(e, loops_let(a, "const int64_t", "lgen_shift", arena_printf(a, "lgen_u0 * %s - lgen_slot", n)))->note =
+        "row lgen_u0 of a chunk buffer: its slot";
   }
-  if (e->softmax_rows)
-    e->softmax_rows(e, e->softmax_rows_ctx, false);
   if (chunked)
-    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, lgen_u1 - lgen_u0, %s, 1, %s, %s, %d, 0, lgen_u1 - lgen_u0);", c->fn,
+    call_args(c, "%s, %s, %s, %s, %s, %s, %s, lgen_u1 - lgen_u0, %s, 1, %s, %s, %d, 0, lgen_u1 - lgen_u0",
          chunk_rows_of(c, 0, n), chunk_rows_of(c, out, n), chunk_rows_of(c, out + 1, NULL),
          chunk_rows_of(c, out + 2, NULL), chunk_rows_of(c, out + 3, NULL),
          x->ninputs > 1 ? chunk_rows_of(c, 1, NULL) : "0", x->ninputs > 2 ? chunk_rows_of(c, 2, NULL) : "0", n,
          sb_cstr(&scale), sb_cstr(&post), is_log);
   else
-    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1);", c->fn, name_of(c, 0),
+    call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, lgen_u0, lgen_u1", name_of(c, 0),
          name_of(c, out), name_of(c, out + 1), name_of(c, out + 2), name_of(c, out + 3),
          x->ninputs > 1 ? name_of(c, 1) : "0", x->ninputs > 2 ? name_of(c, 2) : "0", rows(c, 0, axis),
          sb_cstr(&scale), sb_cstr(&post), is_log);
-  if (e->softmax_rows)
-    e->softmax_rows(e, e->softmax_rows_ctx, true);
-  e->indent--;
-  line(e, "}");
-  e->indent--;
-  line(e, "}");
+  e->cur = outside;
   sb_free(&scale);
   sb_free(&post);
 }
 
-static void call(ExtCall *c) {
+static void call(ExtCall *c, bool grouped) {
   Emitter *e = c->e;
   const ExtOp *x = c->x;
   const char *k = x->tmpl;
@@ -367,14 +393,14 @@ static void call(ExtCall *c) {
   ElemType t0 = tensor_of(c, 0)->type;
   if (strcmp(k, "gather") == 0) {
     instantiate(c, t0, tensor_of(c, 1)->type, true);
-    line(e, "%s(%s, %s, %s, %s, %s);", c->fn, name_of(c, 0), name_of(c, 1), name_of(c, out),
+    call_args(c, "%s, %s, %s, %s, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
          rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank));
   } else if (strcmp(k, "gather_elements") == 0) {
     instantiate(c, t0, tensor_of(c, 1)->type, true);
     int r = tensor_of(c, 0)->rank;
     dims_array(c, "lgen_ishape", 1, 0, r);
     dims_array(c, "lgen_dshape", 0, 0, r);
-    line(e, "%s(%s, %s, %s, %d, lgen_ishape, lgen_dshape, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+    call_args(c, "%s, %s, %s, %d, lgen_ishape, lgen_dshape, %d", name_of(c, 0), name_of(c, 1),
          name_of(c, out), r, attr_int(c, "axis", 0));
   } else if (strcmp(k, "gather_nd") == 0) {
     instantiate(c, t0, tensor_of(c, 1)->type, true);
@@ -382,25 +408,25 @@ static void call(ExtCall *c) {
     const AffineExpr *last = tensor_of(c, 1)->shape[q - 1];
     int m = (int)last->value;
     dims_array(c, "lgen_dims", 0, b, b + m);
-    line(e, "%s(%s, %s, %s, %s, %s, %d, lgen_dims, %s);", c->fn, name_of(c, 0), name_of(c, 1), name_of(c, out),
+    call_args(c, "%s, %s, %s, %s, %s, %d, lgen_dims, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
          extent_product(c, 0, 0, b), extent_product(c, 1, b, q - 1), m, extent_product(c, 0, b + m, r));
   } else if (strcmp(k, "arg") == 0) {
     instantiate(c, t0, tensor_of(c, out)->type, true);
-    line(e, "%s(%s, %s, %s, %d, %d);", c->fn, name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+    call_args(c, "%s, %s, %s, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
          attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
   } else if (strcmp(k, "topk") == 0) { /* the thread count: how many segments a few long rows are cut into */
     instantiate(c, t0, tensor_of(c, out + 1)->type, true);
     use_helper(e->helpers_used, "LGEN_MAX_THREADS");
-    line(e, "%s(%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS());", c->fn, name_of(c, 0), name_of(c, out),
+    call_args(c, "%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS()", name_of(c, 0), name_of(c, out),
          name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
          (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1));
   } else if (strcmp(k, "sort") == 0) {
     instantiate(c, t0, TY_I64, false);
-    line(e, "%s(%s, %s, %s, %s, %d);", c->fn, name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+    call_args(c, "%s, %s, %s, %s, %d", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
          rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0));
   } else if (strcmp(k, "scan") == 0) {
     instantiate(c, t0, TY_I64, false);
-    line(e, "%s(%s, %s, %s, %d, %d, %d);", c->fn, name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+    call_args(c, "%s, %s, %s, %d, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
          combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
          attr_int(c, "reverse", 0));
   } else if (strcmp(k, "scatter") == 0) {
@@ -411,9 +437,9 @@ static void call(ExtCall *c) {
     for (int j = 0; j < m; j++)
       sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)map[j]);
     dims_array(c, "lgen_dims", 0, 0, r);
-    line(e, "const int64_t lgen_map[] = {%s};", sb_cstr(&sb));
+    put(e, loops_let(e->arena, "const int64_t", "lgen_map[]", arena_printf(e->arena, "{%s}", sb_cstr(&sb))));
     sb_free(&sb);
-    line(e, "%s(%s, %s, %s, %s, %d, lgen_dims, %d, lgen_map, %s, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+    call_args(c, "%s, %s, %s, %s, %d, lgen_dims, %d, lgen_map, %s, %d", name_of(c, 0), name_of(c, 1),
          name_of(c, 2), name_of(c, out), r, m, extent_product(c, 1, 0, q - 1),
          combiner_code(ext_attr_string(x, "combiner", "replace")));
   } else if (strcmp(k, "scatter_elements") == 0) {
@@ -421,24 +447,24 @@ static void call(ExtCall *c) {
     int r = tensor_of(c, 0)->rank;
     dims_array(c, "lgen_ishape", 1, 0, r);
     dims_array(c, "lgen_dshape", 0, 0, r);
-    line(e, "%s(%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d);", c->fn, name_of(c, 0), name_of(c, 1),
+    call_args(c, "%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d", name_of(c, 0), name_of(c, 1),
          name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
          combiner_code(ext_attr_string(x, "combiner", "replace")));
   } else if (strcmp(k, "softmax") == 0) {
-    call_softmax(c);
+    call_softmax(c, grouped);
   } else if (strcmp(k, "maxpool_index") == 0) { /* 1-D pools as H = 1 */
     instantiate(c, t0, TY_I64, true);
     const int64_t *wn = ext_attr_ints(x, "window", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
     const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
     int r = tensor_of(c, 0)->rank, two = r == 4;
-    line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d);", c->fn,
+    call_args(c, "%s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d",
          name_of(c, 0), name_of(c, out), extent_product(c, 0, 0, 2), two ? extent(c, 0, 2) : "1",
          extent(c, 0, r - 1), two ? extent(c, 1, 2) : "1", extent(c, 1, r - 1), (long long)(two ? wn[0] : 1),
          (long long)wn[two], (long long)(two ? st[0] : 1), (long long)st[two], (long long)(two ? dl[0] : 1),
          (long long)dl[two], (long long)(two ? pd[0] : 0), (long long)pd[2 * two], attr_int(c, "storage_order", 0));
   } else if (strcmp(k, "diag") == 0) {
     instantiate(c, t0, TY_I64, false);
-    line(e, "%s(%s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 0));
+    call_args(c, "%s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 0));
   } else if (strcmp(k, "fft") == 0) {
     instantiate(c, t0, TY_I64, false);
     e->needs_math = true; /* the twiddles' cos and sin */
@@ -447,14 +473,14 @@ static void call(ExtCall *c) {
     int inverse = attr_int(c, "inverse", 0);
     if (strcmp(x->kind, "fft") == 0) { /* real and imaginary parts apart */
       const char *n = extent(c, 0, r - 1);
-      line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s, 1, %d, 0);", c->fn, name_of(c, 0), name_of(c, 1), o,
+      call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s, 1, %d, 0", name_of(c, 0), name_of(c, 1), o,
            name_of(c, out + 1), ws, tw, extent_product(c, 0, 0, r - 1), n, n, n, inverse);
     } else { /* dft: [outer, n, inner, cin] -> [outer, nout, inner, cout] */
       int axis = attr_int(c, "axis", 0), onesided = attr_int(c, "onesided", 0);
       int64_t cin = tensor_of(c, 0)->shape[r - 1]->value, cout = inverse && onesided ? 1 : 2;
       const char *xi = cin == 2 ? arena_printf(e->arena, "%s + 1", name_of(c, 0)) : "0";
       const char *yi = cout == 2 ? arena_printf(e->arena, "%s + 1", o) : "0";
-      line(e, "%s(%s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d);", c->fn, name_of(c, 0), xi, o,
+      call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d", name_of(c, 0), xi, o,
            yi, ws, tw, extent_product(c, 0, 0, axis), extent(c, 0, axis), extent_product(c, 0, axis + 1, r - 1),
            (long long)cin, (long long)ext_attr_int(x, "length", 0), extent(c, out, axis), (long long)cout, inverse,
            inverse && onesided);
@@ -466,50 +492,50 @@ static void call(ExtCall *c) {
     int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
     int64_t oh = (h + pd[0] + pd[1] - (kn[0] - 1) * dl[0] - 1) / st[0] + 1;
     int64_t ow = (w + pd[2] + pd[3] - (kn[1] - 1) * dl[1] - 1) / st[1] + 1;
-    line(e, "%s(%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld);", c->fn,
+    call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld",
          name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)oh,
          (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0], (long long)st[1], (long long)dl[0],
          (long long)dl[1], (long long)pd[0], (long long)pd[2]);
   } else if (strcmp(k, "winograd_filter") == 0) {
     instantiate(c, t0, TY_I64, false);
-    line(e, "%s(%s, %s, %s, %s);", c->fn, name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
+    call_args(c, "%s, %s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
   } else if (strcmp(k, "winograd_input") == 0) {
     instantiate(c, t0, TY_I64, false);
     const int64_t *pd = ext_attr_ints(x, "padding", &cnt);
     int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
     int64_t oh = h + pd[0] + pd[1] - 2, ow = w + pd[2] + pd[3] - 2;
-    line(e, "%s(%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld);", c->fn, name_of(c, 0), name_of(c, out),
+    call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld", name_of(c, 0), name_of(c, out),
          extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + 1) / 2),
          (long long)((ow + 1) / 2), (long long)pd[0], (long long)pd[2]);
   } else if (strcmp(k, "winograd_output") == 0) {
     instantiate(c, t0, TY_I64, false);
     const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
-    line(e, "%s(%s, %s, %lld, %lld, %lld, %s, %lld, %lld);", c->fn, name_of(c, 0), name_of(c, out),
+    call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld", name_of(c, 0), name_of(c, out),
          (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
          (long long)((sh[2] + 1) / 2));
   } else if (strcmp(k, "attention") == 0) {
     call_attention(c);
   } else {
-    line(e, "#error \"lgen bug: no call for template %s\"", k);
+    diag_bug(e->opt->diag, "no call for template %s", k);
   }
 }
 
-void emit_ext_op(Emitter *e, const StructuredOp *op, int index) {
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped) {
   ExtCall c = {.e = e, .x = op->ext};
   e->op = op;
-  line(e, "/* op %d: %s (templates/%s.c) */", index + 1, c.x->kind, c.x->tmpl);
-  if (e->graph_region || e->softmax_rows) { /* every thread of the graph's region calls; the loops are shared */
-    e->op_worksharing = true;
-    call(&c);
-    return;
+  put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
+                                              c.x->tmpl)));
+  if (e->graph_region || grouped) { /* every thread of the graph's region calls; the loops are shared */
+    call(&c, grouped);
+    if (!grouped) /* its loops are `omp for`s (the group's chunk loop is the softmax's) */
+      c.call->par = PAR_WORKSHARING;
+    return c.call;
   }
+  LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));
   if (strcmp(c.x->tmpl, "attention") == 0) /* a scratch slot per thread */
-    line(e, "LGEN_OMP(omp parallel num_threads(lgen_thread_slots(%d)))", LG_SCRATCH_THREAD_SLOTS);
-  else
-    line(e, "LGEN_OMP(omp parallel)");
-  line(e, "{");
-  e->indent++;
-  call(&c);
-  e->indent--;
-  line(e, "}");
+    region->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
+  LoopList *outside = build_into(e, &region->body);
+  call(&c, grouped);
+  e->cur = outside;
+  return c.call;
 }

@@ -4,11 +4,14 @@
 #define LGEN_C_INTERNAL_H
 
 #include "emit/c_emit.h"
+#include "loops/loops.h"
 #include "schedule/schedule.h"
 
 typedef struct Emitter {
-  StrBuf *out;
+  StrBuf *out;  /* file-level text: signatures, the graph's wrappers */
   int indent;
+  LoopList *cur; /* function bodies: the statement list being built */
+  StrBuf *dump;  /* --dump=loops (emit_c_file only), or NULL */
   const Kernel *k;
   KernelNames kn;
   const EmitOptions *opt;
@@ -33,32 +36,21 @@ typedef struct Emitter {
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
   /* A graph's G_run is one OpenMP parallel region (a fork/join per op
    * costs as much as a small op): with graph_region set, an op's parallel
-   * loops are orphaned worksharing loops (`omp for`) of that region. emit_op
-   * reports what it did: op_worksharing (an `omp for` was emitted; the
-   * threads meet at its barrier), op_not_orphanable (a reduction clause,
-   * which needs a region of its own: the op runs under `omp single`),
-   * region_thread_cap (per-thread scratch slots cap the team). */
+   * loops are orphaned worksharing loops (`omp for`) of that region, and an
+   * op that uses per-thread scratch slots sets region_thread_cap (the
+   * region then caps its team at the slots). */
   bool graph_region;
-  bool op_worksharing;
-  bool op_not_orphanable;
   bool region_thread_cap;
-  bool epilogue_at_store; /* emit_op applied the op's epilogue in its stores */
-  bool init_at_load;      /* ... and its init in its accumulators' first value */
   /* A member of a row-fused group (schedule/rows.c): the group's loops give
    * the values of these dims of the op (NULL entries: its own loops), and
    * the op opens no threads of its own. */
   const char **bound_dims;
   bool in_row_group;
   /* A softmax row-fused with the ops just before and after it
-   * (schedule/rows.c): emits the one before (after = false) or after it
-   * inside the softmax's loop over chunks of rows (c_ext.c), for rows
-   * lgen_u0 .. lgen_u1 - 1 (NULL: none). */
-  void (*softmax_rows)(struct Emitter *e, void *ctx, bool after);
-  void *softmax_rows_ctx;
-  /* ... and its chunk buffers: the group's first op's plan lists them
-   * (NULL: none); access_str subtracts lgen_shift from their element
-   * indices, taking row lgen_u0 of such a tensor to the start of the
-   * running thread's chunk buffer (c_ext.c call_softmax defines it). */
+   * (schedule/rows.c): its chunk buffers; the group's first op's plan
+   * lists them (NULL: none); access_str subtracts lgen_shift from their
+   * element indices, taking row lgen_u0 of such a tensor to the start of
+   * the running thread's chunk buffer (c_ext.c call_softmax defines it). */
   const OpPlan *chunk_group;
   /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
    * it with this pointwise op's payload (NULL: none). */
@@ -71,32 +63,81 @@ typedef struct Emitter {
   const Schedule *sched;
 } Emitter;
 
-/* One line of C at the current indentation. */
-void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
+/* The emit files, bottom up; each calls only those above it:
+ *   c_names.c, c_expr.c  C identifiers; payload ops as C expressions
+ *   c_runtime.c          the runtime helpers' table
+ *   c_access.c           affine expressions, tensor elements, the tree being built
+ *   c_consts.c           a graph's constants and pre-packed arrays
+ *   c_checks.c           --checks
+ *   c_ext.c              a template's call
+ *   c_loops.c            an op under its schedule (templates through c_ext.c)
+ *   c_graph.c            a graph's run body
+ *   c_emit.c             the files */
 
+/* ---- c_runtime.c ---- */
+/* Marks a runtime helper (and what it needs) as used by the file. */
+void use_helper(bool *used, const char *name);
+/* The used helpers' definitions, in dependency order; whether any. */
+bool runtime_helpers_print(StrBuf *out, const bool *used);
+
+/* ---- c_access.c ---- */
+/* Appends a statement to the list being built; returns it. */
+LoopNode *put(Emitter *e, LoopNode *n);
+/* Builds into list (returns the list built into until now). */
+LoopList *build_into(Emitter *e, LoopList *list);
 const char *c_dim(void *ctx, int i);
 void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x);
 const char *affine_str(Emitter *e, const AffineExpr *x);
 /* T[...]: the element of operand o at the current dim values, row-major. */
 const char *access_str(Emitter *e, const Operand *o);
-/* Marks a runtime_helpers[] entry (and what it needs) as used by the file. */
-void use_helper(bool *used, const char *name);
+/* Is `name` used as an identifier in the C code `text` (string literals
+ * and comments do not count)? */
+bool mentions_identifier(const char *text, const char *name);
+/* The C text of a statement list (what mentions_identifier reads). */
+const char *tree_text(Emitter *e, const LoopList *list);
 
-/* c_checks.c */
+/* ---- c_consts.c ---- */
+/* The tensor whose memory t is: itself unless an alias. */
+int alias_root(const Kernel *k, int t);
+/* The C symbol of constant t's array. */
+const char *const_symbol(const Emitter *e, int t);
+/* The graph's constants that `body` reads (every one for external_file,
+ * the --weights file), as arrays. */
+void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body);
+/* A pre-packed constant's array (count elements of the type of tensor t,
+ * at `data`), defined once; returns its C symbol. */
+const char *packed_constant(Emitter *e, int t, const void *data, int64_t count);
+
+/* ---- c_checks.c ---- */
 void emit_checks(Emitter *e);
 
-/* c_ext.c: a non-structured op (op->ext) as its template's call */
-void emit_ext_op(Emitter *e, const StructuredOp *op, int index);
+/* ---- c_ext.c ---- */
+/* A non-structured op (op->ext) as its template's call; returns the call.
+ * A softmax `grouped` with the ops before and after it runs chunk by chunk
+ * in a loop of its own, where they join it. */
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped);
 
-/* c_loops.c */
+/* ---- c_loops.c ---- */
 void emit_op(Emitter *e, const StructuredOp *op, int index);
+/* Whether op's parallel loop under s splits a reduction: its reduction
+ * clause needs a parallel region of its own (no orphaned `omp for`). */
+bool op_splits_reduction(const StructuredOp *op, const Schedule *s);
 /* The scratch bytes op's pack buffers need under e->sched (with e->scratch
  * and e->prepack_constants as emit_op will see them): a C size_t expression
  * in the kernel's sizes, and its value, or -1 when it depends on them. */
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value);
 
-/* c_emit.c: a pre-packed constant's array (count elements of the type of
- * tensor t, at `data`), defined once; returns its C symbol. */
-const char *packed_constant(Emitter *e, int t, const void *data, int64_t count);
+/* ---- c_graph.c ---- */
+/* G_run's statements for graph kernel `index` (workspace pointer ws). */
+void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws);
+/* The scratch area's size: C statements that leave it in
+ * lgen_scratch_bytes; *value gets it, or -1 when it is symbolic. */
+const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value);
+/* The workspace's size when static, else -1. */
+int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan);
+
+/* ---- c_emit.c ---- */
+/* One line of file-level C at the current indentation. */
+void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
 
 #endif

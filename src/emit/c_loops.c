@@ -115,16 +115,17 @@ static int *use_counts(const StructuredOp *op, Arena *arena) {
   return uses;
 }
 
-/* "(a + b)" -> "a + b" when the parentheses enclose the whole expression. */
+/* "(a + b)" -> "a + b" when the parentheses enclose the whole expression
+ * (a copy in the arena either way). */
 static const char *strip_parens(Emitter *e, const char *s) {
   size_t n = strlen(s);
   if (n < 2 || s[0] != '(' || s[n - 1] != ')')
-    return s;
+    return arena_strdup(e->arena, s);
   int depth = 0;
   for (size_t i = 0; i < n; i++) {
     depth += s[i] == '(' ? 1 : s[i] == ')' ? -1 : 0;
     if (depth == 0 && i < n - 1)
-      return s;
+      return arena_strdup(e->arena, s);
   }
   return arena_strndup(e->arena, s + 1, n - 2);
 }
@@ -161,7 +162,8 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     StrBuf sb = {0};
     c_expr(&sb, &ctx, i);
     const char *name = names_claim(&e->kn.table, arena_printf(e->arena, "t%d", i));
-    line(e, "const %s %s = %s;", c_type_name(op->nodes[i].type), name, strip_parens(e, sb_cstr(&sb)));
+    put(e, loops_let(e->arena, arena_printf(e->arena, "const %s", c_type_name(op->nodes[i].type)), name,
+                     strip_parens(e, sb_cstr(&sb))));
     ctx.node_names[i] = name;
     sb_free(&sb);
   }
@@ -173,17 +175,17 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     sb_free(&sb);
   }
   if (op->nyields == 1) {
-    line(e, "%s = %s;", targets[0], strip_parens(e, values[0]));
+    put(e, loops_store(e->arena, targets[0], strip_parens(e, values[0])));
   } else {
     /* every value is computed from the old outputs before any is stored */
     const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
     for (int y = 0; y < op->nyields; y++) {
       tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
-      line(e, "const %s %s = %s;", c_type_name(op->nodes[op->yields[y].value].type), tmp[y],
-           strip_parens(e, values[y]));
+      put(e, loops_let(e->arena, arena_printf(e->arena, "const %s", c_type_name(op->nodes[op->yields[y].value].type)),
+                       tmp[y], strip_parens(e, values[y])));
     }
     for (int y = 0; y < op->nyields; y++)
-      line(e, "%s = %s;", targets[y], tmp[y]);
+      put(e, loops_store(e->arena, targets[y], tmp[y]));
   }
   e->needs_math |= ctx.needs_math;
   e->needs_fma |= ctx.needs_fma;
@@ -544,25 +546,33 @@ static void emit_pack_alloc(Nest *n, Pack *p) {
   const char *type = c_type_name(e->k->tensors[p->tensor].type);
   if (p->prepacked)
     return;
+  LoopNode *a = loops_node(e->arena, LN_ALLOC);
+  a->type = type;
+  a->name = p->buf;
   if (e->scratch) {
-    const char *slot = "";
+    a->alloc = ALLOC_SCRATCH;
+    a->base = e->scratch;
+    a->offset = p->offset;
     if (p->per_thread) {
       use_helper(e->helpers_used, "lgen_thread_slots");
-      slot = arena_printf(e->arena, " + (size_t)LGEN_THREAD_NUM() * %s", n->slot_bytes);
+      a->alloc = ALLOC_PER_THREAD;
+      a->thread = "LGEN_THREAD_NUM()";
+      a->slot = n->slot_bytes;
     }
-    line(e, "%s *restrict %s = (%s *)(%s + %s%s);", type, p->buf, type, e->scratch, p->offset, slot);
+    put(e, a);
     return;
   }
   int64_t value;
-  const char *size = pack_size(n, p, &value);
+  a->alloc = ALLOC_HEAP;
+  a->bytes = pack_size(n, p, &value);
+  a->raw = p->raw;
   use_helper(e->helpers_used, "lgen_alloc");
-  line(e, "void *%s;", p->raw);
-  line(e, "%s *%s = (%s *)lgen_alloc(%s, &%s);", type, p->buf, type, size, p->raw);
+  put(e, a);
 }
 
 static void emit_pack_free(Nest *n, const Pack *p) {
   if (!n->e->scratch && !p->prepacked)
-    line(n->e, "free(%s);", p->raw);
+    put(n->e, loops_call(n->e->arena, "free", 1, &p->raw));
 }
 
 /* A decimal number's value (offsets of static layouts are numbers). */
@@ -768,11 +778,9 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
     if (span)
       spans_before = arena_printf(e->arena, "%s%s * ", spans_before, span);
   }
-  const char *type = c_type_name(tp->type);
-  if (offset.len)
-    line(e, "const %s *restrict %s = %s + (%s);", type, p->buf, array, sb_cstr(&offset));
-  else
-    line(e, "const %s *restrict %s = %s;", type, p->buf, array);
+  const char *type = arena_printf(e->arena, "const %s *restrict", c_type_name(tp->type));
+  put(e, loops_let(e->arena, type, p->buf,
+                   offset.len ? arena_printf(e->arena, "%s + (%s)", array, sb_cstr(&offset)) : array));
   sb_free(&offset);
 }
 
@@ -820,9 +828,10 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   const char *tname = e->kn.tensors[o->tensor];
   if (p->prepacked) /* no tensor name here: the tensor itself is not read */
-    line(e, "/* %s: packed at generation time */", p->buf);
+    put(e, loops_comment(e->arena, arena_printf(e->arena, "%s: packed at generation time", p->buf)));
   else
-    line(e, "/* pack %s into %s */", c_comment_text(e->arena, t->name), p->buf);
+    put(e, loops_comment(e->arena, arena_printf(e->arena, "pack %s into %s", c_comment_text(e->arena, t->name),
+                                                p->buf)));
   for (int i = 0; i < t->rank; i++) {
     int d = o->map[i]->index;
     bool band0_point = false;
@@ -841,8 +850,8 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     } else {
       p->base[d] = n->lo[d];
       p->ext[d] = claim(n, "%s_extent", arena_printf(e->arena, "%s_%s", tname, dim_name(n, d)));
-      line(e, "const int64_t %s = %s%s%s;", p->ext[d], n->hi[d], strcmp(n->lo[d], "0") ? " - " : "",
-           strcmp(n->lo[d], "0") ? n->lo[d] : "");
+      put(e, loops_let(e->arena, "const int64_t", p->ext[d],
+                       strcmp(n->lo[d], "0") ? arena_printf(e->arena, "%s - %s", n->hi[d], n->lo[d]) : n->hi[d]));
     }
   }
   pack_layout(n, p);
@@ -858,10 +867,7 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     return;
   }
   const char *vars[LG_MAX_RANK * 2];
-  if (p->shared) { /* every thread of the region gets here: share the copy out */
-    line(e, "LGEN_OMP(omp for)");
-    e->op_worksharing = true;
-  }
+  LoopList *outside = e->cur;
   for (int i = 0; i < p->nlayout; i++) {
     int d = p->layout_dim[i];
     int64_t u = n->s->unroll[d];
@@ -877,8 +883,10 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     }
     vars[i] = claim(n, "%s_p", arena_printf(e->arena, "%s%s", dim_name(n, d),
                                              p->layout_part[i] == 1 ? "_o" : p->layout_part[i] == 2 ? "_i" : ""));
-    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", vars[i], vars[i], p->layout_ext[i], vars[i]);
-    e->indent++;
+    LoopNode *f = put(e, loops_for(e->arena, vars[i], "0", p->layout_ext[i], 1));
+    if (i == 0 && p->shared) /* every thread of the region gets here: share the copy out */
+      f->par = PAR_WORKSHARING;
+    e->cur = &f->body;
   }
   /* local coordinate of each dim, and whether it is inside the region */
   StrBuf in_range = {0};
@@ -897,7 +905,8 @@ static void emit_pack_copy(Nest *n, Pack *p) {
       if (p->layout_dim[j] == d && p->layout_part[j] == 2)
         inner = vars[j];
     local[d] = claim(n, "%s_l", dim_name(n, d));
-    line(e, "const int64_t %s = %s * %lld + %s;", local[d], vars[i], (long long)n->s->unroll[d], inner);
+    put(e, loops_let(e->arena, "const int64_t", local[d],
+                     arena_printf(e->arena, "%s * %lld + %s", vars[i], (long long)n->s->unroll[d], inner)));
     sb_printf(&in_range, "%s%s < %s", in_range.len ? " && " : "", local[d], p->ext[d]);
   }
   /* the tensor's element at base + local, row-major */
@@ -910,15 +919,13 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   const char *src = arena_printf(e->arena, "%s[%s]", tname, row_major(e->arena, coords, extents, t->rank));
   if (e->prologue && e->prologue_tensor == o->tensor)
     src = prologue_value(n, coords);
-  const char *dst = row_major(e->arena, vars, p->layout_ext, p->nlayout);
+  const char *dst = arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, vars, p->layout_ext, p->nlayout));
   if (in_range.len)
-    line(e, "%s[%s] = %s ? %s : (%s)0;", p->buf, dst, sb_cstr(&in_range), src, c_type_name(t->type));
+    put(e, loops_store(e->arena, dst, arena_printf(e->arena, "%s ? %s : (%s)0", sb_cstr(&in_range), src,
+                                                   c_type_name(t->type))));
   else
-    line(e, "%s[%s] = %s;", p->buf, dst, src);
-  for (int i = 0; i < p->nlayout; i++) {
-    e->indent--;
-    line(e, "}");
-  }
+    put(e, loops_store(e->arena, dst, src));
+  e->cur = outside;
   sb_free(&in_range);
 }
 
@@ -965,73 +972,73 @@ static const char *point_value(Nest *n, int d, const char *v) {
   return arena_printf(n->e->arena, "(%s + %s)", n->reg_var[d], v);
 }
 
-/* The clause that keeps a parallel region within the scratch area's
- * thread slots, when it uses them. */
+/* The num_threads argument that keeps a parallel region within the
+ * scratch area's thread slots, when it uses them (NULL: none). */
 static const char *thread_cap(Nest *n) {
   if (!n->thread_slots)
-    return "";
+    return NULL;
   if (n->e->graph_region) { /* the graph's region carries the cap */
     n->e->region_thread_cap = true;
-    return "";
+    return NULL;
   }
   use_helper(n->e->helpers_used, "lgen_thread_slots");
-  return arena_printf(n->e->arena, " num_threads(lgen_thread_slots(%d))", LG_SCRATCH_THREAD_SLOTS);
+  return arena_printf(n->e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
 }
 
-static const char *pragma_for(Nest *n, int i) {
+/* The OpenMP marks of loop i: the parallel group's first loop, and the
+ * vector loop. */
+static void mark_loop(Nest *n, int i, LoopNode *f) {
   bool vector = i == n->vector_loop;
   bool in_group = n->par_first >= 0 && i > n->par_first && i < n->par_first + n->par_count;
   if (in_group)
-    return NULL; /* collapsed into the group's pragma */
+    return; /* collapsed into the group's pragma */
   if (i == n->par_first) {
     for (int j = i; j < i + n->par_count; j++)
       vector |= j == n->vector_loop;
-    const char *collapse = n->par_count > 1 ? arena_printf(n->e->arena, " collapse(%d)", n->par_count) : "";
-    const char *reduction = "";
+    f->collapse = n->par_count;
     if (n->split) {
-      const char *clause = reduction_clause(n, vector);
-      reduction = arena_printf(n->e->arena, " %s", clause);
-      if (!clause)
+      f->reduction = reduction_clause(n, vector);
+      if (!f->reduction)
         vector = false;
     }
-    if (n->e->graph_region) {
-      n->e->op_worksharing = true;
-      n->e->op_not_orphanable |= n->split; /* its reduction variable would be private to each thread */
+    if (n->e->graph_region)
       (void)thread_cap(n);
+    if (n->hoisted || n->e->graph_region) {
+      f->par = PAR_WORKSHARING;
+    } else {
+      f->par = PAR_REGION;
+      f->threads = thread_cap(n);
     }
-    const char *construct = n->hoisted || n->e->graph_region
-                                ? "for"
-                                : arena_printf(n->e->arena, "parallel for%s", thread_cap(n));
-    if (vector)
-      return arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp %s simd%s%s)", construct, collapse, reduction);
-    return arena_printf(n->e->arena, "LGEN_OMP(omp %s%s%s)", construct, collapse, reduction);
+    f->simd = vector;
+    return;
   }
   if (!vector)
-    return NULL;
+    return;
   if (n->op->dims[n->loops[i].dim].kind == ITER_REDUCTION) {
-    const char *clause = reduction_clause(n, true);
-    return clause ? arena_printf(n->e->arena, "LGEN_OMP_SIMD(omp simd %s)", clause) : NULL;
+    f->reduction = reduction_clause(n, true);
+    f->simd = f->reduction != NULL;
+    return;
   }
-  return "LGEN_OMP_SIMD(omp simd)";
+  f->simd = true;
 }
 
-/* Opens loop i; returns the declarations that go inside it (deferred past
- * the headers of a collapsed group). */
-static void open_loop(Nest *n, int i, StrBuf *decls) {
+/* Opens loop i: appends it and builds into its body; the declarations that
+ * go inside it go to decls (put in after the headers of a collapsed
+ * group). */
+static void open_loop(Nest *n, int i, LoopList *decls) {
   Emitter *e = n->e;
   const Loop *l = &n->loops[i];
   int d = l->dim;
-  const char *pragma = pragma_for(n, i);
-  if (pragma)
-    line(e, "%s", pragma);
   const char *lo = n->lo[d], *hi = n->hi[d];
+  LoopNode *f = NULL;
   switch (l->kind) {
   case LOOP_TILE: {
     const char *v = claim(n, "%s", arena_printf(e->arena, "%s_t%d", dim_name(n, d), l->level));
     const char *end = claim(n, "%s_end", v);
-    line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo, v, hi, v, (long long)l->step);
+    f = loops_for(e->arena, v, lo, hi, l->step);
     use_helper(e->helpers_used, "lgen_min");
-    sb_printf(decls, "const int64_t %s = lgen_min(%s + %lld, %s);\n", end, v, (long long)l->step, hi);
+    loops_append(decls, loops_let(e->arena, "const int64_t", end,
+                                  arena_printf(e->arena, "lgen_min(%s + %lld, %s)", v, (long long)l->step, hi)));
     n->lo[d] = v;
     n->hi[d] = end;
     break;
@@ -1039,42 +1046,30 @@ static void open_loop(Nest *n, int i, StrBuf *decls) {
   case LOOP_REG_TILE: {
     const char *v = claim(n, "%s_r", dim_name(n, d));
     const char *len = claim(n, "%s_len", dim_name(n, d));
-    line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", v, lo, v, hi, v, (long long)l->step);
+    f = loops_for(e->arena, v, lo, hi, l->step);
     use_helper(e->helpers_used, "lgen_min");
-    sb_printf(decls, "const int64_t %s = lgen_min(%lld, %s - %s);\n", len, (long long)l->step, hi, v);
+    loops_append(decls, loops_let(e->arena, "const int64_t", len,
+                                  arena_printf(e->arena, "lgen_min(%lld, %s - %s)", (long long)l->step, hi, v)));
     n->reg_var[d] = v;
     n->reg_len[d] = len;
     break;
   }
   case LOOP_POINT: {
     const char *v = claim(n, "%s", dim_name(n, d));
-    line(e, "for (int64_t %s = %s; %s < %s; ++%s) {", v, lo, v, hi, v);
+    f = loops_for(e->arena, v, lo, hi, 1);
     n->value[d] = v;
     break;
   }
   case LOOP_REG_POINT: {
     const char *v = n->point_var[d];
-    line(e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, d), v);
+    f = loops_for(e->arena, v, "0", block_bound(n, d), 1);
     n->value[d] = point_value(n, d, v);
     break;
   }
   }
-  e->indent++;
-}
-
-static void close_loop(Nest *n) {
-  n->e->indent--;
-  line(n->e, "}");
-}
-
-static void flush_decls(Nest *n, StrBuf *decls) {
-  const char *s = sb_cstr(decls);
-  while (*s) {
-    const char *nl = strchr(s, '\n');
-    line(n->e, "%.*s", (int)(nl - s), s);
-    s = nl + 1;
-  }
-  sb_free(decls);
+  mark_loop(n, i, f);
+  put(e, f);
+  e->cur = &f->body;
 }
 
 /* ---- bodies and accumulators ---- */
@@ -1198,21 +1193,31 @@ static void emit_body_here(Nest *n, bool in_acc) {
   emit_body(e, values, targets);
 }
 
-/* Loops over the register block only, for loading and storing accumulators. */
-static void block_loops(Nest *n, bool open) {
+/* Loops over the register block only, for loading and storing
+ * accumulators: appended, and built into from here on. */
+static void block_loops(Nest *n) {
   for (int i = n->acc_start; i < n->nloops; i++) {
     const Loop *l = &n->loops[i];
     if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
       continue;
-    if (open) {
-      const char *v = n->point_var[l->dim];
-      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, block_bound(n, l->dim), v);
-      n->e->indent++;
-      n->value[l->dim] = point_value(n, l->dim, v);
-    } else {
-      close_loop(n);
-    }
+    const char *v = n->point_var[l->dim];
+    LoopNode *f = put(n->e, loops_for(n->e->arena, v, "0", block_bound(n, l->dim), 1));
+    n->e->cur = &f->body;
+    n->value[l->dim] = point_value(n, l->dim, v);
   }
+}
+
+/* `if (cond) { first } else { second }` at the current point, or one of
+ * them alone: cond NULL gives only second; "" (always) only first. Builds
+ * into the branch `first` says; NULL when it has no place. */
+static LoopList *branch(Nest *n, const char *cond, bool first, LoopNode **node) {
+  if (!cond)
+    return first ? NULL : n->e->cur;
+  if (!*cond)
+    return first ? n->e->cur : NULL;
+  if (first || !*node)
+    *node = put(n->e, loops_if(n->e->arena, cond));
+  return first ? &(*node)->body : &(*node)->els;
 }
 
 static void emit_from(Nest *n, int i, bool region_done, bool acc_done);
@@ -1306,28 +1311,26 @@ static void emit_loads(Nest *n, const char *index, bool block) {
   const char *cond = n->init_at_load ? first_condition(n) : NULL;
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
+  LoopList *outside = e->cur;
+  LoopNode *node = NULL;
   for (int pass = 0; pass < 2; pass++) {
     bool init = pass == 0;
-    if (init ? !cond : cond && !*cond)
+    LoopList *into = branch(n, cond, init, &node);
+    if (!into)
       continue;
-    if (cond && *cond)
-      line(e, init ? "if (%s) {" : "} else {", cond);
-    e->indent += cond && *cond;
+    e->cur = into;
     if (block)
-      block_loops(n, true);
+      block_loops(n);
     e->dim_names = n->value;
     if (init)
       emit_attached_point(n, op->init, op->init_dims, index, true);
     else
       for (int y = 0; y < op->nyields; y++)
-        line(e, "%s%s = %s;", n->acc[y], index, access_str(e, &op->operands[op->yields[y].operand]));
-    if (block)
-      block_loops(n, false);
+        put(e, loops_store(e->arena, arena_printf(e->arena, "%s%s", n->acc[y], index),
+                           access_str(e, &op->operands[op->yields[y].operand])));
     memcpy(n->value, saved, sizeof saved);
-    e->indent -= cond && *cond;
+    e->cur = outside;
   }
-  if (cond && *cond)
-    line(e, "}");
 }
 
 /* Stores the accumulators after their run (`block`: over the register
@@ -1338,15 +1341,16 @@ static void emit_stores(Nest *n, const char *index, bool block) {
   const char *cond = n->epilogue_at_store ? final_condition(n) : NULL;
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
+  LoopList *outside = e->cur;
+  LoopNode *node = NULL;
   for (int pass = 0; pass < 2; pass++) {
     bool epilogue = pass == 0;
-    if (epilogue ? !cond : cond && !*cond)
+    LoopList *into = branch(n, cond, epilogue, &node);
+    if (!into)
       continue;
-    if (cond && *cond)
-      line(e, epilogue ? "if (%s) {" : "} else {", cond);
-    e->indent += cond && *cond;
+    e->cur = into;
     if (block)
-      block_loops(n, true);
+      block_loops(n);
     e->dim_names = n->value;
     if (epilogue)
       emit_attached_point(n, op->epilogue, op->epilogue_dims, index, false);
@@ -1356,15 +1360,11 @@ static void emit_stores(Nest *n, const char *index, bool block) {
       for (int z = 0; epilogue && z < op->epilogue->nyields; z++)
         written |= op->epilogue->operands[op->epilogue->yields[z].operand].tensor == o->tensor;
       if (!written)
-        line(e, "%s = %s%s;", access_str(e, o), n->acc[y], index);
+        put(e, loops_store(e->arena, access_str(e, o), arena_printf(e->arena, "%s%s", n->acc[y], index)));
     }
-    if (block)
-      block_loops(n, false);
     memcpy(n->value, saved, sizeof saved);
-    e->indent -= cond && *cond;
+    e->cur = outside;
   }
-  if (cond && *cond)
-    line(e, "}");
 }
 
 static void emit_accumulated(Nest *n, int i) {
@@ -1375,10 +1375,8 @@ static void emit_accumulated(Nest *n, int i) {
   if (!*dims) {
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
-      if (n->init_at_load)
-        line(e, "%s %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y]);
-      else
-        line(e, "%s %s = %s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], access_str(e, o));
+      put(e, loops_let(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y],
+                       n->init_at_load ? NULL : access_str(e, o)));
     }
     if (n->init_at_load)
       emit_loads(n, "", false);
@@ -1390,8 +1388,7 @@ static void emit_accumulated(Nest *n, int i) {
     const Operand *o = &op->operands[op->yields[y].operand];
     /* a partial block fills only part of the array: zero it, or compilers
      * warn that the rest may be used uninitialised */
-    line(e, "%s %s%s%s;", c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims,
-         n->full_block ? "" : " = {0}");
+    put(e, loops_array(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims, !n->full_block));
   }
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
@@ -1427,11 +1424,13 @@ static void emit_row_cascade(Nest *n, int i, int r) {
   int64_t sub = 1;
   while (sub * 2 < n->s->unroll[r])
     sub *= 2;
+  LoopList *outside = e->cur;
   for (; sub >= 1; sub /= 2) {
-    line(e, "if (%s & %lld) {", n->reg_len[r], (long long)sub);
-    e->indent++;
+    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s & %lld", n->reg_len[r], (long long)sub)));
+    e->cur = &node->body;
     const char *off = claim(n, "%s_off", dim_name(n, r));
-    line(e, "const int64_t %s = %s & ~(int64_t)%lld;", off, n->reg_len[r], (long long)(2 * sub - 1));
+    put(e, loops_let(e->arena, "const int64_t", off,
+                     arena_printf(e->arena, "%s & ~(int64_t)%lld", n->reg_len[r], (long long)(2 * sub - 1))));
     n->sub_rows[r] = sub;
     n->point_off[r] = off;
     n->full_block = true;
@@ -1439,8 +1438,7 @@ static void emit_row_cascade(Nest *n, int i, int r) {
     n->full_block = false;
     n->sub_rows[r] = 0;
     n->point_off[r] = NULL;
-    e->indent--;
-    line(e, "}");
+    e->cur = outside;
   }
 }
 
@@ -1448,56 +1446,51 @@ static void emit_row_cascade(Nest *n, int i, int r) {
  * the vector dim loop outside (see row_outside), except that with one such
  * dim and a full vector block the rows run as a cascade of sub-blocks. */
 static void emit_partial_block(Nest *n, int i) {
+  Emitter *e = n->e;
   int v = n->s->vector_dim, r = single_row_dim(n, i);
   bool with_acc = n->acc_start >= 0 && n->acc_start <= i;
   bool cascade = with_acc && r >= 0 && v >= 0 && n->s->unroll[v] > 1 && n->s->unroll[r] > 1;
+  LoopList *outside = e->cur;
   if (cascade) {
-    line(n->e, "if (%s == %lld) {", n->reg_len[v], (long long)n->s->unroll[v]);
-    n->e->indent++;
+    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s == %lld", n->reg_len[v],
+                                                            (long long)n->s->unroll[v])));
+    e->cur = &node->body;
     emit_row_cascade(n, i, r);
-    n->e->indent--;
-    line(n->e, "} else {");
-    n->e->indent++;
+    e->cur = &node->els;
   }
-  int opened = 0;
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
+  bool opened = false;
   if (n->acc_start >= 0 && n->acc_start <= i)
     for (int j = i; j < n->nloops; j++) {
       const Loop *l = &n->loops[j];
       if (l->kind != LOOP_REG_POINT || l->dim == n->s->vector_dim)
         continue;
-      const char *v = n->point_var[l->dim];
-      line(n->e, "for (int64_t %s = 0; %s < %s; ++%s) {", v, v, n->reg_len[l->dim], v);
-      n->e->indent++;
-      n->value[l->dim] = arena_printf(n->e->arena, "(%s + %s)", n->reg_var[l->dim], v);
+      const char *pv = n->point_var[l->dim];
+      LoopNode *f = put(e, loops_for(e->arena, pv, "0", n->reg_len[l->dim], 1));
+      e->cur = &f->body;
+      n->value[l->dim] = arena_printf(e->arena, "(%s + %s)", n->reg_var[l->dim], pv);
       n->row_outside[l->dim] = true;
-      opened++;
+      opened = true;
     }
   if (opened && v >= 0 && n->s->unroll[v] > 1 && !cascade) {
     /* rows at the bottom edge usually still have a full vector block */
-    line(n->e, "if (%s == %lld) {", n->reg_len[v], (long long)n->s->unroll[v]);
-    n->e->indent++;
+    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s == %lld", n->reg_len[v],
+                                                            (long long)n->s->unroll[v])));
+    LoopList *rows = e->cur;
+    e->cur = &node->body;
     n->vector_full = true;
     emit_from(n, i, true, false);
     n->vector_full = false;
-    n->e->indent--;
-    line(n->e, "} else {");
-    n->e->indent++;
+    e->cur = &node->els;
     emit_from(n, i, true, false);
-    n->e->indent--;
-    line(n->e, "}");
+    e->cur = rows;
   } else {
     emit_from(n, i, true, false);
   }
-  for (int j = 0; j < opened; j++)
-    close_loop(n);
   memset(n->row_outside, 0, sizeof n->row_outside);
   memcpy(n->value, saved, sizeof saved);
-  if (cascade) {
-    n->e->indent--;
-    line(n->e, "}");
-  }
+  e->cur = outside;
 }
 
 /* The vectorised innermost reduction loop i with s->partials partial results
@@ -1514,6 +1507,7 @@ static bool partials_apply(Nest *n, int i) {
 
 static void emit_partials(Nest *n, int i) {
   Emitter *e = n->e;
+  Arena *a = e->arena;
   const StructuredOp *op = n->op;
   int d = n->loops[i].dim, x;
   long long parts = (long long)n->s->partials;
@@ -1526,34 +1520,35 @@ static void emit_partials(Nest *n, int i) {
   const char *j = claim(n, "%s_p", dim_name(n, d));
   const char *split = claim(n, "%s_split", dim_name(n, d));
   const char *lo = n->lo[d], *hi = n->hi[d];
-  line(e, "%s %s[%lld];", type, part, parts);
-  line(e, "for (int64_t %s = 0; %s < %lld; ++%s)", j, j, parts, j);
-  line(e, "  %s[%s] = (%s)%d;", part, j, type, product ? 1 : 0);
-  if (strcmp(lo, "0") == 0)
-    line(e, "const int64_t %s = %s / %lld * %lld;", split, hi, parts, parts);
-  else
-    line(e, "const int64_t %s = %s + (%s - %s) / %lld * %lld;", split, lo, hi, lo, parts, parts);
-  line(e, "for (int64_t %s = %s; %s < %s; %s += %lld) {", vo, lo, vo, split, vo, parts);
-  e->indent++;
-  line(e, "LGEN_OMP_SIMD(omp simd)");
-  line(e, "for (int64_t %s = 0; %s < %lld; ++%s) {", j, j, parts, j);
-  e->indent++;
-  n->acc[0] = arena_printf(e->arena, "%s[%s]", part, j);
-  n->value[d] = arena_printf(e->arena, "(%s + %s)", vo, j);
+  const char *part_j = arena_printf(a, "%s[%s]", part, j);
+  put(e, loops_array(a, type, part, arena_printf(a, "[%lld]", parts), false));
+  LoopNode *zero = put(e, loops_for(a, j, "0", arena_printf(a, "%lld", parts), 1));
+  zero->braces = BRACES_NONE;
+  loops_append(&zero->body, loops_store(a, part_j, arena_printf(a, "(%s)%d", type, product ? 1 : 0)));
+  put(e, loops_let(a, "const int64_t", split,
+                   strcmp(lo, "0") == 0 ? arena_printf(a, "%s / %lld * %lld", hi, parts, parts)
+                                        : arena_printf(a, "%s + (%s - %s) / %lld * %lld", lo, hi, lo, parts, parts)));
+  LoopNode *outer = put(e, loops_for(a, vo, lo, split, parts));
+  LoopNode *inner = loops_for(a, j, "0", arena_printf(a, "%lld", parts), 1);
+  inner->simd = true;
+  loops_append(&outer->body, inner);
+  LoopList *outside = e->cur;
+  e->cur = &inner->body;
+  n->acc[0] = part_j;
+  n->value[d] = arena_printf(a, "(%s + %s)", vo, j);
   emit_body_here(n, true);
   n->acc[0] = acc;
-  close_loop(n);
-  close_loop(n);
-  line(e, "for (int64_t %s = 0; %s < %lld; ++%s)", j, j, parts, j);
-  line(e, "  %s = %s %s %s[%s];", acc, acc, product ? "*" : "+", part, j);
-  const char *pragma = pragma_for(n, i);
-  if (pragma)
-    line(e, "%s", pragma);
-  line(e, "for (int64_t %s = %s; %s < %s; ++%s) {", v, split, v, hi, v);
-  e->indent++;
+  e->cur = outside;
+  LoopNode *combine = put(e, loops_for(a, j, "0", arena_printf(a, "%lld", parts), 1));
+  combine->braces = BRACES_NONE;
+  loops_append(&combine->body, loops_store(a, acc, arena_printf(a, "%s %s %s", acc, product ? "*" : "+", part_j)));
+  LoopNode *rest = loops_for(a, v, split, hi, 1);
+  mark_loop(n, i, rest);
+  put(e, rest);
+  e->cur = &rest->body;
   n->value[d] = v;
   emit_body_here(n, true);
-  close_loop(n);
+  e->cur = outside;
   n->value[d] = saved_value;
 }
 
@@ -1566,24 +1561,23 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     if (n->packs[p].point == i && !region_done && !acc_done)
       emit_pack_copy(n, &n->packs[p]);
 
+  LoopList *outside = e->cur;
   if (i == n->region && !region_done) {
     StrBuf full = {0};
     for (int j = 0; j < n->nloops; j++)
       if (n->loops[j].kind == LOOP_REG_TILE)
         sb_printf(&full, "%s%s == %lld", full.len ? " && " : "", n->reg_len[n->loops[j].dim],
                   (long long)n->loops[j].step);
-    line(e, "if (%s) { /* a full register block: constant extents */", sb_cstr(&full));
+    LoopNode *node = put(e, loops_if(e->arena, arena_strdup(e->arena, sb_cstr(&full))));
+    node->note = "a full register block: constant extents";
     sb_free(&full);
-    e->indent++;
+    e->cur = &node->body;
     n->full_block = true;
     emit_from(n, i, true, false);
     n->full_block = false;
-    e->indent--;
-    line(e, "} else {");
-    e->indent++;
+    e->cur = &node->els;
     emit_partial_block(n, i);
-    e->indent--;
-    line(e, "}");
+    e->cur = outside;
   } else if (i == n->acc_start && !acc_done) {
     emit_accumulated(n, i);
   } else if (i == n->nloops) {
@@ -1598,13 +1592,12 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     memcpy(lo, n->lo, sizeof lo);
     memcpy(hi, n->hi, sizeof hi);
     memcpy(value, n->value, sizeof value);
-    StrBuf decls = {0};
+    LoopList decls = {0};
     for (int j = 0; j < count; j++)
       open_loop(n, i + j, &decls);
-    flush_decls(n, &decls);
+    loops_splice(e->cur, &decls);
     emit_from(n, i + count, false, false);
-    for (int j = 0; j < count; j++)
-      close_loop(n);
+    e->cur = outside;
     memcpy(n->lo, lo, sizeof lo);
     memcpy(n->hi, hi, sizeof hi);
     memcpy(n->value, value, sizeof value);
@@ -1626,14 +1619,27 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
     dims[i] = affine_str(e, op->dims[i].extent);
   const char *M = dims[g.m], *N = dims[g.n], *K = dims[g.k];
   const char *one = g.type == TY_F32 ? "1.0f" : "1.0";
-  line(e, "if (%s > 0 && %s > 0 && %s > 0)", M, N, K);
-  line(e, "  %s(CblasRowMajor, %s, %s, (int)%s, (int)%s, (int)%s, %s, %s, (int)%s, %s, (int)%s, %s, %s, (int)%s);",
-       e->sched->library_call, g.trans_a ? "CblasTrans" : "CblasNoTrans", g.trans_b ? "CblasTrans" : "CblasNoTrans",
-       M, N, K, one, e->kn.tensors[op->operands[g.a].tensor], g.trans_a ? M : K,
-       e->kn.tensors[op->operands[g.b].tensor], g.trans_b ? K : N, one, e->kn.tensors[op->operands[g.c].tensor], N);
+  Arena *a = e->arena;
+  const char *args[] = {"CblasRowMajor",
+                        g.trans_a ? "CblasTrans" : "CblasNoTrans",
+                        g.trans_b ? "CblasTrans" : "CblasNoTrans",
+                        arena_printf(a, "(int)%s", M),
+                        arena_printf(a, "(int)%s", N),
+                        arena_printf(a, "(int)%s", K),
+                        one,
+                        e->kn.tensors[op->operands[g.a].tensor],
+                        arena_printf(a, "(int)%s", g.trans_a ? M : K),
+                        e->kn.tensors[op->operands[g.b].tensor],
+                        arena_printf(a, "(int)%s", g.trans_b ? K : N),
+                        one,
+                        e->kn.tensors[op->operands[g.c].tensor],
+                        arena_printf(a, "(int)%s", N)};
+  LoopNode *node = put(e, loops_if(a, arena_printf(a, "%s > 0 && %s > 0 && %s > 0", M, N, K)));
+  node->braces = BRACES_NONE;
+  loops_append(&node->body, loops_call(a, e->sched->library_call, 14, args));
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue);
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, bool *at_store, bool *at_load);
 
 /* An init or epilogue that the op's schedule keeps no accumulators for (a
  * parallel loop inside its reductions, a split reduction, a library call)
@@ -1641,67 +1647,66 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
  * schedule for it. In a graph's parallel region it shares the op's threads
  * when the op used them, and runs on the op's one thread when the op runs
  * under `omp single`. */
-static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before) {
+static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before,
+                               bool worksharing) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (e->in_row_group || (e->graph_region && !e->op_worksharing))
+    if (e->in_row_group || (e->graph_region && !worksharing))
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
   memset(s.pack, 0, sizeof s.pack); /* its scratch is not in the op's reservation */
   const Schedule *saved = e->sched;
-  bool worksharing = e->op_worksharing;
   e->sched = &s;
-  line(e, "/* the %s of comprehension %d, %s it (its schedule keeps no accumulators) */", before ? "init" : "epilogue",
-       index + 1, before ? "before" : "after");
+  put(e, loops_comment(e->arena, arena_printf(e->arena, "the %s of comprehension %d, %s it (its schedule keeps no "
+                                                        "accumulators)", before ? "init" : "epilogue", index + 1,
+                                                        before ? "before" : "after")));
   bool single = e->graph_region && worksharing && !threads;
-  if (single) {
-    line(e, "LGEN_OMP(omp single)");
-    line(e, "{");
-    e->indent++;
-  }
-  emit_nest(e, E, index, true);
-  if (single) {
-    e->indent--;
-    line(e, "}");
-  }
+  LoopList *outside = e->cur;
+  if (single)
+    e->cur = &put(e, loops_block(e->arena, REGION_SINGLE))->body;
+  bool at_store, at_load;
+  emit_nest(e, E, index, true, &at_store, &at_load);
+  e->cur = outside;
   e->sched = saved;
   e->op = op;
-  e->op_worksharing = worksharing;
 }
 
 void emit_op(Emitter *e, const StructuredOp *op, int index) {
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
-    emit_ext_op(e, op, index);
-    return;
-  }
-  if (!op->init) {
-    emit_nest(e, op, index, false);
-    if (op->epilogue && !e->epilogue_at_store)
-      emit_attached_nest(e, op, op->epilogue, index, false);
+    emit_ext_op(e, op, index, false);
     return;
   }
   /* the init goes first when the nest cannot start from it, which is known
-   * once the nest is written */
-  StrBuf *out = e->out, nest = {0};
-  int indent = e->indent;
-  e->out = &nest;
-  emit_nest(e, op, index, false);
-  bool at_store = e->epilogue_at_store, at_load = e->init_at_load;
-  e->out = out;
-  if (!at_load)
-    emit_attached_nest(e, op, op->init, index, true);
-  e->indent = indent;
-  sb_puts(out, sb_cstr(&nest));
-  sb_free(&nest);
+   * once the nest is built */
+  LoopList nest = {0}, *outside = build_into(e, &nest);
+  bool at_store, at_load;
+  emit_nest(e, op, index, false, &at_store, &at_load);
+  e->cur = outside;
+  bool worksharing = loops_has_worksharing(&nest);
+  if (op->init && !at_load)
+    emit_attached_nest(e, op, op->init, index, true, worksharing);
+  loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op, op->epilogue, index, false);
+    emit_attached_nest(e, op, op->epilogue, index, false, worksharing);
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilogue) {
-  e->epilogue_at_store = e->init_at_load = false;
+bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
+  if (op->ext || s->library_call)
+    return false;
+  Loop loops[LG_MAX_LOOPS];
+  int count, n = schedule_loops(op, s, NULL, loops);
+  int first = schedule_parallel_loop(op, s, loops, n, &count);
+  return first >= 0 && op->dims[loops[first].dim].kind == ITER_REDUCTION;
+}
+
+/* The op's nest under e->sched; *at_store and *at_load get whether its
+ * epilogue and init are applied in it (else they run as nests of their
+ * own). `attached`: the nest of an init or epilogue. */
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, bool *at_store, bool *at_load) {
+  *at_store = *at_load = false;
   if (e->sched->library_call) {
     e->op = op;
     emit_library_call(e, op);
@@ -1726,12 +1731,12 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
   }
   plan_packs(n);
   name_packs(n);
-  e->epilogue_at_store = n->epilogue_at_store;
-  e->init_at_load = n->init_at_load;
+  *at_store = n->epilogue_at_store;
+  *at_load = n->init_at_load;
   if (e->scratch)
     layout_scratch(n);
-  if (e->k->nops > 1 && !epilogue)
-    line(e, "/* comprehension %d */", index + 1);
+  if (e->k->nops > 1 && !attached)
+    put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehension %d", index + 1)));
   if (!n->hoisted) {
     emit_from(n, 0, false, false);
     return;
@@ -1739,15 +1744,15 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_alloc(n, &n->packs[i]);
+  LoopNode *region;
   if (e->graph_region) { /* already in the graph's region: every thread runs the nest */
     (void)thread_cap(n);
-    e->op_worksharing = true;
-    line(e, "{");
+    region = put(e, loops_block(e->arena, REGION_NONE));
   } else {
-    line(e, "LGEN_OMP(omp parallel%s)", thread_cap(n));
-    line(e, "{");
+    region = put(e, loops_block(e->arena, REGION_PARALLEL));
+    region->threads = thread_cap(n);
   }
-  e->indent++;
+  LoopList *outside = build_into(e, &region->body);
   for (int i = 0; i < n->npacks; i++)
     if (!n->packs[i].shared)
       emit_pack_alloc(n, &n->packs[i]);
@@ -1755,10 +1760,9 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool epilog
   for (int i = 0; i < n->npacks; i++)
     if (!n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);
-  e->indent--;
-  line(e, "}");
+  e->cur = outside;
   if (e->graph_region) /* the barrier that closing a region of its own would give */
-    line(e, "LGEN_OMP(omp barrier)");
+    put(e, loops_barrier(e->arena));
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);

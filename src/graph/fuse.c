@@ -213,8 +213,59 @@ static int add_operand(const Kernel *k, Operand *list, int *n, Operand o) {
   return (*n)++;
 }
 
-/* Rewrites consumer C so that every read of t computes P's payload instead. */
-static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int *pos_of_dim) {
+/* ---- common subexpressions ----
+ * Inlining copies P's payload at every read of T, so an op that reads T
+ * twice (x * x, or a diamond's two branches merged into one op) would
+ * compute P twice. Identical nodes (kind, type, op, constant, operand,
+ * arguments) become one; the C writer computes a node used twice once, in
+ * a temporary. Reads of one operand are one value: an op computes every
+ * value before it stores any. */
+
+static bool same_node(const PayloadNode *a, const PayloadNode *b) {
+  if (a->kind != b->kind || a->type != b->type || a->nargs != b->nargs)
+    return false;
+  for (int i = 0; i < a->nargs; i++)
+    if (a->args[i] != b->args[i])
+      return false;
+  switch (a->kind) {
+  case PN_READ:
+    return a->operand == b->operand;
+  case PN_OP:
+    return a->op == b->op;
+  default: /* bit-identical constants (a NaN is equal to itself, -0.0 is not 0.0) */
+    return memcmp(&a->fvalue, &b->fvalue, sizeof a->fvalue) == 0 && a->ivalue == b->ivalue;
+  }
+}
+
+static void share_common_nodes(Arena *arena, StructuredOp *op) {
+  int *map = arena_alloc(arena, sizeof(int) * (size_t)(op->nnodes + 1));
+  PayloadNode *nodes = arena_alloc(arena, sizeof(PayloadNode) * (size_t)(op->nnodes + 1));
+  int n = 0;
+  for (int i = 0; i < op->nnodes; i++) {
+    PayloadNode x = op->nodes[i];
+    for (int j = 0; j < x.nargs; j++)
+      x.args[j] = map[x.args[j]];
+    map[i] = -1;
+    for (int j = 0; j < n && map[i] < 0; j++)
+      if (same_node(&nodes[j], &x))
+        map[i] = j;
+    if (map[i] < 0) {
+      map[i] = n;
+      nodes[n++] = x;
+    }
+  }
+  Yield *yields = arena_alloc(arena, sizeof(Yield) * (size_t)(op->nyields + 1));
+  for (int y = 0; y < op->nyields; y++)
+    yields[y] = (Yield){op->yields[y].operand, map[op->yields[y].value]};
+  op->nodes = nodes;
+  op->nnodes = n;
+  op->yields = yields;
+}
+
+/* Rewrites consumer C so that every read of t computes P's payload instead.
+ * keep: C also stores that value to t, where it read it (C's first yield):
+ * t is written once, by C, and not read back. */
+static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int *pos_of_dim, bool keep) {
   const Kernel *k = f->k;
   StructuredOp *C = &f->k->ops[c];
   Arena *a = f->arena;
@@ -229,7 +280,7 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
     operand_map[o] = C->operands[o].tensor == t && !written ? -1 : add_operand(k, operands, &noperands, C->operands[o]);
   }
 
-  int max_nodes = C->nnodes * (P->nnodes + 1) + 1;
+  int max_nodes = C->nnodes * (P->nnodes + 1) + 1, kept_value = -1, kept_operand = -1;
   PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)max_nodes);
   int nnodes = 0;
   int *node_map = arena_alloc(a, sizeof(int) * (size_t)C->nnodes);
@@ -258,6 +309,10 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
         nodes[nnodes++] = y;
       }
       node_map[n] = p_node_map[P->yields[0].value];
+      if (keep && kept_value < 0) {
+        kept_value = node_map[n];
+        kept_operand = add_operand(k, operands, &noperands, *read);
+      }
       continue;
     }
     if (x.kind == PN_READ)
@@ -267,10 +322,13 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
     node_map[n] = nnodes;
     nodes[nnodes++] = x;
   }
-  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)C->nyields);
+  int nyields = 0;
+  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)(C->nyields + 1));
+  if (kept_value >= 0)
+    yields[nyields++] = (Yield){kept_operand, kept_value};
   for (int y = 0; y < C->nyields; y++) {
-    yields[y].operand = operand_map[C->yields[y].operand];
-    yields[y].value = node_map[C->yields[y].value];
+    yields[nyields].operand = operand_map[C->yields[y].operand];
+    yields[nyields++].value = node_map[C->yields[y].value];
   }
   Dim *dims = arena_alloc(a, sizeof(Dim) * (size_t)(C->ndims + 1));
   memcpy(dims, C->dims, sizeof(Dim) * (size_t)C->ndims);
@@ -283,6 +341,8 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   C->nodes = nodes;
   C->nnodes = nnodes;
   C->yields = yields;
+  C->nyields = nyields;
+  share_common_nodes(a, C);
   /* preconditions speak of the old operands; graph ops have none */
   C->npre = 0;
   C->pre = NULL;
@@ -306,6 +366,8 @@ static const FuseOverride *override_of(Fuser *f, int t) {
   return NULL;
 }
 
+static bool merge_branches(Fuser *f, int p, int t);
+
 static void try_inline(Fuser *f, int p) {
   Kernel *k = f->k;
   int pos_of_dim[LG_MAX_DIMS];
@@ -324,6 +386,8 @@ static void try_inline(Fuser *f, int p) {
   }
   /* an override to inline treats the producer as cheap: it may recompute */
   bool cheap = o || is_cheap(k, &k->ops[p]);
+  if (!cheap) /* a diamond: its branches become one op, which computes P once */
+    merge_branches(f, p, t);
   int consumers = 0;
   for (int c = p + 1; c < k->nops; c++) {
     if (f->removed[c] || !op_reads(&k->ops[c], t))
@@ -344,7 +408,7 @@ static void try_inline(Fuser *f, int p) {
       vec_push(f->arena, &f->report->decisions,
                arena_printf(f->arena, "inline '%s' into the op writing '%s'", k->tensors[t].name,
                             op_label(k, &k->ops[c])));
-      inline_into(f, &k->ops[p], c, t, pos_of_dim);
+      inline_into(f, &k->ops[p], c, t, pos_of_dim, false);
     }
   f->removed[p] = true;
 }
@@ -517,7 +581,7 @@ static bool try_epilogue(Fuser *f, int p) {
     const Operand *old_out = &old->operands[old->yields[0].operand];
     for (int i = 0; i < k->tensors[t].rank; i++)
       pos_of_dim[old_out->map[i]->index] = i;
-    inline_into(f, old, c, t, pos_of_dim);
+    inline_into(f, old, c, t, pos_of_dim, false);
     C = &k->ops[c];
     c_out = &C->operands[C->yields[0].operand];
   }
@@ -902,6 +966,159 @@ static void try_siblings(Fuser *f, int p) {
   }
 }
 
+/* ---- diamonds and stored intermediates ----
+ *
+ * A pointwise value that two pointwise ops read (a = tanh(x); b = a + 1;
+ * c = a * 2) would be computed in both once inlined. The branches become
+ * one op first (one pass, two yields, as sibling reductions do), so the
+ * value is inlined once and computed once per point. And a pointwise value
+ * that must be stored (a graph output) and that a pointwise op reads next
+ * is computed by that op, which stores it and uses it in registers: one
+ * pass, the value stored once and not read back.
+ *
+ * Both need ops of the same domain that read the value once per point:
+ * all dims parallel, one output written at distinct bare dims covering the
+ * domain, no init or epilogue, and every read of the value through one
+ * map of distinct bare dims (which matches the two ops' dims). */
+
+static bool plain_pointwise(const Kernel *k, const StructuredOp *C) {
+  if (C->ext || C->nyields != 1 || C->init || C->epilogue || C->ndims > LG_MAX_DIMS)
+    return false;
+  for (int d = 0; d < C->ndims; d++)
+    if (C->dims[d].kind != ITER_PARALLEL)
+      return false;
+  const Operand *out = &C->operands[C->yields[0].operand];
+  if (k->tensors[out->tensor].rank != C->ndims)
+    return false;
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int i = 0; i < C->ndims; i++) {
+    const AffineExpr *m = out->map[i];
+    if (m->kind != AE_DIM || seen[m->index])
+      return false;
+    seen[m->index] = true;
+  }
+  return true;
+}
+
+/* C's one map of its reads of t, when each read uses it and it is distinct
+ * bare dims covering C's domain (one read per element of t); else NULL. */
+static const Operand *read_once(const Kernel *k, const StructuredOp *C, int t) {
+  const Operand *r = NULL;
+  if (k->tensors[t].rank != C->ndims)
+    return NULL;
+  for (int o = 0; o < C->noperands; o++) {
+    const Operand *x = &C->operands[o];
+    if (x->tensor != t)
+      continue;
+    if (x->guarded || x->shape_only || (r && !same_operand(k, r, x)))
+      return NULL;
+    r = x;
+  }
+  bool seen[LG_MAX_DIMS] = {false};
+  for (int i = 0; r && i < C->ndims; i++) {
+    const AffineExpr *m = r->map[i];
+    if (m->kind != AE_DIM || seen[m->index] || !affine_equal(C->dims[m->index].extent, k->tensors[t].shape[i]))
+      return NULL;
+    seen[m->index] = true;
+  }
+  return r;
+}
+
+/* Whether an op with a reduction writes tensor x: C, reading x, may become
+ * that op's epilogue, which a merged op (two yields) cannot. */
+static bool written_by_reduction(const Fuser *f, int x) {
+  for (int q = 0; q < f->k->nops; q++) {
+    const StructuredOp *Q = &f->k->ops[q];
+    if (f->removed[q] || Q->ext || !op_writes(Q, x))
+      continue;
+    for (int d = 0; d < Q->ndims; d++)
+      if (Q->dims[d].kind == ITER_REDUCTION)
+        return true;
+  }
+  return false;
+}
+
+/* A branch that merges: plain pointwise, reading t once per point,
+ * writing a graph output (a branch writing an intermediate may be
+ * inlined further, into an op where the branches meet again; there the
+ * shared value is one node after all), and reading nothing a reduction
+ * writes (it may become that op's epilogue). */
+static bool branch_merges(const Fuser *f, const StructuredOp *C, int t) {
+  const Kernel *k = f->k;
+  if (!plain_pointwise(k, C) || !read_once(k, C, t) || op_writes(C, t))
+    return false;
+  const TensorParam *out = &k->tensors[C->operands[C->yields[0].operand].tensor];
+  if (out->storage != TS_PARAM || !out->is_output)
+    return false;
+  for (int o = 0; o < C->noperands; o++)
+    if (C->operands[o].tensor != t && written_by_reduction(f, C->operands[o].tensor))
+      return false;
+  return true;
+}
+
+static bool merge_branches(Fuser *f, int p, int t) {
+  Kernel *k = f->k;
+  int first = -1;
+  bool merged = false;
+  for (int c = p + 1; c < k->nops; c++) {
+    if (f->removed[c] || !op_reads(&k->ops[c], t) || !branch_merges(f, &k->ops[c], t))
+      continue;
+    if (first < 0) {
+      first = c;
+      continue;
+    }
+    StructuredOp *B = &k->ops[first];
+    const StructuredOp *C = &k->ops[c];
+    if (!can_move_up(f, first, c) || B->nnodes + C->nnodes > MAX_FUSED_NODES)
+      continue; /* stays a branch of its own (recomputing P) */
+    const Operand *rb = read_once(k, B, t), *rc = read_once(k, C, t);
+    AffineExpr **values = arena_alloc(f->arena, sizeof(AffineExpr *) * (size_t)(C->ndims + 1));
+    for (int i = 0; i < C->ndims; i++) /* C's dim at position i of t is B's dim there */
+      values[rc->map[i]->index] = affine_leaf(f->arena, AE_DIM, rb->map[i]->index, 0);
+    const char *a = op_label(k, B), *b = op_label(k, C);
+    StructuredOp *M = appended(f, B, C, values);
+    *B = *M;
+    f->removed[c] = true;
+    merged = true;
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "diamond: '%s' and '%s' share one pass over '%s'", a, b, k->tensors[t].name));
+  }
+  return merged;
+}
+
+/* P computes the output T point by point and T's next reader C is
+ * pointwise over it: C computes and stores T (see above). */
+static void try_keep_store(Fuser *f, int p) {
+  Kernel *k = f->k;
+  const StructuredOp *P = &k->ops[p];
+  if (!plain_pointwise(k, P))
+    return;
+  int t = P->operands[P->yields[0].operand].tensor, pos_of_dim[LG_MAX_DIMS];
+  const TensorParam *T = &k->tensors[t];
+  if (T->storage != TS_PARAM || !T->is_output || has_alias(k, t) || op_reads(P, t))
+    return;
+  for (int i = 0; i < T->rank; i++)
+    pos_of_dim[P->operands[P->yields[0].operand].map[i]->index] = i;
+  int c = -1;
+  for (int q = 0; q < k->nops && c < 0; q++) {
+    if (q == p || f->removed[q] || !(op_reads(&k->ops[q], t) || op_writes(&k->ops[q], t)))
+      continue;
+    if (q < p || !op_reads(&k->ops[q], t))
+      return; /* another writer, or a reader before P */
+    c = q;
+  }
+  if (c < 0 || !plain_pointwise(k, &k->ops[c]) || !read_once(k, &k->ops[c], t) || !consumer_accepts(f, p, c, t, false))
+    return;
+  const FuseOverride *o = override_of(f, t);
+  if (o && !o->inline_it)
+    return;
+  vec_push(f->arena, &f->report->decisions,
+           arena_printf(f->arena, "store '%s' from the op writing '%s', which computes it and reads it in registers",
+                        T->name, op_label(k, &k->ops[c])));
+  inline_into(f, P, c, t, pos_of_dim, true);
+  f->removed[p] = true;
+}
+
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
   if (!opt->enabled) {
     for (int i = 0; i < opt->noverrides; i++)
@@ -922,6 +1139,9 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
   for (int p = 0; p < k->nops; p++)
     if (!f.removed[p])
       try_init(&f, p);
+  for (int p = 0; p < k->nops; p++)
+    if (!f.removed[p])
+      try_keep_store(&f, p);
   for (int p = 0; p < k->nops; p++)
     if (!f.removed[p])
       try_siblings(&f, p);

@@ -392,6 +392,11 @@ Graph *graph_load_onnx_pb(const Source *src, const char *dir, const Module *spec
                           const GraphLoadOptions *opts, Arena *arena, Diag *diag);
 bool onnx_pb_sniff(const char *bytes, size_t len);
 
+/* ---- print.c ---- */
+/* The graph as text, one line per input, constant, node and output
+ * (--dump=parse, --dump=graph). */
+void graph_print(StrBuf *out, const Graph *g);
+
 /* ---- lower.c ---- */
 /* The whole graph as one Kernel: tensors are the inputs (TS_PARAM), the
  * outputs (TS_PARAM, is_output), constants (TS_CONST), intermediates

@@ -77,6 +77,11 @@ typedef struct {
 /* bytes[t] >= 0 (bytes may be NULL) replaces tensor t's own size: a
  * softmax group's chunk buffers (schedule/rows.c) need less. */
 BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, const int64_t *bytes, Arena *arena);
+/* The plan of a graph kernel whose ops run as their plans say (schedule.h):
+ * a row-fused group's ops live across the group, a prologue's result never
+ * exists, a softmax group's chunk buffers take less than their tensors. */
+struct OpPlan;
+BufferPlan *plan_graph_buffers(const Kernel *k, const struct OpPlan *plans, Arena *arena);
 /* The plan as YAML comments and keys for --print-schedule. */
 void plan_print_yaml(StrBuf *out, const Kernel *k, const BufferPlan *plan);
 

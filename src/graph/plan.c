@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "analysis/poly.h"
+#include "schedule/schedule.h"
 
 enum { ALIGN = 64 };
 
@@ -478,6 +479,29 @@ BufferPlan *plan_buffers(const Kernel *k, const OpSpan *spans, const int64_t *by
   plan->sum_bytes = all_static ? sum : -1;
   plan->strategy = placed.strategy;
   return plan;
+}
+
+BufferPlan *plan_graph_buffers(const Kernel *k, const OpPlan *plans, Arena *arena) {
+  OpSpan *spans = arena_alloc(arena, sizeof(OpSpan) * (size_t)(k->nops + 1));
+  for (int j = 0; j < k->nops; j++) {
+    int size = plans[j].group_size > 1 ? plans[j].group_size : 1;
+    for (int m = j; m < j + size; m++)
+      spans[m] = (OpSpan){j, j + size - 1, -1};
+    j += size - 1;
+  }
+  for (int j = 0; j < k->nops; j++) /* a prologue runs in its consumer; its result never exists */
+    if (plans[j].is_prologue) {
+      int c = plans[j].prologue_of;
+      spans[j] = (OpSpan){spans[c].first, spans[c].last, plans[c].prologue_tensor};
+      spans[c].unmaterialized = plans[c].prologue_tensor;
+    }
+  int64_t *bytes = arena_alloc(arena, sizeof(int64_t) * (size_t)(k->ntensors + 1));
+  for (int t = 0; t < k->ntensors; t++)
+    bytes[t] = -1;
+  for (int j = 0; j < k->nops; j++) /* a softmax group's chunk buffers */
+    for (int c = 0; c < plans[j].nchunk_local; c++)
+      bytes[plans[j].chunk_local[c]] = plans[j].chunk_local_bytes[c];
+  return plan_buffers(k, spans, bytes, arena);
 }
 
 /* ---- --print-schedule ---- */

@@ -19,6 +19,7 @@
  * partial tiles are exact, so no choice can be wrong, only slow. */
 #include "schedule/schedule.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
@@ -41,7 +42,12 @@ const Target *target_lookup(const char *name) {
  * depend on the machine lgen runs on. */
 const Target *target_default(void) { return &targets[0]; }
 
-const char *target_names(void) { return "x86-64-avx512, x86-64-avx2, aarch64-neon"; }
+void target_names(char *buf, size_t size) {
+  size_t at = 0;
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof targets / sizeof *targets && at < size; i++)
+    at += (size_t)snprintf(buf + at, size - at, "%s%s", i ? ", " : "", targets[i].name);
+}
 
 static bool reads_through(const Kernel *k, const StructuredOp *op, int operand, int dim) {
   const Operand *o = &op->operands[operand];

@@ -60,7 +60,7 @@ enum { LG_SOFTMAX_CHUNK_ROWS = 16 };
 /* Everything decided for one op: how its domain is reshaped before tiling
  * (fold and collapse, in the op's own dims), the view that results, and the
  * schedule, whose dims are the view's. */
-typedef struct {
+typedef struct OpPlan {
   Reshape reshape;
   OpView view;
   Schedule s;
@@ -100,7 +100,9 @@ typedef struct {
 
 const Target *target_lookup(const char *name); /* NULL if unknown */
 const Target *target_default(void);
-const char *target_names(void);                 /* "x86-64-avx2, x86-64-avx512, aarch64-neon" */
+/* The names of targets[], "x86-64-avx512, x86-64-avx2, ...", into buf
+ * (cut at size - 1 bytes). */
+void target_names(char *buf, size_t size);
 
 /* Where decisions for a module come from. */
 typedef enum { SCHED_NONE, SCHED_AUTO, SCHED_FILE } ScheduleMode;
@@ -128,6 +130,20 @@ typedef struct {
 typedef struct {
   PtrVec specs; /* ScheduleSpec* */
 } ScheduleFile;
+
+/* ---- file_keys.c: what a schedule file says, stage by stage ---- */
+/* One name of a key's entries for a kernel, or the entry's scalar. */
+typedef struct {
+  const char *name;   /* fuse, algorithm: the tensor; NULL for a scalar key */
+  int64_t value;      /* fuse: 1 inline, 0 keep; algorithm: its code */
+  const char *scalar; /* layout */
+  Loc loc;
+} ScheduleItem;
+
+/* Every item of `key` in the file's entries for kernel `kernel`, in file
+ * order (the graph-level keys fuse, layout and algorithm); their count. */
+int schedule_file_items(const ScheduleFile *file, const char *kernel, const char *key, ScheduleItem **items,
+                        Arena *arena);
 
 /* The loops of an op's nest under a schedule, outermost first: band 0
  * (level-0 tiles, and the points of untiled parallel dims) in `order`,
@@ -208,5 +224,8 @@ void row_group_bindings(const OpPlan *plan, const StructuredOp *op, int rows, co
  * become a key of the printed schedule. */
 void schedule_yaml_name(StrBuf *out, const char *name);
 void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const StructuredOp *op, const OpPlan *plan);
+/* The file's per-op decisions on top of plans[kernel][op] (each checked:
+ * a located error for an op that does not exist or is a template). */
+void schedule_file_apply(const ScheduleFile *file, const Module *m, OpPlan **plans, Arena *arena, Diag *diag);
 
 #endif

@@ -1,0 +1,122 @@
+/* c_access.c - the C spelling of the IR's pieces for the builders: affine
+ * expressions and tensor elements in the current dims' names, the
+ * statement list being built, and which identifiers a piece of code
+ * mentions. Every builder (c_loops.c, c_ext.c, c_checks.c, c_graph.c)
+ * stands on it; it calls none of them. */
+#include "emit/c_internal.h"
+
+#include <string.h>
+
+LoopNode *put(Emitter *e, LoopNode *n) {
+  loops_append(e->cur, n);
+  return n;
+}
+
+LoopList *build_into(Emitter *e, LoopList *list) {
+  LoopList *saved = e->cur;
+  e->cur = list;
+  return saved;
+}
+
+
+/* ---- affine expressions in C ---- */
+
+const char *c_dim(void *ctx, int i) { return ((Emitter *)ctx)->dim_names[i]; }
+static const char *c_size(void *ctx, int i) { return ((Emitter *)ctx)->kn.sizes[i]; }
+static const char *c_attr(void *ctx, int i, int elem) {
+  Emitter *e = ctx;
+  const AttrParam *a = &e->k->attrs[i];
+  if (a->ndims == 0 && !a->is_array)
+    return e->kn.attrs[i];
+  return arena_printf(e->arena, "%s[%d]", e->kn.attrs[i], elem);
+}
+
+
+static void note_divisions(Emitter *e, const AffineExpr *x) {
+  if (!x)
+    return;
+  if (x->kind == AE_FLOORDIV)
+    use_helper(e->helpers_used, "lgen_floordiv");
+  else if (x->kind == AE_CEILDIV)
+    use_helper(e->helpers_used, "lgen_ceildiv");
+  else if (x->kind == AE_MOD)
+    use_helper(e->helpers_used, "lgen_mod");
+  note_divisions(e, x->lhs);
+  note_divisions(e, x->rhs);
+}
+
+void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
+  AffineNames names = {c_dim, c_size, c_attr, e, true};
+  note_divisions(e, x);
+  affine_print(out, x, &names);
+}
+
+const char *affine_str(Emitter *e, const AffineExpr *x) {
+  StrBuf sb = {0};
+  c_affine(e, &sb, x);
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+/* Whether tensor t lives in chunk buffers (Emitter.chunk_group). */
+static bool in_chunk_buffer(const Emitter *e, int t) {
+  for (int c = 0; e->chunk_group && c < e->chunk_group->nchunk_local; c++)
+    if (e->chunk_group->chunk_local[c] == t)
+      return true;
+  return false;
+}
+
+/* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form
+ * (minus lgen_shift in a chunk buffer). */
+const char *access_str(Emitter *e, const Operand *o) {
+  const TensorParam *t = &e->k->tensors[o->tensor];
+  if (t->rank == 0)
+    return arena_printf(e->arena, "%s[0]", e->kn.tensors[o->tensor]);
+  AffineExpr *lin = o->map[0];
+  for (int i = 1; i < t->rank; i++)
+    lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
+  return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, lin),
+                      in_chunk_buffer(e, o->tensor) ? " - lgen_shift" : "");
+}
+
+/* Is `name` used as an identifier in the C code `text` (string literals,
+ * such as --checks messages, and comments do not count)? One pass over the
+ * text. */
+bool mentions_identifier(const char *text, const char *name) {
+  size_t n = strlen(name);
+  for (const char *p = text; *p;) {
+    if (*p == '"') { /* skip a string literal */
+      for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1])
+          p++;
+      if (*p)
+        p++;
+    } else if (p[0] == '/' && p[1] == '*') { /* skip a comment ("pack l1 into l1_pack" is no use of l1) */
+      const char *end = strstr(p + 2, "*/");
+      p = end ? end + 2 : p + strlen(p);
+    } else if (*p == '_' || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
+      const char *start = p;
+      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
+        p++;
+      if ((size_t)(p - start) == n && memcmp(start, name, n) == 0)
+        return true;
+    } else if (*p >= '0' && *p <= '9') { /* a number, suffixes included */
+      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
+        p++;
+    } else {
+      p++;
+    }
+  }
+  return false;
+}
+
+/* The text of a statement list: what declarations look at to find the
+ * identifiers the code uses. */
+const char *tree_text(Emitter *e, const LoopList *list) {
+  StrBuf sb = {0};
+  loops_print_c(&sb, list, 0);
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}

@@ -1,0 +1,199 @@
+/* c_consts.c - a model graph's constants as C arrays: exact initializers
+ * (hex floats, f16 bits or values, the most negative integers as
+ * expressions), 64-byte aligned, static in the kernels' file or extern
+ * beside a --weights file, and the pre-packed arrays c_loops.c lays out at
+ * generation time. */
+#include "emit/c_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+/* The tensor whose memory t is: itself unless an alias. */
+int alias_root(const Kernel *k, int t) {
+  for (int hops = 0; k->tensors[t].storage == TS_ALIAS && hops <= k->ntensors; hops++)
+    t = k->tensors[t].alias_of;
+  return t;
+}
+
+/* The array of constant t. A tensor's C name never starts with lgen_
+ * (c_names.c renames such names), so no local shadows it; the prefix keeps
+ * two models' weights apart when they are extern. */
+const char *const_symbol(const Emitter *e, int t) {
+  const char *prefix = e->opt->prefix;
+  return arena_printf(e->arena, "%slgen_%s_%s", prefix, e->kn.function + strlen(prefix), e->kn.tensors[t]);
+}
+
+/* Element count of a constant; its shape is static (-1 if it is not). */
+static int64_t const_count(const TensorParam *t) {
+  int64_t n = 1;
+  for (int i = 0; i < t->rank; i++) {
+    if (t->shape[i]->kind != AE_CONST)
+      return -1;
+    n *= t->shape[i]->value;
+  }
+  return n;
+}
+
+static uint64_t load_le(const unsigned char *p, int bytes) {
+  uint64_t v = 0;
+  for (int i = bytes - 1; i >= 0; i--)
+    v = v << 8 | p[i];
+  return v;
+}
+
+/* The value of IEEE binary16 bits, exactly (every one is a double). */
+static double f16_value(unsigned bits) {
+  unsigned exp = (bits >> 10) & 0x1fu, man = bits & 0x3ffu;
+  double v;
+  if (exp == 0x1f) {
+    v = man ? NAN : INFINITY;
+  } else {
+    v = exp ? (double)(man | 0x400u) : (double)man;
+    int e2 = exp ? (int)exp - 25 : -24; /* value = v * 2^e2 */
+    for (; e2 < 0; e2++)
+      v *= 0.5;
+    for (; e2 > 0; e2--)
+      v *= 2.0;
+  }
+  return (bits & 0x8000u) ? -v : v;
+}
+
+/* Non-finite values as <math.h>'s constant expressions (a division by zero
+ * is not one); finite ones exactly, in hex. */
+static void float_initializer(StrBuf *out, double v, ElemType t, bool *needs_math) {
+  if (isnan(v) || isinf(v)) {
+    sb_printf(out, "%s%s", signbit(v) ? "-" : "", isnan(v) ? "NAN" : "INFINITY");
+    *needs_math = true;
+    return;
+  }
+  c_float_literal(out, v, t);
+}
+
+/* One element of a constant. f16: the value cast to lgen_f16 where it is
+ * _Float16 (native_f16), else the IEEE bits that lgen_f16 holds. */
+static void element_initializer(StrBuf *out, ElemType t, const unsigned char *p, bool native_f16,
+                                bool *needs_math) {
+  int bits = elem_type_bits(t);
+  uint64_t u = load_le(p, bits < 8 ? 1 : bits / 8);
+  switch (t) {
+  case TY_F16:
+    if (native_f16) {
+      sb_puts(out, "(lgen_f16)");
+      float_initializer(out, f16_value((unsigned)u), TY_F32, needs_math);
+    } else {
+      sb_printf(out, "0x%04x", (unsigned)u);
+    }
+    return;
+  case TY_F32: {
+    uint32_t b = (uint32_t)u;
+    float f;
+    memcpy(&f, &b, sizeof f);
+    float_initializer(out, f, TY_F32, needs_math);
+    return;
+  }
+  case TY_F64: {
+    double d;
+    memcpy(&d, &u, sizeof d);
+    float_initializer(out, d, TY_F64, needs_math);
+    return;
+  }
+  case TY_I1:
+    sb_puts(out, u ? "1" : "0");
+    return;
+  default: {
+    /* sign-extend; the most negative value is written as an expression
+     * because its magnitude is not a literal of the type */
+    uint64_t sign = (uint64_t)1 << (bits - 1);
+    int64_t v = (u & sign) ? -(int64_t)((~u & (sign - 1)) + 1) : (int64_t)u;
+    if (u == sign && bits == 64)
+      sb_puts(out, "(-INT64_C(9223372036854775807) - 1)");
+    else if (u == sign)
+      sb_printf(out, "(%lld - 1)", (long long)(v + 1));
+    else if (t == TY_I64)
+      sb_printf(out, "INT64_C(%lld)", (long long)v);
+    else
+      sb_printf(out, "%lld", (long long)v);
+    return;
+  }
+  }
+}
+
+static void constant_body(StrBuf *out, const TensorParam *tp, int64_t n, bool native_f16, bool *needs_math) {
+  int bytes = (elem_type_bits(tp->type) + 7) / 8;
+  const unsigned char *data = tp->data;
+  sb_puts(out, " = {");
+  if (n == 0 || !data)
+    sb_puts(out, "0");
+  for (int64_t i = 0; data && i < n; i++) {
+    sb_puts(out, i % 8 == 0 ? "\n  " : " ");
+    element_initializer(out, tp->type, data + i * bytes, native_f16, needs_math);
+    sb_putc(out, ',');
+  }
+  sb_puts(out, "\n};\n");
+}
+
+/* The definition of constant t: static in the kernels' file, external in
+ * the --weights file. C99 has no empty arrays: a constant without elements
+ * gets one unused zero. */
+static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol,
+                                   bool external) {
+  int64_t n = const_count(tp);
+  const char *decl = arena_printf(e->arena, "%sconst %s %s[%lld] LGEN_ALIGN64", external ? "" : "static ",
+                                  c_type_name(tp->type), symbol, (long long)(n > 0 ? n : 1));
+  if (n < 0) {
+    sb_printf(out, "#error \"lgen bug: constant %s has a symbolic shape\"\n", c_string_text(e->arena, tp->name));
+    return;
+  }
+  e->uses_align64 = true;
+  if (tp->type == TY_F16) {
+    sb_printf(out, "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n%s", decl);
+    constant_body(out, tp, n, true, &e->needs_math);
+    sb_printf(out, "#else\n%s", decl);
+    constant_body(out, tp, n, false, &e->needs_math);
+    sb_puts(out, "#endif\n");
+  } else {
+    sb_puts(out, decl);
+    constant_body(out, tp, n, false, &e->needs_math);
+  }
+}
+
+/* A constant's array where it is defined (this file, or the --weights
+ * file), else an extern declaration of it. */
+static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol, bool external_file) {
+  if (external_file || !e->opt->separate_weights)
+    constant_definition_of(out, e, tp, symbol, external_file);
+  else
+    sb_printf(out, "extern const %s %s[%lld];\n", c_type_name(tp->type), symbol,
+              (long long)(const_count(tp) > 0 ? const_count(tp) : 1));
+}
+
+/* The graph's constants. A static one that the run body (`body`) does not
+ * read, because every reader reads it pre-packed, is left out (an unused
+ * static array draws a warning); external ones are all kept, so that the
+ * --weights file defines every constant. */
+void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
+  for (int t = 0; t < e->k->ntensors; t++) {
+    const TensorParam *tp = &e->k->tensors[t];
+    bool is_static = !external_file && !e->opt->separate_weights;
+    if (tp->storage == TS_CONST && (!is_static || mentions_identifier(body, const_symbol(e, t))))
+      constant_array(out, e, tp, const_symbol(e, t), external_file);
+  }
+}
+
+/* Pre-packed constants (c_loops.c) are named after the op and the tensor;
+ * "lgenpk" cannot begin another symbol of the file. */
+const char *packed_constant(Emitter *e, int t, const void *data, int64_t count) {
+  const char *prefix = e->opt->prefix;
+  const char *symbol = arena_printf(e->arena, "%slgenpk%d_%s_%s", prefix, e->op_index,
+                                    e->kn.function + strlen(prefix), e->kn.tensors[t]);
+  TensorParam *tp = arena_alloc(e->arena, sizeof *tp);
+  tp->type = e->k->tensors[t].type;
+  tp->name = symbol;
+  tp->storage = TS_CONST;
+  tp->rank = 1;
+  tp->shape = arena_alloc(e->arena, sizeof *tp->shape);
+  tp->shape[0] = affine_const(e->arena, count);
+  tp->data = data;
+  constant_array(e->constants, e, tp, symbol, e->weights_file);
+  return symbol;
+}

@@ -1,0 +1,343 @@
+/* c_graph.c - a model graph's run body (contracts.md section 3): each op's
+ * tree in a block that first points its intermediates, aliases and
+ * constants at their memory; row-fused groups in one nest over their rows;
+ * a softmax group in the softmax's chunk loop; one OpenMP parallel region
+ * around it all when some op shares its loops, with `omp single` for the
+ * ops that cannot; and the scratch area's size. */
+#include "emit/c_internal.h"
+
+#include <string.h>
+
+/* Where tensor `root` (not an alias) lives, as a C pointer expression. */
+static const char *root_address(Emitter *e, const BufferPlan *plan, int root, const char *ws) {
+  const TensorParam *tp = &e->k->tensors[root];
+  if (tp->storage == TS_CONST)
+    return const_symbol(e, root);
+  if (tp->storage != TS_WORKSPACE)
+    return e->kn.tensors[root];
+  for (int i = 0; i < plan->nbuffers; i++)
+    if (plan->buffers[i].tensor == root) {
+      const AffineExpr *off = plan->buffers[i].offset;
+      if (off->kind == AE_CONST && off->value == 0)
+        return ws;
+      return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
+    }
+  return arena_printf(e->arena, "%s /* lgen bug: %s has no place in the plan */", ws,
+                      c_comment_text(e->arena, tp->name));
+}
+
+/* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
+static const char *const scratch_name = "lgen_scratch";
+
+static void graph_packing(Emitter *e) {
+  e->scratch = scratch_name;
+  e->prepack_constants = true;
+}
+
+/* Pointers for the tensors that the ops' code (`code`) uses and that are
+ * not parameters, put in before the code. A pointer is restrict unless
+ * another tensor of the ops shares its memory (an alias and its root). */
+static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *const *list, int n,
+                                LoopList *code, const char *ws) {
+  const Kernel *k = e->k;
+  const char *text = tree_text(e, code);
+  bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
+  for (int i = 0; i < n; i++)
+    for (int o = 0; o < op_all_operands(list[i]); o++) {
+      int t = op_operand_at(list[i], o)->tensor;
+      used[t] = mentions_identifier(text, e->kn.tensors[t]);
+    }
+  for (int o = 0; e->prologue && o < e->prologue->noperands; o++) { /* what its pack copy computes from */
+    int t = e->prologue->operands[o].tensor;
+    used[t] = mentions_identifier(text, e->kn.tensors[t]);
+  }
+  LoopList decls = {0};
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    if (!used[t] || tp->storage == TS_PARAM)
+      continue;
+    int root = alias_root(k, t);
+    bool shared = false;
+    for (int u = 0; u < k->ntensors; u++)
+      shared |= u != t && used[u] && alias_root(k, u) == root;
+    const TensorParam *rp = &k->tensors[root];
+    bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output);
+    const char *cq = read_only ? "const " : "";
+    const char *type = c_type_name(tp->type);
+    const char *addr = root_address(e, plan, root, ws);
+    bool same_type = rp->storage != TS_WORKSPACE && rp->type == tp->type;
+    const char *ptr = arena_printf(e->arena, "%s%s *%s", cq, type, shared ? "" : "restrict");
+    loops_append(&decls, loops_let(e->arena, ptr, e->kn.tensors[t],
+                                   same_type ? addr : arena_printf(e->arena, "(%s%s *)%s", cq, type, addr)));
+  }
+  if (mentions_identifier(text, scratch_name)) {
+    const AffineExpr *end = plan->total;
+    if (end->kind == AE_CONST && end->value == 0)
+      loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name, arena_printf(e->arena, "(char *)%s", ws)));
+    else /* the plan's total is a multiple of 64: so is the scratch area */
+      loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name,
+                                     arena_printf(e->arena, "(char *)%s + %s", ws, affine_str(e, end))));
+  }
+  loops_splice(&decls, code);
+  *code = decls;
+}
+
+/* The scratch area's size: the largest need of any op (c_loops.c); `value`
+ * gets it, or -1 when it depends on the sizes (then the C text is a
+ * statement list that leaves it in lgen_scratch_bytes). */
+const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
+  const Kernel *k = e->k;
+  StrBuf steps = {0};
+  int64_t most = 0;
+  bool symbolic = false;
+  for (int i = 0; i < k->nops; i++) {
+    const OpPlan *op_plan = &e->opt->plans[index][i];
+    int64_t v;
+    e->sched = &op_plan->s;
+    e->k = op_plan->view.k;
+    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &v);
+    e->k = k;
+    if (v >= 0) {
+      most = v > most ? v : most;
+      continue;
+    }
+    symbolic = true;
+    sb_printf(&steps, "  if ((size_t)(%s) > lgen_scratch_bytes)\n    lgen_scratch_bytes = (size_t)(%s);\n", bytes,
+              bytes);
+  }
+  const char *text = arena_printf(e->arena, "  size_t lgen_scratch_bytes = %lld;\n%s", (long long)most, sb_cstr(&steps));
+  sb_free(&steps);
+  *value = symbolic ? -1 : most;
+  return text;
+}
+
+/* The whole workspace's size when static (-1 otherwise): the buffer plan's
+ * intermediates, then the scratch area. */
+int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
+  int64_t scratch;
+  graph_packing(e);
+  graph_scratch_bytes(e, index, &scratch);
+  return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
+}
+
+/* One op of G_run, into `code`. In the graph's parallel region
+ * (e->graph_region), an op with no worksharing loop runs under `omp
+ * single` (whose barrier orders it before the next op), and an op whose
+ * parallel loop cannot be orphaned (a split reduction: its reduction
+ * clause needs a region of its own) is built as it would be alone, under
+ * `omp single` (its own region is then nested and inactive: it runs on one
+ * thread). Returns whether the op needs `omp single`. */
+static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i) {
+  e->cur = code;
+  e->sched = &op_plan->s;
+  e->k = op_plan->view.k;
+  e->op_index = i;
+  bool region = e->graph_region, own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
+  e->graph_region = region && !own;
+  emit_op(e, op_plan->view.op, i);
+  e->graph_region = region;
+  e->k = k;
+  return region && (own || !loops_has_worksharing(code));
+}
+
+/* Whether some op of the graph has a parallel loop that can be orphaned (no
+ * reduction clause, no library call): then G_run opens one region for all. */
+static bool graph_wants_region(const Emitter *e, int index) {
+  for (int i = 0; i < e->k->nops; i++) {
+    const Schedule *s = &e->opt->plans[index][i].s;
+    if (s->split_reduction || s->library_call)
+      continue;
+    for (int d = 0; d < LG_MAX_DIMS; d++)
+      if (s->parallel[d] || s->parallel_reg[d])
+        return true;
+  }
+  return false;
+}
+
+/* Member m of a row-fused group, its row dims bound to `values` (C
+ * expressions of the group's rows), with no threads of its own. */
+static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values) {
+  const Kernel *k = e->k;
+  OpPlan member = e->opt->plans[index][m];
+  for (int d = 0; d < LG_MAX_DIMS; d++)
+    member.s.parallel[d] = member.s.parallel_reg[d] = false;
+  const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
+  row_group_bindings(&member, &k->ops[m], rows, values, bound);
+  e->sched = &member.s;
+  e->k = member.view.k;
+  e->op_index = m;
+  e->bound_dims = bound;
+  bool saved_region = e->graph_region;
+  e->graph_region = false;
+  e->in_row_group = true;
+  emit_op(e, member.view.op, m);
+  e->in_row_group = false;
+  e->graph_region = saved_region;
+  e->bound_dims = NULL;
+  e->sched = NULL;
+  e->k = k;
+}
+
+/* The op before or after a softmax, row-fused with it (schedule/rows.c):
+ * its block for each row of the chunk, lgen_u0 .. lgen_u1 - 1, its row
+ * dims bound to that row's coordinates (the softmax's outer dims,
+ * row-major). */
+static LoopNode *softmax_member(Emitter *e, int index, int member) {
+  const Kernel *k = e->k;
+  const StructuredOp *op = &k->ops[member];
+  int rows = e->opt->plans[index][member].group_rows;
+  LoopNode *f = loops_for(e->arena, "lgen_r", "lgen_u0", "lgen_u1", 1);
+  LoopList *outside = build_into(e, &f->body);
+  const char *values[LG_MAX_DIMS];
+  const char *rest = "lgen_r";
+  for (int q = rows - 1; q >= 0; q--) { /* the innermost row dim varies fastest */
+    const AffineExpr *x = op->dims[q].extent;
+    if (x->kind == AE_CONST && x->value == 1) {
+      values[q] = "0";
+      continue;
+    }
+    values[q] = names_claim(&e->kn.table, op->dims[q].name);
+    const char *n = affine_str(e, x);
+    put(e, loops_let(e->arena, "const int64_t", values[q],
+                     q == 0 ? rest : arena_printf(e->arena, "%s %% (%s)", rest, n)));
+    rest = arena_printf(e->arena, "%s / (%s)", rest, n);
+  }
+  emit_row_member(e, index, member, rows, values);
+  e->cur = outside;
+  return f;
+}
+
+/* A softmax and the ops just before and after it, row-fused: the
+ * softmax's chunk loop (c_ext.c), with the op before put in just before
+ * its call and the op after just after it. */
+static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, const BufferPlan *plan,
+                               const char *ws) {
+  const Kernel *k = e->k;
+  int size = e->opt->plans[index][first].group_size, sm = k->ops[first].ext ? first : first + 1;
+  int before = sm > first ? first : -1, after = sm < first + size - 1 ? sm + 1 : -1;
+  LoopList code = {0};
+  e->cur = &code;
+  put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehensions %d to %d, chunk by chunk: %s%s%s", first + 1,
+                                              first + size,
+                                              before >= 0 ? "the op before the softmax on a chunk's rows, " : "",
+                                              "the softmax's rows",
+                                              after >= 0 ? ", then the op after it on them" : "")));
+  const OpPlan *head = &e->opt->plans[index][first];
+  e->chunk_group = head->nchunk_local ? head : NULL;
+  e->sched = &e->opt->plans[index][sm].s;
+  e->op_index = sm;
+  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true);
+  LoopNode *chunks = loops_find_parallel(&code);
+  if (before >= 0)
+    loops_insert_before(&chunks->body, call, softmax_member(e, index, before));
+  if (after >= 0)
+    loops_insert_after(&chunks->body, call, softmax_member(e, index, after));
+  e->chunk_group = NULL;
+  const StructuredOp *members[3];
+  for (int m = 0; m < size; m++)
+    members[m] = &k->ops[first + m];
+  declare_ops_tensors(e, plan, members, size, &code, ws);
+  LoopNode *block = loops_block(e->arena, REGION_NONE);
+  block->body = code;
+  loops_append(ops, block);
+}
+
+/* A row-fused group (schedule/rows.c), ops first .. first + size - 1, into
+ * `ops`: one loop nest over the rows (a worksharing loop when a member
+ * would have used threads; else, in the graph's region, under `omp
+ * single`), each member's block inside it with its row dims bound to the
+ * rows and no threads of its own. A group around a softmax is
+ * emit_softmax_group's. */
+static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, const BufferPlan *plan, const char *ws,
+                             bool region) {
+  const Kernel *k = e->k;
+  if (k->ops[first].ext || k->ops[first + 1].ext) {
+    emit_softmax_group(e, ops, index, first, plan, ws);
+    return;
+  }
+  const OpPlan *head = &e->opt->plans[index][first];
+  const StructuredOp *op0 = &k->ops[first];
+  int size = head->group_size, rows = head->group_rows;
+  bool threads = head->group_threads;
+  const char *values[LG_MAX_DIMS];
+  int loops = 0;
+  LoopNode *block = loops_block(e->arena, region && !threads ? REGION_SINGLE : REGION_NONE);
+  loops_append(ops, block);
+  e->cur = &block->body;
+  for (int q = 0; q < rows; q++) {
+    const AffineExpr *x = op0->dims[q].extent;
+    values[q] = x->kind == AE_CONST && x->value == 1 ? "0" : names_claim(&e->kn.table, op0->dims[q].name);
+    loops += values[q][0] != '0';
+  }
+  put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehensions %d to %d, row by row", first + 1,
+                                              first + size)));
+  bool first_loop = true;
+  for (int q = 0; q < rows; q++)
+    if (values[q][0] != '0') {
+      LoopNode *f = put(e, loops_for(e->arena, values[q], "0", affine_str(e, op0->dims[q].extent), 1));
+      if (threads && first_loop) {
+        f->par = region ? PAR_WORKSHARING : PAR_REGION;
+        f->collapse = loops;
+      }
+      first_loop = false;
+      e->cur = &f->body;
+    }
+  LoopList *rows_body = e->cur;
+  for (int m = first; m < first + size; m++) {
+    LoopList code = {0};
+    e->cur = &code;
+    emit_row_member(e, index, m, rows, values);
+    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, &code, ws);
+    LoopNode *member = loops_block(e->arena, REGION_NONE);
+    member->body = code;
+    loops_append(rows_body, member);
+  }
+}
+
+void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws) {
+  const Kernel *k = e->k;
+  e->cur = body;
+  graph_packing(e);
+  if (e->opt->checks)
+    emit_checks(e);
+  bool region = graph_wants_region(e, index);
+  LoopList ops = {0};
+  e->graph_region = region;
+  for (int i = 0; i < k->nops; i++) {
+    const OpPlan *op_plan = &e->opt->plans[index][i];
+    if (op_plan->is_prologue) /* its consumer's pack copy computes it */
+      continue;
+    e->prologue = op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL;
+    e->prologue_tensor = op_plan->prologue_tensor;
+    e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
+    if (op_plan->group_size > 1) {
+      emit_graph_group(e, &ops, index, i, plan, ws, region);
+      i += op_plan->group_size - 1;
+      continue;
+    }
+    LoopList code = {0};
+    bool single = emit_graph_op(e, &code, k, op_plan, i);
+    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
+    LoopNode *block = loops_block(e->arena, single ? REGION_SINGLE : REGION_NONE);
+    block->body = code;
+    loops_append(&ops, block);
+    e->prologue = NULL;
+  }
+  e->prologue = NULL;
+  e->graph_region = false;
+  e->cur = body;
+  if (region) {
+    /* per-thread scratch slots exist for LG_SCRATCH_THREAD_SLOTS threads */
+    if (e->region_thread_cap)
+      use_helper(e->helpers_used, "lgen_thread_slots");
+    put(e, loops_comment(e->arena, "one parallel region for the whole graph: the ops share its threads"));
+    LoopNode *par = put(e, loops_block(e->arena, REGION_PARALLEL));
+    if (e->region_thread_cap)
+      par->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
+    par->body = ops;
+  } else {
+    loops_splice(body, &ops);
+  }
+  e->region_thread_cap = false;
+  e->cur = NULL;
+}

@@ -1,0 +1,142 @@
+/* loops.h - the loop IR: a small tree of C-like statements between the
+ * schedules and the C text, after Halide's lowered Stmt and TVM's TIR.
+ *
+ * The C writer's builders (emit/c_loops.c for an op under its schedule,
+ * emit/c_ext.c for a template's call, emit/c_graph.c for a graph's run
+ * body) build a tree per op; passes edit it; loops_print_c writes it as C
+ * and loops_print_dump as compact text (--dump=loops). Neither printer
+ * knows schedules, graphs or op names: everything they print is in the
+ * nodes. Expressions are C text (their spelling is the builders' business,
+ * through emit/c_expr.c); statements are nodes.
+ *
+ * Nodes live in the compilation's arena and are never freed one by one.
+ * A list of statements is a LoopList; a node belongs to one list. */
+#ifndef LGEN_LOOPS_H
+#define LGEN_LOOPS_H
+
+#include "util/util.h"
+
+typedef struct LoopNode LoopNode;
+
+typedef struct {
+  LoopNode *first, *last;
+} LoopList;
+
+typedef enum {
+  LN_BLOCK,   /* { body }: a scope; with `region`, an OpenMP construct around it */
+  LN_FOR,     /* for (int64_t var = lo; var < hi; var += step) body, with its marks */
+  LN_IF,      /* if (cond) body else els (els may be empty) */
+  LN_LET,     /* type name = value;  (value NULL: a declaration only) */
+  LN_ARRAY,   /* type name[extents] = {0};  a stack array (accumulators) */
+  LN_ALLOC,   /* a buffer: on the heap (a later LN_CALL frees it), or a workspace slot */
+  LN_STORE,   /* target = value; */
+  LN_CALL,    /* fn(args); */
+  LN_BARRIER, /* the threads of the enclosing parallel region meet */
+  LN_COMMENT, /* a comment line */
+} LoopNodeKind;
+
+/* OpenMP around an LN_BLOCK. */
+typedef enum {
+  REGION_NONE,     /* a plain scope */
+  REGION_PARALLEL, /* omp parallel: every thread runs the body */
+  REGION_SINGLE,   /* omp single: one thread of the enclosing region runs it */
+} RegionKind;
+
+/* How an LN_FOR's iterations are shared among threads. */
+typedef enum {
+  PAR_NONE,
+  PAR_REGION,      /* omp parallel for: a region of its own */
+  PAR_WORKSHARING, /* omp for: shared among the enclosing region's threads */
+} ParKind;
+
+/* Where an LN_ALLOC's bytes come from. */
+typedef enum {
+  ALLOC_HEAP,       /* lgen_alloc; the builder frees `raw` */
+  ALLOC_SCRATCH,    /* at an offset of a model graph's scratch area */
+  ALLOC_PER_THREAD, /* ... in the running thread's slot of it */
+} AllocKind;
+
+struct LoopNode {
+  LoopNodeKind kind;
+  LoopNode *next;
+  const char *note;  /* a comment at the end of the node's first line, or NULL */
+  /* LN_BLOCK, LN_FOR, LN_IF (then) */
+  LoopList body;
+  /* LN_FOR, LN_IF: BRACES_NONE prints a one-statement body without braces
+   * on the next line, BRACES_INLINE on the same line */
+  enum { BRACES, BRACES_NONE, BRACES_INLINE } braces;
+  /* LN_BLOCK */
+  RegionKind region;
+  const char *threads; /* num_threads(...) argument of a region or a PAR_REGION loop; NULL: the default */
+  /* LN_FOR */
+  const char *var, *lo, *hi;
+  int64_t step;
+  const char *step_expr; /* a step that is not a constant (NULL: step) */
+  ParKind par;           /* LN_CALL: PAR_WORKSHARING, the callee's loops are orphaned `omp for`s */
+  int collapse;          /* loops of a parallel group (>1: collapse(n)) */
+  bool simd;
+  const char *reduction; /* OpenMP reduction clauses, or NULL */
+  const char *schedule;  /* OpenMP schedule clause, or NULL */
+  /* LN_IF */
+  const char *cond;
+  LoopList els;
+  /* LN_LET, LN_ARRAY, LN_ALLOC */
+  const char *type; /* "const int64_t", "float *restrict", the element type of an array or buffer */
+  const char *name;
+  const char *value;   /* LN_LET's initial value; LN_STORE's value */
+  const char *extents; /* LN_ARRAY: "[8][32]" */
+  bool zeroed;         /* LN_ARRAY: = {0} */
+  /* LN_ALLOC */
+  AllocKind alloc;
+  const char *raw;    /* ALLOC_HEAP: the pointer to free */
+  const char *bytes;  /* ALLOC_HEAP: its size in bytes (C) */
+  const char *base;   /* ALLOC_SCRATCH, ALLOC_PER_THREAD: the scratch area's pointer */
+  const char *offset; /* ... the buffer's offset in it, or in the thread's slot */
+  const char *slot;   /* ALLOC_PER_THREAD: the slot's bytes */
+  const char *thread; /* ALLOC_PER_THREAD: the running thread's number (C) */
+  /* LN_STORE */
+  const char *target;
+  /* LN_CALL */
+  const char *fn;
+  int nargs;
+  const char **args;
+  /* LN_COMMENT: text (printed as a comment; the builder makes it safe) */
+  const char *text;
+};
+
+/* ---- building (loops.c) ---- */
+void loops_append(LoopList *list, LoopNode *n);
+void loops_prepend(LoopList *list, LoopNode *n);
+/* Moves every node of `from` to the end of `to`. */
+void loops_splice(LoopList *to, LoopList *from);
+/* Inserts n right after / before `at` (a node of list). */
+void loops_insert_after(LoopList *list, LoopNode *at, LoopNode *n);
+void loops_insert_before(LoopList *list, LoopNode *at, LoopNode *n);
+bool loops_empty(const LoopList *list);
+
+LoopNode *loops_node(Arena *arena, LoopNodeKind kind);
+LoopNode *loops_block(Arena *arena, RegionKind region);
+LoopNode *loops_for(Arena *arena, const char *var, const char *lo, const char *hi, int64_t step);
+LoopNode *loops_if(Arena *arena, const char *cond);
+LoopNode *loops_let(Arena *arena, const char *type, const char *name, const char *value);
+LoopNode *loops_array(Arena *arena, const char *type, const char *name, const char *extents, bool zeroed);
+LoopNode *loops_store(Arena *arena, const char *target, const char *value);
+LoopNode *loops_call(Arena *arena, const char *fn, int nargs, const char *const *args);
+LoopNode *loops_barrier(Arena *arena);
+LoopNode *loops_comment(Arena *arena, const char *text);
+
+/* ---- queries (loops.c) ---- */
+/* Whether a loop of the tree (or a callee's) is shared among an enclosing
+ * region's threads (an `omp for`), outside nested regions. */
+bool loops_has_worksharing(const LoopList *list);
+/* The first LN_FOR of the tree (depth first) with a PAR_REGION or
+ * PAR_WORKSHARING mark, or NULL. */
+LoopNode *loops_find_parallel(LoopList *list);
+
+/* ---- printing ---- */
+/* The tree as C at `indent` levels of two spaces (print_c.c). */
+void loops_print_c(StrBuf *out, const LoopList *list, int indent);
+/* The tree as compact text for --dump=loops (print_dump.c). */
+void loops_print_dump(StrBuf *out, const LoopList *list, int indent);
+
+#endif
