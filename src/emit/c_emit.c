@@ -21,6 +21,40 @@ void line(Emitter *e, const char *fmt, ...) {
 
 /* ---- signatures ---- */
 
+/* A declaration "T f(params)" and `tail` (";" or ""), its parameters
+ * broken onto lines aligned after the parenthesis where it is long. */
+static void put_decl(StrBuf *out, StrBuf *decl, const char *tail) {
+  sb_puts(decl, tail);
+  const char *text = sb_cstr(decl), *paren = strchr(text, '(');
+  loops_put_line(out, 0, paren ? (int)(paren - text) + 1 : 4, text);
+  sb_free(decl);
+}
+
+/* The first line of a block comment, "/\* text", broken after commas into
+ * " *   " lines where it is long. */
+static void put_comment_head(StrBuf *out, const char *text) {
+  size_t col = 3;
+  bool first = true;
+  sb_puts(out, "/* ");
+  while (*text) {
+    const char *comma = strstr(text, ", ");
+    size_t n = comma ? (size_t)(comma - text) + 1 : strlen(text);
+    if (!first && col + 1 + n > LOOPS_WIDTH) {
+      sb_puts(out, "\n *   ");
+      col = 5;
+    } else if (!first) {
+      sb_putc(out, ' ');
+      col++;
+    }
+    sb_putn(out, text, n);
+    col += n;
+    text += n;
+    text += *text == ' ';
+    first = false;
+  }
+  sb_putc(out, '\n');
+}
+
 static void signature(Emitter *e, StrBuf *out, const char *restrict_kw) {
   const Kernel *k = e->k;
   sb_printf(out, "void %s(", e->kn.function);
@@ -50,7 +84,7 @@ static void doc_comment(Emitter *e) {
   const Kernel *k = e->k;
   StrBuf sb = {0};
   ir_print_signature(&sb, k);
-  sb_printf(e->out, "/* %s\n", c_comment_text(e->arena, sb_cstr(&sb)));
+  put_comment_head(e->out, c_comment_text(e->arena, sb_cstr(&sb)));
   sb_free(&sb);
   if (k->doc) {
     /* first non-blank line of the doc string, without a comment terminator */
@@ -101,12 +135,17 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   if (e->opt->checks)
     emit_checks(e);
   for (int i = 0; i < k->nops; i++) {
-    /* the loops index the op's reshaped view of the tensors */
+    /* the loops index the op's reshaped view of the tensors; several
+     * comprehensions get a block each, which owns its names */
     const OpPlan *plan = &e->opt->plans[index][i];
+    int mark = names_mark(&e->kn.table);
+    e->cur = k->nops > 1 ? &put(e, loops_block(e->arena, REGION_NONE))->body : &tree;
     e->sched = &plan->s;
     e->k = plan->view.k;
     emit_op(e, plan->view.op, i);
     e->k = k;
+    e->cur = &tree;
+    names_release(&e->kn.table, mark);
   }
   e->cur = NULL;
   e->indent = 0;
@@ -115,8 +154,10 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   loops_print_c(&body, &tree, 1);
 
   doc_comment(e);
-  signature(e, e->out, "restrict");
-  sb_puts(e->out, "\n{\n");
+  StrBuf sig = {0};
+  signature(e, &sig, "restrict");
+  put_decl(e->out, &sig, "");
+  sb_puts(e->out, "{\n");
   /* parameters that only describe shapes would trip -Wunused-parameter */
   const char *text = sb_cstr(&body);
   for (int i = 0; i < k->ntensors; i++)
@@ -178,7 +219,7 @@ static void graph_doc(Emitter *e, StrBuf *out, int64_t workspace_static) {
       }
     sb_puts(&decl, pass == 0 ? ") -> (" : ")");
   }
-  sb_printf(out, "/* %s\n", c_comment_text(e->arena, sb_cstr(&decl)));
+  put_comment_head(out, c_comment_text(e->arena, sb_cstr(&decl)));
   sb_free(&decl);
   for (int t = 0; t < k->ntensors; t++) {
     nconst += k->tensors[t].storage == TS_CONST;
@@ -218,19 +259,32 @@ typedef struct {
   const char *size_fn, *run_fn, *workspace;
 } GraphNames;
 
-static void graph_prototypes(const Emitter *e, StrBuf *out, const GraphNames *gn, const char *restrict_kw,
-                             const char *end) {
+/* The three functions' declarations, each followed by `tail` (";" for
+ * prototypes); G_workspace_size's (which = 0), G_run's (1) or G's (2). */
+static void graph_declaration(const Emitter *e, StrBuf *out, const GraphNames *gn, const char *restrict_kw,
+                              const char *tail, int which) {
   const Kernel *k = e->k;
-  sb_printf(out, "size_t %s(", gn->size_fn);
-  for (int i = 0; i < k->nsizes; i++)
-    sb_printf(out, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
-  sb_printf(out, "%s)%s", k->nsizes ? "" : "void", end);
-  sb_printf(out, "void %s(", gn->run_fn);
-  graph_params(e, out, restrict_kw, true);
-  sb_printf(out, ", void *%s %s)%s", restrict_kw, gn->workspace, end);
-  sb_printf(out, "int %s(", e->kn.function);
-  graph_params(e, out, restrict_kw, true);
-  sb_printf(out, ")%s", end);
+  StrBuf d = {0};
+  if (which == 0) {
+    sb_printf(&d, "size_t %s(", gn->size_fn);
+    for (int i = 0; i < k->nsizes; i++)
+      sb_printf(&d, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
+    sb_printf(&d, "%s)", k->nsizes ? "" : "void");
+  } else if (which == 1) {
+    sb_printf(&d, "void %s(", gn->run_fn);
+    graph_params(e, &d, restrict_kw, true);
+    sb_printf(&d, ", void *%s %s)", restrict_kw, gn->workspace);
+  } else {
+    sb_printf(&d, "int %s(", e->kn.function);
+    graph_params(e, &d, restrict_kw, true);
+    sb_putc(&d, ')');
+  }
+  put_decl(out, &d, tail);
+}
+
+static void graph_prototypes(const Emitter *e, StrBuf *out, const GraphNames *gn, const char *restrict_kw) {
+  for (int which = 0; which < 3; which++)
+    graph_declaration(e, out, gn, restrict_kw, ";", which);
 }
 
 static GraphNames graph_names(Emitter *e) {
@@ -261,10 +315,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   graph_doc(e, e->out, workspace_static);
   /* G_workspace_size: the plan's intermediates, then the scratch area */
   const char *total = affine_str(e, plan->total);
-  sb_printf(e->out, "size_t %s(", gn.size_fn);
-  for (int i = 0; i < k->nsizes; i++)
-    sb_printf(e->out, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
-  sb_printf(e->out, "%s)\n{\n", k->nsizes ? "" : "void");
+  graph_declaration(e, e->out, &gn, "restrict", "", 0);
+  sb_puts(e->out, "{\n");
   const char *mentioned = workspace_static >= 0 ? "" : arena_printf(e->arena, "%s %s", total, scratch);
   for (int i = 0; i < k->nsizes; i++)
     if (!mentions_identifier(mentioned, e->kn.sizes[i]))
@@ -277,9 +329,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   }
   sb_puts(e->out, "}\n\n");
   /* G_run */
-  sb_printf(e->out, "void %s(", gn.run_fn);
-  graph_params(e, e->out, "restrict", true);
-  sb_printf(e->out, ", void *restrict %s)\n{\n", gn.workspace);
+  graph_declaration(e, e->out, &gn, "restrict", "", 1);
+  sb_puts(e->out, "{\n");
   const char *text = sb_cstr(&body);
   for (int t = 0; t < k->ntensors; t++)
     if (k->tensors[t].storage == TS_PARAM && !mentions_identifier(text, e->kn.tensors[t]))
@@ -293,9 +344,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   sb_puts(e->out, "}\n\n");
   sb_free(&body);
   /* G: lgen_ names cannot be parameters' (c_names.c), so they are free */
-  sb_printf(e->out, "int %s(", e->kn.function);
-  graph_params(e, e->out, "restrict", true);
-  sb_puts(e->out, ")\n{\n");
+  graph_declaration(e, e->out, &gn, "restrict", "", 2);
+  sb_puts(e->out, "{\n");
   StrBuf args = {0};
   graph_params(e, &args, "", false);
   StrBuf sizes = {0};
@@ -318,7 +368,7 @@ static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *p
   graph_doc(e, out, workspace_static);
   if (workspace_static >= 0)
     sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)workspace_static);
-  graph_prototypes(e, out, &gn, "LGEN_RESTRICT", ";\n");
+  graph_prototypes(e, out, &gn, "LGEN_RESTRICT");
   sb_putc(out, '\n');
 }
 
@@ -418,8 +468,6 @@ static void f16_conversions(StrBuf *out, bool widen, bool narrow) {
   sb_puts(out, "#define LGEN_F16_TO_F32(h) ((float)(h))\n"
                "#define LGEN_F32_TO_F16(f) ((lgen_f16)(f))\n"
                "#else\n");
-  if (widen || narrow)
-    sb_puts(out, "#include <string.h>\n");
   if (widen)
     sb_puts(out, f16_widen);
   if (narrow)
@@ -508,21 +556,28 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
       emit_kernel(&e, m->kernels.items[i], i);
   }
   sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", c_comment_text(arena, opt->input_name));
+  /* every header at the top */
+  unsigned inc = e.includes | runtime_helpers_includes(e.helpers_used);
+  inc |= e.has_graphs ? INC_STDDEF | INC_STDLIB : 0;
+  inc |= e.needs_math || e.needs_fma ? INC_MATH : 0;
+  inc |= e.uses_cblas ? INC_CBLAS : 0;
+  inc |= module_uses_type(m, TY_F16) && (e.widens_f16 || e.narrows_f16) ? INC_STRING : 0;
+  if (opt->header_name)
+    sb_printf(out, "#include \"%s\"\n", opt->header_name);
+  static const struct {
+    unsigned bit;
+    const char *name;
+  } headers[] = {{INC_STDDEF, "stddef.h"}, {0, "stdint.h"},   {INC_STDIO, "stdio.h"},  {INC_STDLIB, "stdlib.h"},
+                 {INC_STRING, "string.h"}, {INC_MATH, "math.h"}, {INC_CBLAS, "cblas.h"}};
+  for (size_t i = 0; i < sizeof headers / sizeof *headers; i++)
+    if (!headers[i].bit || (inc & headers[i].bit))
+      sb_printf(out, "#include <%s>\n", headers[i].name);
+  if (inc & INC_OMP)
+    sb_puts(out, "#if defined(_OPENMP)\n#include <omp.h>\n#endif\n");
   if (opt->target && opt->target->vector_bytes == 64 && uses_register_blocks(m, opt))
     sb_puts(out, "/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */\n"
                  "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"
                  "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n");
-  if (opt->header_name)
-    sb_printf(out, "#include \"%s\"\n", opt->header_name);
-  if (e.has_graphs)
-    sb_puts(out, "#include <stddef.h>\n");
-  sb_puts(out, "#include <stdint.h>\n");
-  if (e.has_graphs)
-    sb_puts(out, "#include <stdlib.h>\n");
-  if (e.needs_math || e.needs_fma)
-    sb_puts(out, "#include <math.h>\n");
-  if (e.uses_cblas)
-    sb_puts(out, "#include <cblas.h>\n");
   sb_putc(out, '\n');
   type_prelude(out, m, &e);
   sb_puts(out, omp_prelude);
@@ -572,8 +627,10 @@ void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *
       continue;
     }
     doc_comment(&e);
-    signature(&e, out, "LGEN_RESTRICT");
-    sb_puts(out, ";\n\n");
+    StrBuf sig = {0};
+    signature(&e, &sig, "LGEN_RESTRICT");
+    put_decl(out, &sig, ";");
+    sb_putc(out, '\n');
   }
   sb_printf(out, "#ifdef __cplusplus\n}\n#endif\n\n#endif /* %s */\n", opt->guard);
 }

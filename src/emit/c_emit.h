@@ -64,6 +64,12 @@ typedef struct {
 void names_init(NameTable *t, Arena *arena);
 /* A C identifier based on `base`, unique in the table, now taken. */
 const char *names_claim(NameTable *t, const char *base);
+/* Names are scoped: names_release frees every name claimed since
+ * names_mark, once the C scope that declared them has closed, so that a
+ * sibling scope can take them again (no numbered suffix where no name
+ * in scope clashes). */
+int names_mark(const NameTable *t);
+void names_release(NameTable *t, int mark);
 
 /* Names of one kernel's parameters and locals in C. */
 typedef struct {

@@ -195,7 +195,18 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     if (strstr(text, math[i].key))
       values[math[i].slot] = ext_math_function(e, math[i].fn, math[i].on_c ? ct : t);
   sb_printf(e->helpers, "/* templates/%s.c for %s */\n", c->x->tmpl, suffix);
-  substitute(e->helpers, text, keys, (const char *const *)values, (int)(sizeof keys / sizeof keys[0]));
+  /* its standard headers go to the top of the file with the others */
+  StrBuf body = {0};
+  for (const char *p = text; *p;) {
+    size_t n = strcspn(p, "\n");
+    if (n == 19 && strncmp(p, "#include <string.h>", n) == 0)
+      e->includes |= INC_STRING;
+    else
+      sb_putn(&body, p, n + (p[n] == '\n'));
+    p += n + (p[n] == '\n');
+  }
+  substitute(e->helpers, sb_cstr(&body), keys, (const char *const *)values, (int)(sizeof keys / sizeof keys[0]));
+  sb_free(&body);
   sb_putc(e->helpers, '\n');
 }
 

@@ -188,6 +188,7 @@ static LoopNode *softmax_member(Emitter *e, int index, int member) {
   int rows = e->opt->plans[index][member].group_rows;
   LoopNode *f = loops_for(e->arena, "lgen_r", "lgen_u0", "lgen_u1", 1);
   LoopList *outside = build_into(e, &f->body);
+  int mark = names_mark(&e->kn.table);
   const char *values[LG_MAX_DIMS];
   const char *rest = "lgen_r";
   for (int q = rows - 1; q >= 0; q--) { /* the innermost row dim varies fastest */
@@ -203,6 +204,7 @@ static LoopNode *softmax_member(Emitter *e, int index, int member) {
     rest = arena_printf(e->arena, "%s / (%s)", rest, n);
   }
   emit_row_member(e, index, member, rows, values);
+  names_release(&e->kn.table, mark);
   e->cur = outside;
   return f;
 }
@@ -286,11 +288,13 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
   for (int m = first; m < first + size; m++) {
     LoopList code = {0};
     e->cur = &code;
+    int mark = names_mark(&e->kn.table);
     emit_row_member(e, index, m, rows, values);
     declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, &code, ws);
     LoopNode *member = loops_block(e->arena, REGION_NONE);
     member->body = code;
     loops_append(rows_body, member);
+    names_release(&e->kn.table, mark);
   }
 }
 
@@ -310,8 +314,10 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     e->prologue = op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL;
     e->prologue_tensor = op_plan->prologue_tensor;
     e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
+    int mark = names_mark(&e->kn.table); /* each op's names are its block's */
     if (op_plan->group_size > 1) {
       emit_graph_group(e, &ops, index, i, plan, ws, region);
+      names_release(&e->kn.table, mark);
       i += op_plan->group_size - 1;
       continue;
     }
@@ -321,6 +327,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     LoopNode *block = loops_block(e->arena, single ? REGION_SINGLE : REGION_NONE);
     block->body = code;
     loops_append(&ops, block);
+    names_release(&e->kn.table, mark);
     e->prologue = NULL;
   }
   e->prologue = NULL;

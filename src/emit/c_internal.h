@@ -26,6 +26,7 @@ typedef struct Emitter {
   /* model graphs */
   StrBuf *constants;     /* file-scope arrays (or extern declarations) of their constants */
   bool has_graphs;       /* G mallocs the workspace: <stdlib.h> */
+  unsigned includes;     /* other headers the file needs (INC_*): templates' */
   bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
   /* packing inside model graphs (c_loops.c): a graph's _run never
    * allocates, so its ops' pack buffers live in the workspace's scratch area
@@ -74,11 +75,24 @@ typedef struct Emitter {
  *   c_graph.c            a graph's run body
  *   c_emit.c             the files */
 
+/* The standard headers a file includes, all at its top. */
+enum {
+  INC_STDDEF = 1,
+  INC_STDIO = 2,
+  INC_STDLIB = 4,
+  INC_STRING = 8,
+  INC_MATH = 16,
+  INC_CBLAS = 32,
+  INC_OMP = 64, /* under #if defined(_OPENMP) */
+};
+
 /* ---- c_runtime.c ---- */
 /* Marks a runtime helper (and what it needs) as used by the file. */
 void use_helper(bool *used, const char *name);
 /* The used helpers' definitions, in dependency order; whether any. */
 bool runtime_helpers_print(StrBuf *out, const bool *used);
+/* The headers the used helpers need (INC_*). */
+unsigned runtime_helpers_includes(const bool *used);
 
 /* ---- c_access.c ---- */
 /* Appends a statement to the list being built; returns it. */

@@ -868,6 +868,7 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   }
   const char *vars[LG_MAX_RANK * 2];
   LoopList *outside = e->cur;
+  int mark = names_mark(&e->kn.table); /* the copy loops' names end with them */
   for (int i = 0; i < p->nlayout; i++) {
     int d = p->layout_dim[i];
     int64_t u = n->s->unroll[d];
@@ -926,6 +927,7 @@ static void emit_pack_copy(Nest *n, Pack *p) {
   else
     put(e, loops_store(e->arena, dst, src));
   e->cur = outside;
+  names_release(&e->kn.table, mark);
   sb_free(&in_range);
 }
 
@@ -1428,6 +1430,7 @@ static void emit_row_cascade(Nest *n, int i, int r) {
   for (; sub >= 1; sub /= 2) {
     LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s & %lld", n->reg_len[r], (long long)sub)));
     e->cur = &node->body;
+    int mark = names_mark(&e->kn.table);
     const char *off = claim(n, "%s_off", dim_name(n, r));
     put(e, loops_let(e->arena, "const int64_t", off,
                      arena_printf(e->arena, "%s & ~(int64_t)%lld", n->reg_len[r], (long long)(2 * sub - 1))));
@@ -1438,6 +1441,7 @@ static void emit_row_cascade(Nest *n, int i, int r) {
     n->full_block = false;
     n->sub_rows[r] = 0;
     n->point_off[r] = NULL;
+    names_release(&e->kn.table, mark);
     e->cur = outside;
   }
 }
@@ -1479,11 +1483,14 @@ static void emit_partial_block(Nest *n, int i) {
                                                             (long long)n->s->unroll[v])));
     LoopList *rows = e->cur;
     e->cur = &node->body;
+    int mark = names_mark(&e->kn.table);
     n->vector_full = true;
     emit_from(n, i, true, false);
     n->vector_full = false;
+    names_release(&e->kn.table, mark);
     e->cur = &node->els;
     emit_from(n, i, true, false);
+    names_release(&e->kn.table, mark);
     e->cur = rows;
   } else {
     emit_from(n, i, true, false);
@@ -1572,11 +1579,14 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     node->note = "a full register block: constant extents";
     sb_free(&full);
     e->cur = &node->body;
+    int mark = names_mark(&e->kn.table);
     n->full_block = true;
     emit_from(n, i, true, false);
     n->full_block = false;
+    names_release(&e->kn.table, mark); /* the branches are sibling scopes */
     e->cur = &node->els;
     emit_partial_block(n, i);
+    names_release(&e->kn.table, mark);
     e->cur = outside;
   } else if (i == n->acc_start && !acc_done) {
     emit_accumulated(n, i);
@@ -1709,6 +1719,8 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   *at_store = *at_load = false;
   if (e->sched->library_call) {
     e->op = op;
+    if (!attached && op->origin)
+      put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
     emit_library_call(e, op);
     return;
   }
@@ -1735,7 +1747,9 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   *at_load = n->init_at_load;
   if (e->scratch)
     layout_scratch(n);
-  if (e->k->nops > 1 && !attached)
+  if (!attached && op->origin) /* a graph's op: the nodes it computes */
+    put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
+  else if (e->k->nops > 1 && !attached)
     put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehension %d", index + 1)));
   if (!n->hoisted) {
     emit_from(n, 0, false, false);

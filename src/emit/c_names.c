@@ -115,6 +115,13 @@ const char *names_claim(NameTable *t, const char *base) {
   return name;
 }
 
+int names_mark(const NameTable *t) { return t->taken.len; }
+
+void names_release(NameTable *t, int mark) {
+  if (mark >= 0 && mark < t->taken.len)
+    t->taken.len = mark;
+}
+
 static const char *function_name(const Kernel *k, const char *prefix, Arena *arena) {
   return identifier(arena, arena_printf(arena, "%s%s", prefix, k->name));
 }

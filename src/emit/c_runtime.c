@@ -13,81 +13,85 @@ typedef struct {
   const char *name;
   const char *deps; /* space-separated names of earlier entries */
   const char *code;
+  unsigned includes; /* the headers it needs (INC_*), included at the top of the file */
 } RuntimeHelper;
 
 static const RuntimeHelper runtime_helpers[] = {
     {"lgen_floordiv", "",
      "/* affine floordiv, ceildiv and mod round toward minus infinity, unlike C's / and % */\n"
      "static inline int64_t lgen_floordiv(int64_t a, int64_t b) {\n"
-     "  int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n"},
+     "  int64_t q = a / b;\n  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;\n}\n", 0},
     {"lgen_ceildiv", "lgen_floordiv",
-     "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n"},
+     "static inline int64_t lgen_ceildiv(int64_t a, int64_t b) { return -lgen_floordiv(-a, b); }\n", 0},
     {"lgen_mod", "lgen_floordiv",
-     "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n"},
-    {"lgen_min", "", "static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }\n"},
+     "static inline int64_t lgen_mod(int64_t a, int64_t b) { return a - lgen_floordiv(a, b) * b; }\n", 0},
+    {"lgen_min", "", "static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }\n", 0},
     {"lgen_alloc", "",
      "/* packed operands live in 64-byte aligned heap buffers; when malloc\n"
      " * fails, LGEN_ALLOC_FAILED() runs (define it first to handle that) */\n"
-     "#include <stdlib.h>\n"
      "#ifndef LGEN_ALLOC_FAILED\n#define LGEN_ALLOC_FAILED() abort()\n#endif\n"
      "static inline void *lgen_alloc(size_t bytes, void **raw) {\n"
      "  *raw = malloc(bytes + 64);\n"
      "  if (!*raw)\n    LGEN_ALLOC_FAILED();\n"
-     "  return (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);\n}\n"},
+     "  return (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);\n}\n",
+     INC_STDLIB},
     {"lgen_thread_slots", "",
      "/* a model graph's per-thread packed buffers live in thread slots of its\n"
      " * workspace: the parallel regions that use them ask for at most that many\n"
      " * threads, and thread i packs into slot i */\n"
-     "#if defined(_OPENMP)\n#include <omp.h>\n"
+     "#if defined(_OPENMP)\n"
      "static inline int lgen_thread_slots(int slots) {\n"
      "  int threads = omp_get_max_threads();\n  return threads < slots ? threads : slots;\n}\n"
-     "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n"},
+     "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n",
+     INC_OMP},
     {"LGEN_ISNAN", "", "/* NaN, the one value unequal to itself (templates' @ISNAN@ on floats) */\n"
-                       "#define LGEN_ISNAN(v) ((v) != (v))\n"},
-    {"LGEN_NEVER_NAN", "", "/* templates' @ISNAN@ on integers */\n#define LGEN_NEVER_NAN(v) 0\n"},
+                       "#define LGEN_ISNAN(v) ((v) != (v))\n", 0},
+    {"LGEN_NEVER_NAN", "", "/* templates' @ISNAN@ on integers */\n#define LGEN_NEVER_NAN(v) 0\n", 0},
     {"LGEN_MAX_THREADS", "",
      "/* the threads a parallel region would have (1 without OpenMP) */\n"
-     "#if defined(_OPENMP)\n#include <omp.h>\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"
-     "#else\n#define LGEN_MAX_THREADS() 1\n#endif\n"},
+     "#if defined(_OPENMP)\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"
+     "#else\n#define LGEN_MAX_THREADS() 1\n#endif\n",
+     INC_OMP},
     {"LGEN_CHECK_FAILED", "",
      "/* --checks: a size violation calls LGEN_CHECK_FAILED(message); define it\n"
      " * before this point to handle violations yourself. */\n"
-     "#ifndef LGEN_CHECK_FAILED\n#include <stdio.h>\n#include <stdlib.h>\n"
-     "#define LGEN_CHECK_FAILED(msg) (fprintf(stderr, \"%s\\n\", (msg)), abort())\n#endif\n"},
+     "#ifndef LGEN_CHECK_FAILED\n"
+     "#define LGEN_CHECK_FAILED(msg) (fprintf(stderr, \"%s\\n\", (msg)), abort())\n#endif\n",
+     INC_STDIO | INC_STDLIB},
     {"lgen_range", "",
      "/* the values an index expression takes over the iteration domain */\n"
      "typedef struct { int64_t lo, hi; } lgen_range;\n"
      "static inline lgen_range lgen_range_of(int64_t lo, int64_t hi) {\n"
-     "  lgen_range r;\n  r.lo = lo;\n  r.hi = hi;\n  return r;\n}\n"},
+     "  lgen_range r;\n  r.lo = lo;\n  r.hi = hi;\n  return r;\n}\n", 0},
     {"lgen_range_neg", "lgen_range",
-     "static inline lgen_range lgen_range_neg(lgen_range a) { return lgen_range_of(-a.hi, -a.lo); }\n"},
+     "static inline lgen_range lgen_range_neg(lgen_range a) { return lgen_range_of(-a.hi, -a.lo); }\n", 0},
     {"lgen_range_add", "lgen_range",
      "static inline lgen_range lgen_range_add(lgen_range a, lgen_range b) {\n"
-     "  return lgen_range_of(a.lo + b.lo, a.hi + b.hi);\n}\n"},
+     "  return lgen_range_of(a.lo + b.lo, a.hi + b.hi);\n}\n", 0},
     {"lgen_range_sub", "lgen_range",
      "static inline lgen_range lgen_range_sub(lgen_range a, lgen_range b) {\n"
-     "  return lgen_range_of(a.lo - b.hi, a.hi - b.lo);\n}\n"},
+     "  return lgen_range_of(a.lo - b.hi, a.hi - b.lo);\n}\n", 0},
     {"lgen_range_mul", "lgen_range",
      "static inline lgen_range lgen_range_mul(lgen_range a, lgen_range b) {\n"
      "  int64_t p[4], lo, hi;\n  int i;\n"
      "  p[0] = a.lo * b.lo;\n  p[1] = a.lo * b.hi;\n  p[2] = a.hi * b.lo;\n  p[3] = a.hi * b.hi;\n"
      "  lo = hi = p[0];\n"
      "  for (i = 1; i < 4; i++) {\n    lo = p[i] < lo ? p[i] : lo;\n    hi = p[i] > hi ? p[i] : hi;\n  }\n"
-     "  return lgen_range_of(lo, hi);\n}\n"},
+     "  return lgen_range_of(lo, hi);\n}\n", 0},
     {"lgen_range_floordiv", "lgen_range lgen_floordiv",
      "/* divisors are single values (never dims); a divisor <= 0 fails the check */\n"
      "static inline lgen_range lgen_range_floordiv(lgen_range a, lgen_range b) {\n"
      "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
-     "  return lgen_range_of(lgen_floordiv(a.lo, b.lo), lgen_floordiv(a.hi, b.lo));\n}\n"},
+     "  return lgen_range_of(lgen_floordiv(a.lo, b.lo), lgen_floordiv(a.hi, b.lo));\n}\n", 0},
     {"lgen_range_ceildiv", "lgen_range lgen_ceildiv",
      "static inline lgen_range lgen_range_ceildiv(lgen_range a, lgen_range b) {\n"
      "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
-     "  return lgen_range_of(lgen_ceildiv(a.lo, b.lo), lgen_ceildiv(a.hi, b.lo));\n}\n"},
+     "  return lgen_range_of(lgen_ceildiv(a.lo, b.lo), lgen_ceildiv(a.hi, b.lo));\n}\n", 0},
     {"lgen_range_mod", "lgen_range",
      "static inline lgen_range lgen_range_mod(lgen_range a, lgen_range b) {\n"
      "  if (b.lo <= 0)\n    return lgen_range_of(-1, INT64_MAX);\n"
      "  if (a.lo >= 0 && a.hi < b.lo)\n    return a;\n"
-     "  return lgen_range_of(0, b.lo - 1);\n}\n"},
+     "  return lgen_range_of(0, b.lo - 1);\n}\n", 0},
 };
 
 enum { NUM_RUNTIME_HELPERS = sizeof runtime_helpers / sizeof *runtime_helpers };
@@ -112,4 +116,12 @@ bool runtime_helpers_print(StrBuf *out, const bool *used) {
       any = true;
     }
   return any;
+}
+
+unsigned runtime_helpers_includes(const bool *used) {
+  unsigned inc = 0;
+  for (int i = 0; i < NUM_RUNTIME_HELPERS; i++)
+    if (used[i])
+      inc |= runtime_helpers[i].includes;
+  return inc;
 }

@@ -213,6 +213,36 @@ static int add_operand(const Kernel *k, Operand *list, int *n, Operand o) {
   return (*n)++;
 }
 
+/* The graph nodes an op computes once b's are in it (StructuredOp.origin):
+ * "a + b", and what b became in parentheses (NULL: inlined). */
+static const char *joined_origin(Arena *arena, const char *a, const char *b, const char *how) {
+  if (!b)
+    return a;
+  if (!a)
+    return b;
+  StrBuf sb = {0};
+  sb_puts(&sb, a);
+  bool added = false;
+  for (const char *p = b; *p;) { /* b's nodes that a does not name yet */
+    const char *end = strstr(p, " + ");
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    const char *part = arena_strndup(arena, p, n);
+    char *paren = strstr(part, " (");
+    if (paren)
+      *paren = '\0';
+    if (!strstr(sb_cstr(&sb), part)) {
+      sb_printf(&sb, " + %s", part);
+      added = true;
+    }
+    p += n + (end ? 3 : 0);
+  }
+  if (added && how)
+    sb_printf(&sb, " (%s)", how);
+  const char *s = arena_strdup(arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
 /* ---- common subexpressions ----
  * Inlining copies P's payload at every read of T, so an op that reads T
  * twice (x * x, or a diamond's two branches merged into one op) would
@@ -345,6 +375,7 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   share_common_nodes(a, C);
   /* preconditions speak of the old operands; graph ops have none */
   C->npre = 0;
+  C->origin = joined_origin(a, P->origin, C->origin, NULL);
   C->pre = NULL;
 }
 
@@ -601,6 +632,7 @@ static bool try_epilogue(Fuser *f, int p) {
       k->ops[q].operands = renamed_operands(f, &k->ops[q], t, u);
   k->ops[p].epilogue = E;
   k->ops[p].epilogue_dims = dims;
+  k->ops[p].origin = joined_origin(f->arena, P->origin, C->origin, "epilogue");
   f->removed[c] = true;
   const char *what = old ? "is applied after the epilogue of" : "is applied in";
   if (in_place)
@@ -678,6 +710,7 @@ static void try_init(Fuser *f, int p) {
   init->npre = 0;
   init->pre = NULL;
   P->init = init;
+  P->origin = joined_origin(f->arena, P->origin, Q->origin, "init");
   P->init_dims = dims;
   f->removed[q] = true;
   vec_push(f->arena, &f->report->decisions,
@@ -959,6 +992,7 @@ static void try_siblings(Fuser *f, int p) {
     M->init_dims = init_dims;
     M->epilogue = epilogue;
     M->epilogue_dims = epilogue_dims;
+    M->origin = joined_origin(f->arena, P->origin, Q->origin, "siblings");
     *P = *M;
     f->removed[q] = true;
     vec_push(f->arena, &f->report->decisions,
@@ -1077,6 +1111,7 @@ static bool merge_branches(Fuser *f, int p, int t) {
       values[rc->map[i]->index] = affine_leaf(f->arena, AE_DIM, rb->map[i]->index, 0);
     const char *a = op_label(k, B), *b = op_label(k, C);
     StructuredOp *M = appended(f, B, C, values);
+    M->origin = joined_origin(f->arena, B->origin, C->origin, "one pass");
     *B = *M;
     f->removed[c] = true;
     merged = true;

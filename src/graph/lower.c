@@ -350,6 +350,16 @@ static void *copy_array(Lower *L, const void *items, size_t size, int n) {
   return p;
 }
 
+/* "fc1: MatMul" (or "MatMul"): the node being lowered, for the comment over
+ * its ops in the C; NULL outside a node (the copies to outputs). */
+static const char *node_origin(const Lower *L) {
+  const GraphNode *n = L->node;
+  if (!n)
+    return NULL;
+  const char *op = n->origin ? n->origin : graph_op_info(n->op)->name;
+  return n->name && *n->name ? arena_printf(L->arena, "%s: %s", n->name, op) : op;
+}
+
 static void op_end(OpBuilder *b) {
   Lower *L = b->L;
   locate_extents(b);
@@ -363,6 +373,7 @@ static void op_end(OpBuilder *b) {
   op->nyields = b->nyields;
   op->yields = copy_array(L, b->yields, sizeof(Yield), b->nyields);
   op->loc = L->loc;
+  op->origin = node_origin(L);
   vec_push(L->arena, &L->ops, op);
 }
 
@@ -1440,6 +1451,7 @@ static void lower_call(Lower *L) {
     op->npre = 0; /* the def's run-time checks are about its own parameters */
     op->pre = NULL;
     op->loc = L->loc;
+    op->origin = node_origin(L);
     op->dims = copy_array(L, src->dims, sizeof(Dim), src->ndims);
     for (int d = 0; d < op->ndims; d++)
       op->dims[d].extent = subst_sizes(L, src->dims[d].extent, sizes);
@@ -1471,6 +1483,7 @@ int lower_scratch(Lower *L, const char *name, ElemType type, int rank, AffineExp
 
 void lower_push(Lower *L, StructuredOp *op) {
   op->loc = L->loc;
+  op->origin = node_origin(L);
   vec_push(L->arena, &L->ops, op);
 }
 

@@ -255,6 +255,9 @@ typedef struct StructuredOp {
    * right before this one, it computes the same thing. NULL: none. */
   const struct StructuredOp *init;
   const int *init_dims;
+  /* The graph nodes the op computes, for the C's comment ("fc1: MatMul +
+   * act: Relu (epilogue)"); NULL for a spec's comprehension. */
+  const char *origin;
 } StructuredOp;
 
 /* Every operand of an op, then its init's and its epilogue's: what

@@ -134,6 +134,13 @@ bool loops_has_worksharing(const LoopList *list);
 LoopNode *loops_find_parallel(LoopList *list);
 
 /* ---- printing ---- */
+/* The width generated C keeps to where a line can break. */
+enum { LOOPS_WIDTH = 100 };
+/* One C line `text`, `columns` in, broken where it must be (after a comma
+ * or a binary operator, the shallowest such place that fits, outside
+ * literals and comments) into continuation lines `cont` columns in
+ * (print_c.c). */
+void loops_put_line(StrBuf *out, int columns, int cont, const char *text);
 /* The tree as C at `indent` levels of two spaces (print_c.c). */
 void loops_print_c(StrBuf *out, const LoopList *list, int indent);
 /* The tree as compact text for --dump=loops (print_dump.c). */

@@ -1,13 +1,134 @@
 /* print_c.c - a loop tree as C: the one place that owns indentation,
- * braces and the spelling of OpenMP pragmas. It prints what the nodes say
- * and nothing else. */
+ * braces, line breaks and the spelling of OpenMP pragmas. It prints what
+ * the nodes say and nothing else. Lines stay within LOOPS_WIDTH columns
+ * where a statement can break (loops_put_line), and the closing brace of a
+ * long loop names it. */
 #include <string.h>
 
 #include "loops/loops.h"
 
+/* A loop whose body takes more lines than this names itself at its end. */
+enum { LONG_LOOP_LINES = 24 };
+
 static void indent(StrBuf *out, int level) {
   for (int i = 0; i < level; i++)
     sb_puts(out, "  ");
+}
+
+/* Where `text` may break and at what cost: after the space of ", ",
+ * " = ", " ? ", " : ", " && ", " || " and the arithmetic operators, and
+ * after an opening parenthesis; the deeper in parentheses and brackets, the
+ * dearer. Not inside string and character literals or comments. Returns
+ * the count; at[i] is where line i + 1 would start. */
+enum { MAX_BREAKS = 512, LINE_COST = 20 };
+
+static int breaks(const char *text, size_t *at, int *cost) {
+  int n = 0, depth = 0;
+  for (size_t i = 0; text[i] && n < MAX_BREAKS; i++) {
+    const char *p = text + i;
+    char c = *p;
+    if (c == '"' || c == '\'') {
+      for (i++; text[i] && text[i] != c; i++)
+        i += text[i] == '\\' && text[i + 1];
+      if (!text[i])
+        break;
+      continue;
+    }
+    if (c == '/' && p[1] == '*') {
+      const char *end = strstr(p + 2, "*/");
+      if (!end)
+        break;
+      i = (size_t)(end - text) + 1;
+      continue;
+    }
+    int k = -1;
+    size_t after = 0;
+    if (c == ',' && p[1] == ' ') {
+      k = 0, after = i + 1;
+    } else if (c == '(' && p[1] && p[1] != ')' && i > 0 &&
+               (text[i - 1] == '_' || ((text[i - 1] | 32) >= 'a' && (text[i - 1] | 32) <= 'z'))) {
+      k = 4, after = i + 1;
+    } else if (c == ' ' && (p[1] == '=' || p[1] == '?' || p[1] == ':') && p[2] == ' ') {
+      k = 2, after = i + 2;
+    } else if (c == ' ' && ((p[1] == '&' && p[2] == '&') || (p[1] == '|' && p[2] == '|')) && p[3] == ' ') {
+      k = 3, after = i + 3;
+    } else if (c == ' ' && p[1] && strchr("+-*/", p[1]) && p[2] == ' ') {
+      k = 6, after = i + 2;
+    }
+    if (k >= 0 && after >= 8) {
+      at[n] = after;
+      cost[n++] = 10 * depth + k;
+    }
+    depth += c == '(' || c == '[' || c == '{' ? 1 : c == ')' || c == ']' || c == '}' ? -1 : 0;
+  }
+  return n;
+}
+
+/* The length of text[from, to) without its leading spaces. */
+static size_t segment(const char *text, size_t from, size_t to) {
+  while (from < to && text[from] == ' ')
+    from++;
+  return to - from;
+}
+
+void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
+  size_t len = strlen(text);
+  if (columns + (int)len <= LOOPS_WIDTH || len > 4000) {
+    for (int i = 0; i < columns; i++)
+      sb_putc(out, ' ');
+    sb_puts(out, text);
+    sb_putc(out, '\n');
+    return;
+  }
+  /* the cheapest breaking (Knuth and Plass in small): best[j] is the least
+   * cost of lines ending at break j, from[j] the break before it; a line
+   * over the width costs much, so it happens only when nothing else fits */
+  size_t at[MAX_BREAKS + 2];
+  int cost[MAX_BREAKS + 2], best[MAX_BREAKS + 2], from[MAX_BREAKS + 2];
+  int n = breaks(text, at + 1, cost + 1);
+  at[0] = 0, cost[0] = 0;
+  at[n + 1] = len, cost[n + 1] = 0;
+  best[0] = 0;
+  for (int j = 1; j <= n + 1; j++) {
+    best[j] = -1;
+    for (int i = 0; i < j; i++) {
+      int width = (i == 0 ? columns : cont) + (int)segment(text, at[i], at[j]);
+      int over = width > LOOPS_WIDTH ? width - LOOPS_WIDTH : 0;
+      int slack = j <= n && !over ? LOOPS_WIDTH - width : 0; /* a short line before a break is ragged */
+      int c = best[i] + cost[j] + (j <= n ? LINE_COST : 0) + 1000 * over + slack * slack / 100;
+      if (best[j] < 0 || c < best[j]) {
+        best[j] = c;
+        from[j] = i;
+      }
+    }
+  }
+  int chosen[MAX_BREAKS + 2], m = 0;
+  for (int j = n + 1; j > 0; j = from[j])
+    chosen[m++] = j;
+  size_t start = 0;
+  for (int k = m - 1; k >= 0; k--) {
+    size_t end = at[chosen[k]];
+    int col = start == 0 ? columns : cont;
+    while (start < end && text[start] == ' ' && start > 0)
+      start++;
+    for (int i = 0; i < col; i++)
+      sb_putc(out, ' ');
+    size_t stop = end;
+    while (stop > start && text[stop - 1] == ' ')
+      stop--;
+    sb_putn(out, text + start, stop - start);
+    sb_putc(out, '\n');
+    start = end;
+  }
+}
+
+/* One statement line at `level`, with the node's note, broken where it
+ * must be (continuation lines four columns in). */
+static void put_stmt(StrBuf *out, int level, StrBuf *line, const LoopNode *n) {
+  if (n && n->note)
+    sb_printf(line, " /* %s */", n->note);
+  loops_put_line(out, 2 * level, 2 * level + 4, sb_cstr(line));
+  sb_free(line);
 }
 
 static void end_line(StrBuf *out, const LoopNode *n) {
@@ -47,35 +168,49 @@ static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
 
 static void print_node(StrBuf *out, const LoopNode *n, int level);
 
-static void print_list(StrBuf *out, const LoopList *list, int level) {
+/* Returns the number of lines printed. */
+static int print_list(StrBuf *out, const LoopList *list, int level) {
+  size_t start = out->len;
   for (const LoopNode *n = list->first; n; n = n->next)
     print_node(out, n, level);
+  int lines = 0;
+  for (size_t i = start; i < out->len; i++)
+    lines += out->data[i] == '\n';
+  return lines;
 }
 
-/* The body of a for or an if after its header (which ends without a
- * newline). */
-static void print_body(StrBuf *out, const LoopNode *n, int level) {
+/* The closing brace of a body of `lines` lines: a long loop's names the
+ * loop (label: its variable). */
+static void close_brace(StrBuf *out, int level, int lines, const char *label) {
+  indent(out, level);
+  if (label && lines > LONG_LOOP_LINES)
+    sb_printf(out, "} /* %s */\n", label);
+  else
+    sb_puts(out, "}\n");
+}
+
+/* A for or an if: its header (in `head`, without the brace) and body. */
+static void print_with_body(StrBuf *out, const LoopNode *n, int level, StrBuf *head, const char *label) {
   if (n->braces == BRACES_INLINE) {
-    sb_putc(out, ' ');
     StrBuf one = {0};
-    print_list(&one, &n->body, 0);
-    sb_puts(out, sb_cstr(&one)); /* one statement: its line, newline included */
+    print_list(&one, &n->body, 0); /* one statement: its line, newline included */
+    sb_printf(head, " %.*s", (int)(one.len ? one.len - 1 : 0), sb_cstr(&one));
     sb_free(&one);
+    put_stmt(out, level, head, NULL);
     return;
   }
   if (n->braces == BRACES_NONE) {
-    sb_putc(out, '\n');
+    put_stmt(out, level, head, NULL);
     print_list(out, &n->body, level + 1);
     return;
   }
-  sb_puts(out, " {");
-  end_line(out, n);
-  print_list(out, &n->body, level + 1);
-  indent(out, level);
-  sb_puts(out, "}\n");
+  sb_puts(head, " {");
+  put_stmt(out, level, head, n);
+  close_brace(out, level, print_list(out, &n->body, level + 1), label);
 }
 
 static void print_node(StrBuf *out, const LoopNode *n, int level) {
+  StrBuf line = {0};
   switch (n->kind) {
   case LN_BLOCK:
     if (n->region != REGION_NONE) {
@@ -96,25 +231,23 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
     return;
   case LN_FOR:
     loop_pragma(out, n, level);
-    indent(out, level);
-    sb_printf(out, "for (int64_t %s = %s; %s < %s; ", n->var, n->lo, n->var, n->hi);
+    sb_printf(&line, "for (int64_t %s = %s; %s < %s; ", n->var, n->lo, n->var, n->hi);
     if (n->step_expr)
-      sb_printf(out, "%s += %s)", n->var, n->step_expr);
+      sb_printf(&line, "%s += %s)", n->var, n->step_expr);
     else if (n->step == 1)
-      sb_printf(out, "++%s)", n->var);
+      sb_printf(&line, "++%s)", n->var);
     else
-      sb_printf(out, "%s += %lld)", n->var, (long long)n->step);
-    print_body(out, n, level);
+      sb_printf(&line, "%s += %lld)", n->var, (long long)n->step);
+    print_with_body(out, n, level, &line, n->var);
     return;
   case LN_IF:
-    indent(out, level);
-    sb_printf(out, "if (%s)", n->cond);
+    sb_printf(&line, "if (%s)", n->cond);
     if (loops_empty(&n->els) || n->braces != BRACES) {
-      print_body(out, n, level);
+      print_with_body(out, n, level, &line, NULL);
       return;
     }
-    sb_puts(out, " {");
-    end_line(out, n);
+    sb_puts(&line, " {");
+    put_stmt(out, level, &line, n);
     print_list(out, &n->body, level + 1);
     indent(out, level);
     sb_puts(out, "} else {\n");
@@ -123,44 +256,39 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
     sb_puts(out, "}\n");
     return;
   case LN_LET:
-    indent(out, level);
-    declarator(out, n->type, n->name);
+    declarator(&line, n->type, n->name);
     if (n->value)
-      sb_printf(out, " = %s", n->value);
-    sb_putc(out, ';');
-    end_line(out, n);
+      sb_printf(&line, " = %s", n->value);
+    sb_putc(&line, ';');
+    put_stmt(out, level, &line, n);
     return;
   case LN_ARRAY:
-    indent(out, level);
-    sb_printf(out, "%s %s%s%s;", n->type, n->name, n->extents, n->zeroed ? " = {0}" : "");
-    end_line(out, n);
+    sb_printf(&line, "%s %s%s%s;", n->type, n->name, n->extents, n->zeroed ? " = {0}" : "");
+    put_stmt(out, level, &line, n);
     return;
   case LN_ALLOC:
-    indent(out, level);
     if (n->alloc == ALLOC_HEAP) {
-      sb_printf(out, "void *%s;\n", n->raw);
       indent(out, level);
-      sb_printf(out, "%s *%s = (%s *)lgen_alloc(%s, &%s);", n->type, n->name, n->type, n->bytes, n->raw);
+      sb_printf(out, "void *%s;\n", n->raw);
+      sb_printf(&line, "%s *%s = (%s *)lgen_alloc(%s, &%s);", n->type, n->name, n->type, n->bytes, n->raw);
     } else if (n->alloc == ALLOC_SCRATCH) {
-      sb_printf(out, "%s *restrict %s = (%s *)(%s + %s);", n->type, n->name, n->type, n->base, n->offset);
+      sb_printf(&line, "%s *restrict %s = (%s *)(%s + %s);", n->type, n->name, n->type, n->base, n->offset);
     } else {
-      sb_printf(out, "%s *restrict %s = (%s *)(%s + %s + (size_t)%s * %s);", n->type, n->name, n->type, n->base,
+      sb_printf(&line, "%s *restrict %s = (%s *)(%s + %s + (size_t)%s * %s);", n->type, n->name, n->type, n->base,
                 n->offset, n->thread, n->slot);
     }
-    end_line(out, n);
+    put_stmt(out, level, &line, n);
     return;
   case LN_STORE:
-    indent(out, level);
-    sb_printf(out, "%s = %s;", n->target, n->value);
-    end_line(out, n);
+    sb_printf(&line, "%s = %s;", n->target, n->value);
+    put_stmt(out, level, &line, n);
     return;
   case LN_CALL:
-    indent(out, level);
-    sb_printf(out, "%s(", n->fn);
+    sb_printf(&line, "%s(", n->fn);
     for (int i = 0; i < n->nargs; i++)
-      sb_printf(out, "%s%s", i ? ", " : "", n->args[i]);
-    sb_puts(out, ");");
-    end_line(out, n);
+      sb_printf(&line, "%s%s", i ? ", " : "", n->args[i]);
+    sb_puts(&line, ");");
+    put_stmt(out, level, &line, n);
     return;
   case LN_BARRIER:
     indent(out, level);
@@ -173,4 +301,4 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
   }
 }
 
-void loops_print_c(StrBuf *out, const LoopList *list, int level) { print_list(out, list, level); }
+void loops_print_c(StrBuf *out, const LoopList *list, int level) { (void)print_list(out, list, level); }

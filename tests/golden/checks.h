@@ -20,12 +20,14 @@ extern "C" {
 /* matmul(A: f32(M, K), B: f32(K2, N)) -> (C: f32(M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t M, int64_t K, int64_t K2, int64_t N);
+void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C,
+            int64_t M, int64_t K, int64_t K2, int64_t N);
 
 /* conv_1d(I: f32(IW), K: f32(KW)) -> (O: f32(OW))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_1d(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t IW, int64_t KW, int64_t OW);
+void conv_1d(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O,
+             int64_t IW, int64_t KW, int64_t OW);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,8 @@ extern "C" {
 /* scale(x: f32(1), y: f32(N)) -> (z: f32(N))
  * Overwrites z.
  */
-void scale(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT y, float *LGEN_RESTRICT z, int64_t N);
+void scale(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT y, float *LGEN_RESTRICT z,
+           int64_t N);
 
 #ifdef __cplusplus
 }

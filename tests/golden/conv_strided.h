@@ -20,7 +20,10 @@ extern "C" {
 /* conv_2d_nhwc_hwcf(I: f32(N, IH, IW, C), K: f32(KH, KW, C, F)) -> (O: f32(N, OH, OW, F))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_2d_nhwc_hwcf(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW, const int64_t strides[2], const int64_t dilations[2]);
+void conv_2d_nhwc_hwcf(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K,
+                       float *LGEN_RESTRICT O, int64_t N, int64_t IH, int64_t IW,
+                       int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW,
+                       const int64_t strides[2], const int64_t dilations[2]);
 
 #ifdef __cplusplus
 }

@@ -20,7 +20,8 @@ extern "C" {
 /* dot(A: f32(M), B: f32(M)) -> (C: f32())
  * Updates C: its value on entry is read (accumulated into).
  */
-void dot(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t M);
+void dot(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C,
+         int64_t M);
 
 #ifdef __cplusplus
 }

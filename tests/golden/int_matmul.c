@@ -25,7 +25,8 @@ static inline int32_t lgen_mul_i32(int32_t a, int32_t b) { return (int32_t)((uin
 /* matmul_i8_i8_i32(A: i8(M, K), B: i8(K, N)) -> (C: i32(M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul_i8_i8_i32(const int8_t *restrict A, const int8_t *restrict B, int32_t *restrict C, int64_t M, int64_t K, int64_t N)
+void matmul_i8_i8_i32(const int8_t *restrict A, const int8_t *restrict B, int32_t *restrict C,
+                      int64_t M, int64_t K, int64_t N)
 {
   LGEN_OMP(omp parallel for)
   for (int64_t m = 0; m < M; ++m) {

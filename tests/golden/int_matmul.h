@@ -20,7 +20,8 @@ extern "C" {
 /* matmul_i8_i8_i32(A: i8(M, K), B: i8(K, N)) -> (C: i32(M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul_i8_i8_i32(const int8_t *LGEN_RESTRICT A, const int8_t *LGEN_RESTRICT B, int32_t *LGEN_RESTRICT C, int64_t M, int64_t K, int64_t N);
+void matmul_i8_i8_i32(const int8_t *LGEN_RESTRICT A, const int8_t *LGEN_RESTRICT B,
+                      int32_t *LGEN_RESTRICT C, int64_t M, int64_t K, int64_t N);
 
 #ifdef __cplusplus
 }

@@ -21,7 +21,8 @@ extern "C" {
  * Matrix product: C(m, n) += sum over k of A(m, k) * B(k, n).
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t M, int64_t K, int64_t N);
+void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C,
+            int64_t M, int64_t K, int64_t N);
 
 #ifdef __cplusplus
 }

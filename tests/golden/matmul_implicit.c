@@ -35,7 +35,8 @@
 /* matmul(A: f32(M, K), B: f32(K, N)) -> (C: f32(M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul(const float *restrict A, const float *restrict B, float *restrict C, int64_t M, int64_t K, int64_t N)
+void matmul(const float *restrict A, const float *restrict B, float *restrict C, int64_t M,
+            int64_t K, int64_t N)
 {
   LGEN_OMP(omp parallel for)
   for (int64_t m = 0; m < M; ++m) {

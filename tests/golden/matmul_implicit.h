@@ -20,7 +20,8 @@ extern "C" {
 /* matmul(A: f32(M, K), B: f32(K, N)) -> (C: f32(M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t M, int64_t K, int64_t N);
+void matmul(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C,
+            int64_t M, int64_t K, int64_t N);
 
 #ifdef __cplusplus
 }

@@ -23,7 +23,8 @@
  * Overwrites S.
  * Overwrites D.
  */
-void sum_diff(const float *restrict X, const float *restrict Y, float *restrict S, float *restrict D, int64_t N)
+void sum_diff(const float *restrict X, const float *restrict Y, float *restrict S,
+              float *restrict D, int64_t N)
 {
   LGEN_OMP_SIMD(omp parallel for simd)
   for (int64_t i = 0; i < N; ++i) {

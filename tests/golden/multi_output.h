@@ -21,7 +21,8 @@ extern "C" {
  * Overwrites S.
  * Overwrites D.
  */
-void sum_diff(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT Y, float *LGEN_RESTRICT S, float *LGEN_RESTRICT D, int64_t N);
+void sum_diff(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT Y, float *LGEN_RESTRICT S,
+              float *LGEN_RESTRICT D, int64_t N);
 
 #ifdef __cplusplus
 }

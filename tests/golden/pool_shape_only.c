@@ -22,7 +22,9 @@
 /* pooling_nhwc_sum(I: f32(N, IH, IW, C), K: f32(KH, KW)) -> (O: f32(N, OH, OW, C))
  * Updates O: its value on entry is read (accumulated into).
  */
-void pooling_nhwc_sum(const float *restrict I_, const float *restrict K, float *restrict O, int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t OH, int64_t OW, const int64_t strides[2])
+void pooling_nhwc_sum(const float *restrict I_, const float *restrict K, float *restrict O,
+                      int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW,
+                      int64_t OH, int64_t OW, const int64_t strides[2])
 {
   (void)K;
   LGEN_OMP(omp parallel for)
@@ -34,7 +36,8 @@ void pooling_nhwc_sum(const float *restrict I_, const float *restrict K, float *
           for (int64_t kh = 0; kh < KH; ++kh) {
             LGEN_OMP_SIMD(omp simd reduction(+:O_acc))
             for (int64_t kw = 0; kw < KW; ++kw) {
-              O_acc = O_acc + I_[((n * IH + (oh * strides[0] + kh)) * IW + (ow * strides[1] + kw)) * C + c];
+              O_acc = O_acc + I_[((n * IH + (oh * strides[0] + kh)) * IW + (ow * strides[1] + kw)) *
+                  C + c];
             }
           }
           O[((n * OH + oh) * OW + ow) * C + c] = O_acc;

@@ -20,7 +20,9 @@ extern "C" {
 /* pooling_nhwc_sum(I: f32(N, IH, IW, C), K: f32(KH, KW)) -> (O: f32(N, OH, OW, C))
  * Updates O: its value on entry is read (accumulated into).
  */
-void pooling_nhwc_sum(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t N, int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t OH, int64_t OW, const int64_t strides[2]);
+void pooling_nhwc_sum(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K,
+                      float *LGEN_RESTRICT O, int64_t N, int64_t IH, int64_t IW, int64_t C,
+                      int64_t KH, int64_t KW, int64_t OH, int64_t OW, const int64_t strides[2]);
 
 #ifdef __cplusplus
 }

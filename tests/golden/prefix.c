@@ -49,7 +49,8 @@ void mylib_transpose(const float *restrict I_, float *restrict O, int64_t M, int
 /* matvec(A: f32(M, N), y: f32(N)) -> (x: f32(M))
  * Updates x: its value on entry is read (accumulated into).
  */
-void mylib_matvec(const float *restrict A, const float *restrict y, float *restrict x, int64_t M, int64_t N)
+void mylib_matvec(const float *restrict A, const float *restrict y, float *restrict x, int64_t M,
+                  int64_t N)
 {
   LGEN_OMP(omp parallel for)
   for (int64_t m = 0; m < M; ++m) {

@@ -25,7 +25,8 @@ void mylib_transpose(const float *LGEN_RESTRICT I_, float *LGEN_RESTRICT O, int6
 /* matvec(A: f32(M, N), y: f32(N)) -> (x: f32(M))
  * Updates x: its value on entry is read (accumulated into).
  */
-void mylib_matvec(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT y, float *LGEN_RESTRICT x, int64_t M, int64_t N);
+void mylib_matvec(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT y,
+                  float *LGEN_RESTRICT x, int64_t M, int64_t N);
 
 #ifdef __cplusplus
 }

@@ -20,12 +20,14 @@ extern "C" {
 /* bias_relu(X: f32(1, M, N), Z: f32(1, M, N)) -> (Y: f32(1, M, N))
  * Overwrites Y.
  */
-void bias_relu(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT Z, float *LGEN_RESTRICT Y, int64_t M, int64_t N);
+void bias_relu(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT Z, float *LGEN_RESTRICT Y,
+               int64_t M, int64_t N);
 
 /* batch_rows(A: f32(B, M, K), W: f32(K, N)) -> (C: f32(B, M, N))
  * Updates C: its value on entry is read (accumulated into).
  */
-void batch_rows(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT W, float *LGEN_RESTRICT C, int64_t B, int64_t M, int64_t K, int64_t N);
+void batch_rows(const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT W, float *LGEN_RESTRICT C,
+                int64_t B, int64_t M, int64_t K, int64_t N);
 
 /* row_sum(X: f32(R, C)) -> (Y: f32(R))
  * Updates Y: its value on entry is read (accumulated into).

@@ -23,19 +23,24 @@
  * Overwrites O.
  * Overwrites P.
  */
-void scale_broadcast(const float *restrict X, const float *restrict W, float *restrict O, float *restrict P, int64_t N, int64_t M)
+void scale_broadcast(const float *restrict X, const float *restrict W, float *restrict O,
+                     float *restrict P, int64_t N, int64_t M)
 {
-  /* comprehension 1 */
-  LGEN_OMP_SIMD(omp parallel for simd)
-  for (int64_t i = 0; i < N; ++i) {
-    O[i] = X[i] * W[i];
+  {
+    /* comprehension 1 */
+    LGEN_OMP_SIMD(omp parallel for simd)
+    for (int64_t i = 0; i < N; ++i) {
+      O[i] = X[i] * W[i];
+    }
   }
-  /* comprehension 2 */
-  LGEN_OMP(omp parallel for)
-  for (int64_t m = 0; m < M; ++m) {
-    LGEN_OMP_SIMD(omp simd)
-    for (int64_t n = 0; n < N; ++n) {
-      P[m * N + n] = O[n] * X[n];
+  {
+    /* comprehension 2 */
+    LGEN_OMP(omp parallel for)
+    for (int64_t m = 0; m < M; ++m) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n = 0; n < N; ++n) {
+        P[m * N + n] = O[n] * X[n];
+      }
     }
   }
 }

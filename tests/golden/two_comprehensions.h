@@ -21,7 +21,8 @@ extern "C" {
  * Overwrites O.
  * Overwrites P.
  */
-void scale_broadcast(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT W, float *LGEN_RESTRICT O, float *LGEN_RESTRICT P, int64_t N, int64_t M);
+void scale_broadcast(const float *LGEN_RESTRICT X, const float *LGEN_RESTRICT W,
+                     float *LGEN_RESTRICT O, float *LGEN_RESTRICT P, int64_t N, int64_t M);
 
 #ifdef __cplusplus
 }

@@ -38,17 +38,20 @@ extern "C" {
 /* matvec_f64(A: f64(M, N), y: f64(N)) -> (x: f64(M))
  * Updates x: its value on entry is read (accumulated into).
  */
-void matvec_f64(const double *LGEN_RESTRICT A, const double *LGEN_RESTRICT y, double *LGEN_RESTRICT x, int64_t M, int64_t N);
+void matvec_f64(const double *LGEN_RESTRICT A, const double *LGEN_RESTRICT y,
+                double *LGEN_RESTRICT x, int64_t M, int64_t N);
 
 /* add_f16(A: f16(N), B: f16(N)) -> (C: f16(N))
  * Overwrites C.
  */
-void add_f16(const lgen_f16 *LGEN_RESTRICT A, const lgen_f16 *LGEN_RESTRICT B, lgen_f16 *LGEN_RESTRICT C, int64_t N);
+void add_f16(const lgen_f16 *LGEN_RESTRICT A, const lgen_f16 *LGEN_RESTRICT B,
+             lgen_f16 *LGEN_RESTRICT C, int64_t N);
 
 /* select_i1(P: i1(N), A: f32(N), B: f32(N)) -> (C: f32(N))
  * Overwrites C.
  */
-void select_i1(const lgen_bool *LGEN_RESTRICT P, const float *LGEN_RESTRICT A, const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t N);
+void select_i1(const lgen_bool *LGEN_RESTRICT P, const float *LGEN_RESTRICT A,
+               const float *LGEN_RESTRICT B, float *LGEN_RESTRICT C, int64_t N);
 
 #ifdef __cplusplus
 }

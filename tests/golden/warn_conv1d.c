@@ -35,7 +35,8 @@
 /* conv_1d(I: f32(W), K: f32(KW)) -> (O: f32(W))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_1d(const float *restrict I_, const float *restrict K, float *restrict O, int64_t W, int64_t KW)
+void conv_1d(const float *restrict I_, const float *restrict K, float *restrict O, int64_t W,
+             int64_t KW)
 {
   LGEN_OMP(omp parallel for)
   for (int64_t w = 0; w < W; ++w) {

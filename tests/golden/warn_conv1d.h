@@ -20,7 +20,8 @@ extern "C" {
 /* conv_1d(I: f32(W), K: f32(KW)) -> (O: f32(W))
  * Updates O: its value on entry is read (accumulated into).
  */
-void conv_1d(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O, int64_t W, int64_t KW);
+void conv_1d(const float *LGEN_RESTRICT I_, const float *LGEN_RESTRICT K, float *LGEN_RESTRICT O,
+             int64_t W, int64_t KW);
 
 #ifdef __cplusplus
 }
