@@ -18,6 +18,7 @@ typedef struct {
   const ExtOp *x;
   const char *fn; /* the instance's function name */
   LoopNode *call; /* the call built */
+  bool grouped;   /* a softmax with the ops before and after it (emit_ext_op) */
 } ExtCall;
 
 static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
@@ -335,7 +336,8 @@ static const char *chunk_rows_of(const ExtCall *c, int i, const char *n) {
  * chunk buffers (e->chunk_group: x or y kept per thread, a chunk each,
  * which needs a thread slot per thread and chunks of at most
  * LG_SOFTMAX_CHUNK_ROWS), the call sees the chunk's rows as rows 0 on. */
-static void call_softmax(ExtCall *c, bool grouped) {
+static void call_softmax(ExtCall *c) {
+  bool grouped = c->grouped;
   Emitter *e = c->e;
   const ExtOp *x = c->x;
   int out = x->ninputs, axis = attr_int(c, "axis", -1), is_log = attr_int(c, "log", 0);
@@ -395,149 +397,232 @@ static void call_softmax(ExtCall *c, bool grouped) {
   sb_free(&post);
 }
 
-static void call(ExtCall *c, bool grouped) {
+static void call_gather(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, 1)->type, true);
+  call_args(c, "%s, %s, %s, %s, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
+       rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank));
+}
+
+static void call_gather_elements(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, 1)->type, true);
+  int r = tensor_of(c, 0)->rank;
+  dims_array(c, "lgen_ishape", 1, 0, r);
+  dims_array(c, "lgen_dshape", 0, 0, r);
+  call_args(c, "%s, %s, %s, %d, lgen_ishape, lgen_dshape, %d", name_of(c, 0), name_of(c, 1),
+       name_of(c, out), r, attr_int(c, "axis", 0));
+}
+
+static void call_gather_nd(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, 1)->type, true);
+  int b = attr_int(c, "batch_dims", 0), q = tensor_of(c, 1)->rank, r = tensor_of(c, 0)->rank;
+  const AffineExpr *last = tensor_of(c, 1)->shape[q - 1];
+  int m = (int)last->value;
+  dims_array(c, "lgen_dims", 0, b, b + m);
+  call_args(c, "%s, %s, %s, %s, %s, %d, lgen_dims, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
+       extent_product(c, 0, 0, b), extent_product(c, 1, b, q - 1), m, extent_product(c, 0, b + m, r));
+}
+
+static void call_arg(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, out)->type, true);
+  call_args(c, "%s, %s, %s, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+       attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
+}
+
+static void call_topk(ExtCall *c) { /* the thread count: how many segments a few long rows are cut into */
   Emitter *e = c->e;
   const ExtOp *x = c->x;
-  const char *k = x->tmpl;
-  int out = x->ninputs; /* first output */
-  int cnt;              /* list attributes' lengths, checked by build_ext.c */
+  int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
-  if (strcmp(k, "gather") == 0) {
-    instantiate(c, t0, tensor_of(c, 1)->type, true);
-    call_args(c, "%s, %s, %s, %s, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
-         rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank));
-  } else if (strcmp(k, "gather_elements") == 0) {
-    instantiate(c, t0, tensor_of(c, 1)->type, true);
-    int r = tensor_of(c, 0)->rank;
-    dims_array(c, "lgen_ishape", 1, 0, r);
-    dims_array(c, "lgen_dshape", 0, 0, r);
-    call_args(c, "%s, %s, %s, %d, lgen_ishape, lgen_dshape, %d", name_of(c, 0), name_of(c, 1),
-         name_of(c, out), r, attr_int(c, "axis", 0));
-  } else if (strcmp(k, "gather_nd") == 0) {
-    instantiate(c, t0, tensor_of(c, 1)->type, true);
-    int b = attr_int(c, "batch_dims", 0), q = tensor_of(c, 1)->rank, r = tensor_of(c, 0)->rank;
-    const AffineExpr *last = tensor_of(c, 1)->shape[q - 1];
-    int m = (int)last->value;
-    dims_array(c, "lgen_dims", 0, b, b + m);
-    call_args(c, "%s, %s, %s, %s, %s, %d, lgen_dims, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
-         extent_product(c, 0, 0, b), extent_product(c, 1, b, q - 1), m, extent_product(c, 0, b + m, r));
-  } else if (strcmp(k, "arg") == 0) {
-    instantiate(c, t0, tensor_of(c, out)->type, true);
-    call_args(c, "%s, %s, %s, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
-         attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
-  } else if (strcmp(k, "topk") == 0) { /* the thread count: how many segments a few long rows are cut into */
-    instantiate(c, t0, tensor_of(c, out + 1)->type, true);
-    use_helper(e->helpers_used, "LGEN_MAX_THREADS");
-    call_args(c, "%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS()", name_of(c, 0), name_of(c, out),
-         name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
-         (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1));
-  } else if (strcmp(k, "sort") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    call_args(c, "%s, %s, %s, %s, %d", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
-         rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0));
-  } else if (strcmp(k, "scan") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    call_args(c, "%s, %s, %s, %d, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
-         combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
-         attr_int(c, "reverse", 0));
-  } else if (strcmp(k, "scatter") == 0) {
-    instantiate(c, t0, tensor_of(c, 1)->type, true);
-    int r = tensor_of(c, 0)->rank, q = tensor_of(c, 1)->rank, m;
-    const int64_t *map = ext_attr_ints(x, "dimension_map", &m);
-    StrBuf sb = {0};
-    for (int j = 0; j < m; j++)
-      sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)map[j]);
-    dims_array(c, "lgen_dims", 0, 0, r);
-    put(e, loops_let(e->arena, "const int64_t", "lgen_map[]", arena_printf(e->arena, "{%s}", sb_cstr(&sb))));
-    sb_free(&sb);
-    call_args(c, "%s, %s, %s, %s, %d, lgen_dims, %d, lgen_map, %s, %d", name_of(c, 0), name_of(c, 1),
-         name_of(c, 2), name_of(c, out), r, m, extent_product(c, 1, 0, q - 1),
-         combiner_code(ext_attr_string(x, "combiner", "replace")));
-  } else if (strcmp(k, "scatter_elements") == 0) {
-    instantiate(c, t0, tensor_of(c, 1)->type, true);
-    int r = tensor_of(c, 0)->rank;
-    dims_array(c, "lgen_ishape", 1, 0, r);
-    dims_array(c, "lgen_dshape", 0, 0, r);
-    call_args(c, "%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d", name_of(c, 0), name_of(c, 1),
-         name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
-         combiner_code(ext_attr_string(x, "combiner", "replace")));
-  } else if (strcmp(k, "softmax") == 0) {
-    call_softmax(c, grouped);
-  } else if (strcmp(k, "maxpool_index") == 0) { /* 1-D pools as H = 1 */
-    instantiate(c, t0, TY_I64, true);
-    const int64_t *wn = ext_attr_ints(x, "window", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
-    const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
-    int r = tensor_of(c, 0)->rank, two = r == 4;
-    call_args(c, "%s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d",
-         name_of(c, 0), name_of(c, out), extent_product(c, 0, 0, 2), two ? extent(c, 0, 2) : "1",
-         extent(c, 0, r - 1), two ? extent(c, 1, 2) : "1", extent(c, 1, r - 1), (long long)(two ? wn[0] : 1),
-         (long long)wn[two], (long long)(two ? st[0] : 1), (long long)st[two], (long long)(two ? dl[0] : 1),
-         (long long)dl[two], (long long)(two ? pd[0] : 0), (long long)pd[2 * two], attr_int(c, "storage_order", 0));
-  } else if (strcmp(k, "diag") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    call_args(c, "%s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 0));
-  } else if (strcmp(k, "fft") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    e->needs_math = true; /* the twiddles' cos and sin */
-    int nscr = x->ninputs + x->noutputs, r = tensor_of(c, 0)->rank;
-    const char *o = name_of(c, out), *ws = name_of(c, nscr), *tw = name_of(c, nscr + 1);
-    int inverse = attr_int(c, "inverse", 0);
-    if (strcmp(x->kind, "fft") == 0) { /* real and imaginary parts apart */
-      const char *n = extent(c, 0, r - 1);
-      call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s, 1, %d, 0", name_of(c, 0), name_of(c, 1), o,
-           name_of(c, out + 1), ws, tw, extent_product(c, 0, 0, r - 1), n, n, n, inverse);
-    } else { /* dft: [outer, n, inner, cin] -> [outer, nout, inner, cout] */
-      int axis = attr_int(c, "axis", 0), onesided = attr_int(c, "onesided", 0);
-      int64_t cin = tensor_of(c, 0)->shape[r - 1]->value, cout = inverse && onesided ? 1 : 2;
-      const char *xi = cin == 2 ? arena_printf(e->arena, "%s + 1", name_of(c, 0)) : "0";
-      const char *yi = cout == 2 ? arena_printf(e->arena, "%s + 1", o) : "0";
-      call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d", name_of(c, 0), xi, o,
-           yi, ws, tw, extent_product(c, 0, 0, axis), extent(c, 0, axis), extent_product(c, 0, axis + 1, r - 1),
-           (long long)cin, (long long)ext_attr_int(x, "length", 0), extent(c, out, axis), (long long)cout, inverse,
-           inverse && onesided);
-    }
-  } else if (strcmp(k, "im2col") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    const int64_t *kn = ext_attr_ints(x, "kernel", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
-    const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
-    int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
-    int64_t oh = (h + pd[0] + pd[1] - (kn[0] - 1) * dl[0] - 1) / st[0] + 1;
-    int64_t ow = (w + pd[2] + pd[3] - (kn[1] - 1) * dl[1] - 1) / st[1] + 1;
-    call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld",
-         name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)oh,
-         (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0], (long long)st[1], (long long)dl[0],
-         (long long)dl[1], (long long)pd[0], (long long)pd[2]);
-  } else if (strcmp(k, "winograd_filter") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    call_args(c, "%s, %s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
-  } else if (strcmp(k, "winograd_input") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    const int64_t *pd = ext_attr_ints(x, "padding", &cnt);
-    int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
-    int64_t oh = h + pd[0] + pd[1] - 2, ow = w + pd[2] + pd[3] - 2;
-    call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld", name_of(c, 0), name_of(c, out),
-         extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + 1) / 2),
-         (long long)((ow + 1) / 2), (long long)pd[0], (long long)pd[2]);
-  } else if (strcmp(k, "winograd_output") == 0) {
-    instantiate(c, t0, TY_I64, false);
-    const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
-    call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld", name_of(c, 0), name_of(c, out),
-         (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
-         (long long)((sh[2] + 1) / 2));
-  } else if (strcmp(k, "attention") == 0) {
-    call_attention(c);
-  } else {
-    diag_bug(e->opt->diag, "no call for template %s", k);
+  instantiate(c, t0, tensor_of(c, out + 1)->type, true);
+  use_helper(e->helpers_used, "LGEN_MAX_THREADS");
+  call_args(c, "%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS()", name_of(c, 0), name_of(c, out),
+       name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
+       (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1));
+}
+
+static void call_sort(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  call_args(c, "%s, %s, %s, %s, %d", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+       rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0));
+}
+
+static void call_scan(ExtCall *c) {
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  call_args(c, "%s, %s, %s, %d, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+       combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
+       attr_int(c, "reverse", 0));
+}
+
+static void call_scatter(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, 1)->type, true);
+  int r = tensor_of(c, 0)->rank, q = tensor_of(c, 1)->rank, m;
+  const int64_t *map = ext_attr_ints(x, "dimension_map", &m);
+  StrBuf sb = {0};
+  for (int j = 0; j < m; j++)
+    sb_printf(&sb, "%s%lld", j ? ", " : "", (long long)map[j]);
+  dims_array(c, "lgen_dims", 0, 0, r);
+  put(e, loops_let(e->arena, "const int64_t", "lgen_map[]", arena_printf(e->arena, "{%s}", sb_cstr(&sb))));
+  sb_free(&sb);
+  call_args(c, "%s, %s, %s, %s, %d, lgen_dims, %d, lgen_map, %s, %d", name_of(c, 0), name_of(c, 1),
+       name_of(c, 2), name_of(c, out), r, m, extent_product(c, 1, 0, q - 1),
+       combiner_code(ext_attr_string(x, "combiner", "replace")));
+}
+
+static void call_scatter_elements(ExtCall *c) {
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, tensor_of(c, 1)->type, true);
+  int r = tensor_of(c, 0)->rank;
+  dims_array(c, "lgen_ishape", 1, 0, r);
+  dims_array(c, "lgen_dshape", 0, 0, r);
+  call_args(c, "%s, %s, %s, %s, %d, lgen_ishape, lgen_dshape, %d, %d", name_of(c, 0), name_of(c, 1),
+       name_of(c, 2), name_of(c, out), r, attr_int(c, "axis", 0),
+       combiner_code(ext_attr_string(x, "combiner", "replace")));
+}
+
+static void call_maxpool_index(ExtCall *c) { /* 1-D pools as H = 1 */
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  int cnt; /* list attributes' lengths, checked by build_ext.c */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, true);
+  const int64_t *wn = ext_attr_ints(x, "window", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
+  const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
+  int r = tensor_of(c, 0)->rank, two = r == 4;
+  call_args(c, "%s, %s, %s, %s, %s, %s, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d",
+       name_of(c, 0), name_of(c, out), extent_product(c, 0, 0, 2), two ? extent(c, 0, 2) : "1",
+       extent(c, 0, r - 1), two ? extent(c, 1, 2) : "1", extent(c, 1, r - 1), (long long)(two ? wn[0] : 1),
+       (long long)wn[two], (long long)(two ? st[0] : 1), (long long)st[two], (long long)(two ? dl[0] : 1),
+       (long long)dl[two], (long long)(two ? pd[0] : 0), (long long)pd[2 * two], attr_int(c, "storage_order", 0));
+}
+
+static void call_diag(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  call_args(c, "%s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 0));
+}
+
+static void call_fft(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  e->needs_math = true; /* the twiddles' cos and sin */
+  int nscr = x->ninputs + x->noutputs, r = tensor_of(c, 0)->rank;
+  const char *o = name_of(c, out), *ws = name_of(c, nscr), *tw = name_of(c, nscr + 1);
+  int inverse = attr_int(c, "inverse", 0);
+  if (strcmp(x->kind, "fft") == 0) { /* real and imaginary parts apart */
+    const char *n = extent(c, 0, r - 1);
+    call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, 1, 1, %s, %s, 1, %d, 0", name_of(c, 0), name_of(c, 1), o,
+         name_of(c, out + 1), ws, tw, extent_product(c, 0, 0, r - 1), n, n, n, inverse);
+  } else { /* dft: [outer, n, inner, cin] -> [outer, nout, inner, cout] */
+    int axis = attr_int(c, "axis", 0), onesided = attr_int(c, "onesided", 0);
+    int64_t cin = tensor_of(c, 0)->shape[r - 1]->value, cout = inverse && onesided ? 1 : 2;
+    const char *xi = cin == 2 ? arena_printf(e->arena, "%s + 1", name_of(c, 0)) : "0";
+    const char *yi = cout == 2 ? arena_printf(e->arena, "%s + 1", o) : "0";
+    call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %lld, %lld, %s, %lld, %d, %d", name_of(c, 0), xi, o,
+         yi, ws, tw, extent_product(c, 0, 0, axis), extent(c, 0, axis), extent_product(c, 0, axis + 1, r - 1),
+         (long long)cin, (long long)ext_attr_int(x, "length", 0), extent(c, out, axis), (long long)cout, inverse,
+         inverse && onesided);
   }
 }
 
+static void call_im2col(ExtCall *c) {
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  int cnt; /* list attributes' lengths, checked by build_ext.c */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  const int64_t *kn = ext_attr_ints(x, "kernel", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
+  const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
+  int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
+  int64_t oh = (h + pd[0] + pd[1] - (kn[0] - 1) * dl[0] - 1) / st[0] + 1;
+  int64_t ow = (w + pd[2] + pd[3] - (kn[1] - 1) * dl[1] - 1) / st[1] + 1;
+  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld",
+       name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)oh,
+       (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0], (long long)st[1], (long long)dl[0],
+       (long long)dl[1], (long long)pd[0], (long long)pd[2]);
+}
+
+static void call_winograd_filter(ExtCall *c) {
+  int out = c->x->ninputs; /* first output */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  call_args(c, "%s, %s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
+}
+
+static void call_winograd_input(ExtCall *c) {
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  int cnt; /* list attributes' lengths, checked by build_ext.c */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  const int64_t *pd = ext_attr_ints(x, "padding", &cnt);
+  int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
+  int64_t oh = h + pd[0] + pd[1] - 2, ow = w + pd[2] + pd[3] - 2;
+  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld", name_of(c, 0), name_of(c, out),
+       extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + 1) / 2),
+       (long long)((ow + 1) / 2), (long long)pd[0], (long long)pd[2]);
+}
+
+static void call_winograd_output(ExtCall *c) {
+  const ExtOp *x = c->x;
+  int out = c->x->ninputs; /* first output */
+  int cnt; /* list attributes' lengths, checked by build_ext.c */
+  ElemType t0 = tensor_of(c, 0)->type;
+  instantiate(c, t0, TY_I64, false);
+  const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
+  call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld", name_of(c, 0), name_of(c, out),
+       (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
+       (long long)((sh[2] + 1) / 2));
+}
+
+/* Each template's call, by the name graph/ext_ops.def gives it. */
+static const struct {
+  const char *tmpl;
+  void (*call)(ExtCall *c);
+} calls[] = {
+#define E(op, tmpl) {#tmpl, call_##tmpl},
+#include "graph/ext_ops.def"
+#undef E
+};
+
+static void call(ExtCall *c) {
+  for (size_t i = 0; i < sizeof calls / sizeof *calls; i++)
+    if (strcmp(calls[i].tmpl, c->x->tmpl) == 0) {
+      calls[i].call(c);
+      return;
+    }
+  diag_bug(c->e->opt->diag, "no call for template %s", c->x->tmpl);
+}
+
 LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped) {
-  ExtCall c = {.e = e, .x = op->ext};
+  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped};
   e->op = op;
   put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
                                               c.x->tmpl)));
   if (e->graph_region || grouped) { /* every thread of the graph's region calls; the loops are shared */
-    call(&c, grouped);
+    call(&c);
     if (!grouped) /* its loops are `omp for`s (the group's chunk loop is the softmax's) */
       c.call->par = PAR_WORKSHARING;
     return c.call;
@@ -546,7 +631,7 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool groupe
   if (strcmp(c.x->tmpl, "attention") == 0) /* a scratch slot per thread */
     region->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
   LoopList *outside = build_into(e, &region->body);
-  call(&c, grouped);
+  call(&c);
   e->cur = outside;
   return c.call;
 }

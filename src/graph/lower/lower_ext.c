@@ -13,29 +13,13 @@
 
 static const char *template_of(GraphOp op) {
   switch (op) {
-  case GOP_GATHER: return "gather";
-  case GOP_GATHER_ELEMENTS: return "gather_elements";
-  case GOP_GATHER_ND: return "gather_nd";
-  case GOP_ARGMAX:
-  case GOP_ARGMIN: return "arg";
-  case GOP_TOPK: return "topk";
-  case GOP_SORT: return "sort";
-  case GOP_SCAN: return "scan";
-  case GOP_SCATTER: return "scatter";
-  case GOP_SCATTER_ELEMENTS: return "scatter_elements";
-  case GOP_DIAG: return "diag";
-  case GOP_MAX_POOL_INDEX: return "maxpool_index";
-  case GOP_ONLINE_SOFTMAX: return "softmax";
-  case GOP_FFT:
-  case GOP_DFT: return "fft";
-  case GOP_IM2COL: return "im2col";
-  case GOP_WINOGRAD_FILTER_TRANSFORM: return "winograd_filter";
-  case GOP_WINOGRAD_INPUT_TRANSFORM: return "winograd_input";
-  case GOP_WINOGRAD_OUTPUT_TRANSFORM: return "winograd_output";
-  case GOP_ATTENTION:
-  case GOP_ONLINE_ATTENTION:
-  case GOP_ATTENTION_SCORES: return "attention";
-  default: return NULL;
+#define E(op, tmpl) \
+  case GOP_##op:    \
+    return #tmpl;
+#include "graph/ext_ops.def"
+#undef E
+  default:
+    return NULL;
   }
 }
 
