@@ -140,10 +140,8 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
   int64_t n = const_count(tp);
   const char *decl = arena_printf(e->arena, "%sconst %s %s[%lld] LGEN_ALIGN64", external ? "" : "static ",
                                   c_type_name(tp->type), symbol, (long long)(n > 0 ? n : 1));
-  if (n < 0) {
-    sb_printf(out, "#error \"lgen bug: constant %s has a symbolic shape\"\n", c_string_text(e->arena, tp->name));
-    return;
-  }
+  if (n < 0) /* graphs fold shapes of constants to numbers */
+    diag_bug(e->opt->diag, "constant %s has a symbolic shape", tp->name);
   e->uses_align64 = true;
   if (tp->type == TY_F16) {
     sb_printf(out, "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n%s", decl);

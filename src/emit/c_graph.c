@@ -22,8 +22,7 @@ static const char *root_address(Emitter *e, const BufferPlan *plan, int root, co
         return ws;
       return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
     }
-  return arena_printf(e->arena, "%s /* lgen bug: %s has no place in the plan */", ws,
-                      c_comment_text(e->arena, tp->name));
+  diag_bug(e->opt->diag, "intermediate %s has no place in the buffer plan", tp->name);
 }
 
 /* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
