@@ -262,6 +262,8 @@ static bool same_node(const PayloadNode *a, const PayloadNode *b) {
     return a->operand == b->operand;
   case PN_OP:
     return a->op == b->op;
+  case PN_INDEX:
+    return a->dim == b->dim;
   default: /* bit-identical constants (a NaN is equal to itself, -0.0 is not 0.0) */
     return memcmp(&a->fvalue, &b->fvalue, sizeof a->fvalue) == 0 && a->ivalue == b->ivalue;
   }
@@ -1079,7 +1081,9 @@ static bool written_by_reduction(const Fuser *f, int x) {
  * writes (it may become that op's epilogue). */
 static bool branch_merges(const Fuser *f, const StructuredOp *C, int t) {
   const Kernel *k = f->k;
-  if (!plain_pointwise(k, C) || !read_once(k, C, t) || op_writes(C, t))
+  /* a branch reading a loop index keeps its own dims (merged, they would
+   * be renamed to the first branch's) */
+  if (!plain_pointwise(k, C) || !read_once(k, C, t) || op_writes(C, t) || op_reads_index(C, -1))
     return false;
   const TensorParam *out = &k->tensors[C->operands[C->yields[0].operand].tensor];
   if (out->storage != TS_PARAM || !out->is_output)
@@ -1126,7 +1130,7 @@ static bool merge_branches(Fuser *f, int p, int t) {
 static void try_keep_store(Fuser *f, int p) {
   Kernel *k = f->k;
   const StructuredOp *P = &k->ops[p];
-  if (!plain_pointwise(k, P))
+  if (!plain_pointwise(k, P) || op_reads_index(P, -1)) /* as try_inline */
     return;
   int t = P->operands[P->yields[0].operand].tensor, pos_of_dim[LG_MAX_DIMS];
   const TensorParam *T = &k->tensors[t];
