@@ -363,8 +363,9 @@ Test(emit, parameters_named_like_keywords_are_renamed) {
   char *c = compile_ok("def f(int: f32(N), for: f32(N)) -> (return: f32(N)) attr(static: i64) {\n"
                        "  return(do) = std_addf(int(do), for(do));\n}",
                        &opt);
+  /* the signature wraps at 100 columns, its second line under the first parameter */
   cr_assert_not_null(strstr(c, "void f(const float *restrict int_2, const float *restrict for_2, "
-                               "float *restrict return_2, int64_t N, int64_t static_2)"),
+                               "float *restrict return_2,\n       int64_t N, int64_t static_2)"),
                      "%s", c);
   cr_assert_not_null(strstr(c, "return_2[do_2] = int_2[do_2] + for_2[do_2];"), "%s", c);
   free(c);
