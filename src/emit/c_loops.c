@@ -246,7 +246,7 @@ static bool op_node_reaches(const StructuredOp *op, int from, int to) {
 
 /* The OpenMP reduction clause for the accumulator of a reduction loop, or
  * NULL when the payload is no associative combine OpenMP can split. An op
- * with several yields (sibling reductions sharing one pass, graph/fuse.c)
+ * with several yields (sibling reductions sharing one pass, graph/fuse/fuse.c)
  * gets one clause per accumulator, when every yield is such a combine and
  * none reads another's accumulator. */
 static const char *reduction_clause(Nest *n, bool for_simd) {
@@ -1276,7 +1276,7 @@ static const char *first_condition(Nest *n) {
  * reads of the op's outputs giving their accumulators (`acc[y]` + index),
  * assigned to those accumulators (to_acc: an init) or stored through E's
  * own writes (an epilogue). E may have several yields when the op has
- * (sibling reductions, graph/fuse.c): each writes one of the op's outputs. */
+ * (sibling reductions, graph/fuse/fuse.c): each writes one of the op's outputs. */
 static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims, const char *index, bool to_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;

@@ -9,7 +9,7 @@
  * The lgen-graph/1 loader reads inputs and constants first, then the nodes,
  * whose order in the file is free: they are sorted by what they read
  * (Kahn's algorithm, ties broken by file order, so the same file always
- * gives the same graph) and handed to the builder (graph/build.c) in that
+ * gives the same graph) and handed to the builder (graph/build/build.c) in that
  * order. The builder owns types, shapes and attribute checks; this file owns
  * the JSON: the structure of the document, names and the dependency order,
  * and the bytes of constants. */

@@ -238,7 +238,7 @@ typedef struct StructuredOp {
   int npre;
   Precondition *pre;
   Loc loc;
-  /* An epilogue (graph/fuse.c): a pointwise op applied to each point of
+  /* An epilogue (graph/fuse/fuse.c): a pointwise op applied to each point of
    * this op's one output once its reductions are complete, before the value
    * is stored; bias, activation and residual adds of a contraction. Its dims
    * are all parallel, its dim j is this op's dim epilogue_dims[j] (-1: a
@@ -247,7 +247,7 @@ typedef struct StructuredOp {
    * of its own right after this one, it computes the same thing. NULL: none. */
   const struct StructuredOp *epilogue;
   const int *epilogue_dims;
-  /* An init (graph/fuse.c), the epilogue's counterpart before the
+  /* An init (graph/fuse/fuse.c), the epilogue's counterpart before the
    * reductions: a pointwise op that gives each output point its initial
    * value (the reduction's identity, or a conv's bias), so the op starts its
    * accumulators from it instead of loading the output. It writes this op's

@@ -43,7 +43,7 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op);
 /* An init or epilogue is a pointwise op over some of the op's parallel
  * dims (or dims of extent 1 where the op writes index 0) that writes the
  * op's outputs at the points the op writes them, one yield per output (an
- * op with several yields: sibling reductions, graph/fuse.c); an init never
+ * op with several yields: sibling reductions, graph/fuse/fuse.c); an init never
  * reads them. */
 static void verify_attached(Diag *diag, const Kernel *k, const StructuredOp *op, const StructuredOp *e,
                             const int *dims, const char *what) {

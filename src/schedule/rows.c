@@ -164,7 +164,7 @@ static int row_dims_of(const Kernel *k, const OpPlan *plan, const StructuredOp *
    * rows; such an op stays out */
   int x;
   if (s->vector_dim >= 0 && plan->view.op->dims[s->vector_dim].kind == ITER_REDUCTION)
-    for (int y = 0; y < plan->view.op->nyields; y++) { /* each of sibling reductions' yields (graph/fuse.c) */
+    for (int y = 0; y < plan->view.op->nyields; y++) { /* each of sibling reductions' yields (graph/fuse/fuse.c) */
       StructuredOp one = *plan->view.op;
       one.nyields = 1;
       one.yields = &plan->view.op->yields[y];

@@ -200,7 +200,7 @@ def conv_nhwc(x, w):
 
 def g_fold_scale_shift(seed):
     """Per-channel scale and shift after convs and a matmul, which lgen folds
-    into their weights (src/graph/fold_bn.c)."""
+    into their weights (src/graph/passes/fold_bn.c)."""
     g = G("fold%d" % seed, np.random.default_rng(seed))
     x = g.input([2, 4, 6, 6])
     c = g.op("conv", [x, g.const([6, 2, 3, 3], 0.3), g.const([6])],
@@ -224,7 +224,7 @@ def g_fold_scale_shift(seed):
 
 def g_epilogues(seed):
     """Pointwise ops after reductions, which fusion applies in the reduction's
-    stores (src/graph/fuse.c, epilogues): prime sizes, a residual read, a
+    stores (src/graph/fuse/fuse.c, epilogues): prime sizes, a residual read, a
     reduction that auto splits across threads (its epilogue runs as a loop
     nest of its own), and a conv with bias."""
     g = G("epi%d" % seed, np.random.default_rng(seed))
@@ -318,7 +318,7 @@ def g_rows(seed):
 
 def g_siblings(seed):
     """Sibling reductions over one input, which fusion merges into one pass
-    (src/graph/fuse.c, sibling reductions): sums, means and a sum of
+    (src/graph/fuse/fuse.c, sibling reductions): sums, means and a sum of
     squares (merged), a max and a min (merged), a sum beside a max (kept
     apart), keepdims 0 and 1, prime extents, a symbolic batch, a sibling
     that is also a graph output read by a later op, a reduction across rows
@@ -429,7 +429,7 @@ def test_case(case, opts, models, work):
     lines = []
     results = {}
     variants = VARIANTS + ([("schedule-file", ["--schedule=" + case.schedule])] if case.schedule else [])
-    if case.channels_last:  # window ops: the activations stored channels-last (src/graph/layout.c)
+    if case.channels_last:  # window ops: the activations stored channels-last (src/graph/fuse/layout.c)
         variants.append(("channels-last", ["--schedule=" + case.channels_last]))
     for vname, vargs in variants:
         prog, err = build_variant(case, vname, vargs, opts, models, work)

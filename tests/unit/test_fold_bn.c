@@ -1,5 +1,5 @@
 /* test_fold_bn.c - folding per-channel scale and shift into conv / matmul
- * weights (src/graph/fold_bn.c): tiny graphs built through the builder,
+ * weights (src/graph/passes/fold_bn.c): tiny graphs built through the builder,
  * the pass run on them, then the graph's structure (which nodes remain,
  * what they read and write) and the folded constants' elements checked
  * against the same arithmetic done here; and the chains that must not fold

@@ -1,4 +1,4 @@
-/* test_graph_build.c - the graph builder (src/graph/build.c, expand.c):
+/* test_graph_build.c - the graph builder (src/graph/build/build.c, expand.c):
  * shape and type inference by ops.md, attribute normalisation, and located
  * errors for graphs that do not fit. */
 #include "graph/graph.h"

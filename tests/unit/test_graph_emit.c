@@ -1,7 +1,7 @@
 /* test_graph_emit.c - the back half of model graphs without the front half:
  * a graph kernel built by hand (a .tc def whose tensors are then turned into
  * a constant, workspace intermediates and an alias, as graph_lower makes
- * them), planned (src/graph/plan.c) and emitted (src/emit/c_emit.c), and the
+ * them), planned (src/graph/fuse/plan.c) and emitted (src/emit/c_emit.c), and the
  * generated C compiled with gcc and clang (with and without -fopenmp,
  * -Werror) and run against the same arithmetic done here. */
 #include "graph/passes.h"

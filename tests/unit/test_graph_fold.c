@@ -1,4 +1,4 @@
-/* test_graph_fold.c - constant folding (src/graph/fold.c) through the
+/* test_graph_fold.c - constant folding (src/graph/build/fold.c) through the
  * builder: tiny graphs whose nodes have constant inputs, and what the
  * folded constants hold (elements, symbolic expressions), or that a node
  * which must not fold stays a node. */

@@ -1,5 +1,5 @@
 /* test_graph_lower.c - lowering model graphs to structured ops
- * (src/graph/lower.c): graphs built through the builder, lowered, verified,
+ * (src/graph/lower/lower.c): graphs built through the builder, lowered, verified,
  * and their kernels' structure checked (tensor order and storage, aliases,
  * output copies, fills before reductions, broadcast maps, guarded operands,
  * tables of averaging counts). That the kernels compute the right numbers
@@ -415,7 +415,7 @@ Test(graph_lower, gather_at_run_time_is_an_ext_op) {
   g_free(t);
 }
 
-/* Sibling reductions (src/graph/fuse.c): a row sum and a row sum of squares
+/* Sibling reductions (src/graph/fuse/fuse.c): a row sum and a row sum of squares
  * of one input become one op with two yields that reads it through one
  * operand, their inits merged; a row max beside them stays a pass of its own
  * (no simd form); --fuse=none and a `keep` entry keep them apart. */
