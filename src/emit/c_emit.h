@@ -58,12 +58,17 @@ void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena 
 /* ---- c_names.c ---- */
 typedef struct {
   Arena *arena;
-  PtrVec taken; /* char* */
+  StrMap taken;       /* name -> (intptr_t) how many times it is taken now (0: free) */
+  PtrVec claimed;     /* char*: the names taken, in order (names_mark/names_release) */
+  StrMap next_suffix; /* base -> (int *) the lowest suffix not yet known taken */
+  StrMap reserved, macros; /* c_names.c's lists, for lookups */
 } NameTable;
 
 void names_init(NameTable *t, Arena *arena);
 /* A C identifier based on `base`, unique in the table, now taken. */
 const char *names_claim(NameTable *t, const char *base);
+/* name (an identifier) taken as it is. */
+void names_take(NameTable *t, const char *name);
 /* Names are scoped: names_release frees every name claimed since
  * names_mark, once the C scope that declared them has closed, so that a
  * sibling scope can take them again (no numbered suffix where no name

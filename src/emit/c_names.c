@@ -47,19 +47,6 @@ static const char *const libc[] = {
     "fclose", "fwrite", "fread", "remove", "rename",
 };
 
-static bool is_library_function(const char *name) {
-  for (size_t i = 0; i < sizeof libc / sizeof *libc; i++)
-    if (strcmp(libc[i], name) == 0)
-      return true;
-  size_t n = strlen(name);
-  for (size_t i = 0; i < sizeof libm / sizeof *libm; i++) {
-    size_t m = strlen(libm[i]);
-    if (strncmp(libm[i], name, m) == 0 && (n == m || (n == m + 1 && (name[m] == 'f' || name[m] == 'l'))))
-      return true;
-  }
-  return false;
-}
-
 /* name with every character that cannot be in a C identifier replaced by
  * '_', and a 'v' before a leading digit (or for an empty name). */
 static char *identifier(Arena *arena, const char *name) {
@@ -79,29 +66,45 @@ static const char *const std_macros[] = {
 };
 
 void names_init(NameTable *t, Arena *arena) {
+  memset(t, 0, sizeof *t);
   t->arena = arena;
-  memset(&t->taken, 0, sizeof t->taken);
+  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+    strmap_put(&t->reserved, arena, reserved[i], (void *)reserved[i]);
+  /* the library's functions join the reserved names, libm's with their
+   * 'f' and 'l' variants */
+  for (size_t i = 0; i < sizeof libc / sizeof *libc; i++)
+    strmap_put(&t->reserved, arena, libc[i], (void *)libc[i]);
+  for (size_t i = 0; i < sizeof libm / sizeof *libm; i++) {
+    strmap_put(&t->reserved, arena, libm[i], (void *)libm[i]);
+    for (const char *v = "fl"; *v; v++) {
+      const char *name = arena_printf(arena, "%s%c", libm[i], *v);
+      strmap_put(&t->reserved, arena, name, (void *)name);
+    }
+  }
+  for (size_t i = 0; i < sizeof std_macros / sizeof *std_macros; i++)
+    strmap_put(&t->macros, arena, std_macros[i], (void *)std_macros[i]);
 }
 
+void names_take(NameTable *t, const char *name) {
+  intptr_t n = (intptr_t)strmap_get(&t->taken, name);
+  strmap_put(&t->taken, t->arena, name, (void *)(n + 1));
+  vec_push(t->arena, &t->claimed, (void *)name);
+}
+
+/* A hash lookup: a graph's kernel claims a name per tensor and per loop of
+ * every op, 10^5 and more. */
 static bool is_taken(const NameTable *t, const char *name) {
-  for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
-    if (strcmp(reserved[i], name) == 0)
-      return true;
-  if (is_library_function(name))
+  if (strmap_has(&t->reserved, name))
     return true;
   if (strncmp(name, "lgen_", 5) == 0 || strncmp(name, "LGEN_", 5) == 0 || strncmp(name, "__", 2) == 0)
     return true;
-  for (int i = 0; i < t->taken.len; i++)
-    if (strcmp(t->taken.items[i], name) == 0)
-      return true;
-  return false;
+  return strmap_get(&t->taken, name) != NULL;
 }
 
 const char *names_claim(NameTable *t, const char *base) {
   char *clean = identifier(t->arena, base);
-  for (size_t i = 0; i < sizeof std_macros / sizeof *std_macros; i++)
-    if (strcmp(clean, std_macros[i]) == 0)
-      clean = arena_printf(t->arena, "%s_", clean); /* I -> I_ */
+  if (strmap_has(&t->macros, clean))
+    clean = arena_printf(t->arena, "%s_", clean); /* I -> I_ */
   /* prefixes reserved for lgen and the implementation: no suffix frees them */
   if (strncmp(clean, "lgen_", 5) == 0 || strncmp(clean, "LGEN_", 5) == 0 || strncmp(clean, "__", 2) == 0)
     clean = arena_printf(t->arena, "v%s", clean);
@@ -109,17 +112,38 @@ const char *names_claim(NameTable *t, const char *base) {
   /* "_" + "_2" would be "__2", reserved again: after a trailing '_' the
    * suffix is the bare number */
   const char *suffix = clean[0] && clean[strlen(clean) - 1] == '_' ? "%s%d" : "%s_%d";
-  for (int n = 2; is_taken(t, name); n++)
-    name = arena_printf(t->arena, suffix, clean, n);
-  vec_push(t->arena, &t->taken, (void *)name);
+  if (is_taken(t, name)) {
+    /* The lowest free suffix, as if trying 2, 3, ... in turn: a name once
+     * taken stays taken, so the suffixes below the one the last claim of
+     * this base found are still taken (each op's loops claim i, j, ...
+     * again: without this, the n-th claim tried n suffixes). */
+    int *next = strmap_get(&t->next_suffix, clean);
+    if (!next) {
+      next = arena_alloc(t->arena, sizeof *next);
+      *next = 2;
+      strmap_put(&t->next_suffix, t->arena, clean, next);
+    }
+    do
+      name = arena_printf(t->arena, suffix, clean, (*next)++);
+    while (is_taken(t, name));
+  }
+  names_take(t, name);
   return name;
 }
 
-int names_mark(const NameTable *t) { return t->taken.len; }
+int names_mark(const NameTable *t) { return t->claimed.len; }
 
 void names_release(NameTable *t, int mark) {
-  if (mark >= 0 && mark < t->taken.len)
-    t->taken.len = mark;
+  if (mark < 0 || mark >= t->claimed.len)
+    return;
+  while (t->claimed.len > mark) {
+    const char *name = t->claimed.items[--t->claimed.len];
+    intptr_t n = (intptr_t)strmap_get(&t->taken, name);
+    strmap_put(&t->taken, t->arena, name, (void *)(n > 0 ? n - 1 : 0));
+  }
+  /* freed names may lie below a base's remembered next suffix: forget them
+   * all (a scope's own names are few, so claims in the next one are cheap) */
+  memset(&t->next_suffix, 0, sizeof t->next_suffix);
 }
 
 static const char *function_name(const Kernel *k, const char *prefix, Arena *arena) {
@@ -147,7 +171,7 @@ void check_function_names(const Module *m, const char *prefix, Arena *arena, Dia
       diag_error(diag, k->loc, "op name '%s' cannot be a C function name (it is reserved in C, C++ or the "
                  "generated code); rename the op or use --prefix", name);
     }
-    vec_push(arena, &table.taken, (void *)name);
+    names_take(&table, name);
   }
 }
 
@@ -160,9 +184,9 @@ void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Are
   kn->attr_counts = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
   /* the function's own names (a graph's G, G_run, G_workspace_size) must
    * not be shadowed by a parameter */
-  vec_push(arena, &kn->table.taken, (void *)kn->function);
-  vec_push(arena, &kn->table.taken, (void *)arena_printf(arena, "%s_run", kn->function));
-  vec_push(arena, &kn->table.taken, (void *)arena_printf(arena, "%s_workspace_size", kn->function));
+  names_take(&kn->table, kn->function);
+  names_take(&kn->table, arena_printf(arena, "%s_run", kn->function));
+  names_take(&kn->table, arena_printf(arena, "%s_workspace_size", kn->function));
   for (int i = 0; i < k->ntensors; i++)
     kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
   for (int i = 0; i < k->nsizes; i++)

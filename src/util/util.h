@@ -53,6 +53,22 @@ typedef struct {
 
 void vec_push(Arena *arena, PtrVec *vec, void *item);
 
+/* ---- strmap.c ----
+ * A map from NUL-terminated strings to pointers, for lookups by name in
+ * time independent of the number of names (a zeroed StrMap is empty). Keys
+ * are not copied: they must live as long as the map (arena strings). Never
+ * iterated: generated output must not depend on hash order. */
+typedef struct {
+  const char **keys;
+  void **vals;
+  size_t cap, len;
+} StrMap;
+
+void *strmap_get(const StrMap *m, const char *key); /* NULL if absent */
+bool strmap_has(const StrMap *m, const char *key);
+bool strmap_has_n(const StrMap *m, const char *key, size_t n); /* key: its first n bytes */
+void strmap_put(StrMap *m, Arena *arena, const char *key, void *val);
+
 /* ---- strbuf.c ---- */
 typedef struct {
   char *data; /* always NUL-terminated once anything was appended */

@@ -198,10 +198,10 @@ Test(names, collisions_get_numeric_suffixes) {
   cr_assert_str_eq(names_claim(&names, "int"), "int_2");
   cr_assert_str_eq(names_claim(&names, "int_2"), "int_2_2");
   /* every claimed name is distinct */
-  cr_assert_eq(names.taken.len, 6);
-  for (int i = 0; i < names.taken.len; i++)
+  cr_assert_eq(names.claimed.len, 6);
+  for (int i = 0; i < names.claimed.len; i++)
     for (int j = 0; j < i; j++)
-      cr_assert_str_neq(names.taken.items[i], names.taken.items[j]);
+      cr_assert_str_neq(names.claimed.items[i], names.claimed.items[j]);
 }
 
 /* Regression (was a bug): is_taken() rejects every name starting with "lgen_", "LGEN_" or
