@@ -5,8 +5,8 @@
 static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
 {
   switch (combiner) {
-  case 0: return (@T@)(a + b);
-  case 1: return (@T@)(a * b);
+  case 0: return (@T@)((@ARITH@)a + (@ARITH@)b);
+  case 1: return (@T@)((@ARITH@)a * (@ARITH@)b);
   case 2: return a > b ? a : b;
   default: return a < b ? a : b;
   }

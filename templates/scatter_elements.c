@@ -8,8 +8,8 @@ static void lgen_scatter_elements_combine_@S@(int combiner, @T@ *restrict d, @T@
 {
   switch (combiner) {
   case 0: *d = v; break;
-  case 1: *d = (@T@)(*d + v); break;
-  case 2: *d = (@T@)(*d * v); break;
+  case 1: *d = (@T@)((@ARITH@)*d + (@ARITH@)v); break;
+  case 2: *d = (@T@)((@ARITH@)*d * (@ARITH@)v); break;
   case 3: *d = *d > v ? *d : v; break;
   default: *d = *d < v ? *d : v; break;
   }

@@ -38,8 +38,8 @@ static Combiner match_select(const StructuredOp *op, const PayloadNode *n, int a
   const PayloadNode *cmp = &op->nodes[n->args[0]];
   if (cmp->kind != PN_OP)
     return COMBINE_NONE;
-  bool gt = cmp->op == SOP_CMPF_OGT || cmp->op == SOP_CMPI_SGT;
-  bool lt = cmp->op == SOP_CMPF_OLT || cmp->op == SOP_CMPI_SLT;
+  bool gt = cmp->op == SOP_CMPF_OGT || cmp->op == SOP_CMPI_SGT || cmp->op == SOP_CMPI_UGT;
+  bool lt = cmp->op == SOP_CMPF_OLT || cmp->op == SOP_CMPI_SLT || cmp->op == SOP_CMPI_ULT;
   if (!gt && !lt)
     return COMBINE_NONE;
   int p = cmp->args[0], q = cmp->args[1], a = n->args[1], b = n->args[2];

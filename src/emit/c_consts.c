@@ -100,6 +100,14 @@ static void element_initializer(StrBuf *out, ElemType t, const unsigned char *p,
   case TY_I1:
     sb_puts(out, u ? "1" : "0");
     return;
+  case TY_U64: /* above INT64_MAX, a decimal literal without a suffix is not a C99 integer constant */
+    sb_printf(out, u > (uint64_t)INT64_MAX ? "UINT64_C(%llu)" : "%llu", (unsigned long long)u);
+    return;
+  case TY_U8:
+  case TY_U16:
+  case TY_U32: /* a long where int is 32 bits: converted to the element type */
+    sb_printf(out, "%llu", (unsigned long long)u);
+    return;
   default: {
     /* sign-extend; the most negative value is written as an expression
      * because its magnitude is not a literal of the type */

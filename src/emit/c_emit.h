@@ -98,6 +98,8 @@ void check_function_names(const Module *m, const char *prefix, Arena *arena, Dia
 const char *c_type_name(ElemType t);
 /* Exact C spelling of a float constant (hex), for type t. */
 void c_float_literal(StrBuf *out, double value, ElemType t);
+/* An integer constant of type t, exactly (v as elem_int_wrap gives it). */
+void c_int_literal(StrBuf *out, int64_t v, ElemType t);
 
 typedef struct {
   const StructuredOp *op;

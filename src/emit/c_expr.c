@@ -13,7 +13,9 @@
  *   select(c, a, b)       c ? a : b
  *   cmpf_ogt/olt          ordered > and < (false when either is NaN)
  *   cmpi_sgt/slt          signed > and <
- *   sexti32               sign extension (an i1 true becomes -1)
+ *   cmpi_ugt/ult          > and < on the bits read as unsigned (u8..u64: their
+ *                         values)
+ *   sexti32 / zexti32     sign / zero extension (an i1 true becomes -1 / 1)
  *   fpext / fptrunc       C conversion to the next wider / narrower float
  *   maxf / minf           a > b ? a : b and a < b ? a : b
  *   exp log tanh erf      f32 and f16 (in float): lgen's own vectorisable
@@ -23,15 +25,21 @@
  *   negf                  -a
  *   cmpf_oeq / cmpi_eq    ==
  *   maxsi / minsi         signed a > b ? a : b and a < b ? a : b
+ *   maxui / minui         the same on the bits read as unsigned
+ *   andi / ori / xori     & | ^ (i1: logical), noti ~ (i1: !)
+ *   shli / shrui          << and logical >> on the bits; a shift by the width
+ *                         or more (or by a negative amount) gives 0, not C's
+ *                         undefined behaviour
  *   lgen_cast             C conversion to the node's type (graphs' Cast), but
  *                         float to integer saturates (NaN gives 0): C leaves
- *                         out-of-range conversions undefined
+ *                         out-of-range conversions undefined; to u8..u64 it
+ *                         saturates to [0, 2^bits - 1]
  *   lgen_cast_signed/unsigned  OpDSL's cast_signed and cast_unsigned: the
  *                         integer operand read as signed (i1 true is -1) or
  *                         unsigned; float to integer saturates to the target's
- *                         signed or unsigned range (NaN gives 0); integer to i1
- *                         keeps the low bit
- *   maxui / minui         unsigned comparison of the bit patterns
+ *                         range (u8..u64), or for iN to the signed or unsigned
+ *                         N-bit range (NaN gives 0); integer to i1 keeps the
+ *                         low bit
  *   maximumf / minimumf   NaN if either operand is NaN (arith.maximumf), else
  *                         the larger / smaller (signed zeros compare equal)
  *   roundf                libm's round (halves away from zero)
@@ -46,11 +54,7 @@
 
 #include "util/hexfloat.h"
 
-const char *c_type_name(ElemType t) {
-  static const char *const names[] = {"lgen_f16", "float", "double", "lgen_bool",
-                                      "int8_t",   "int16_t", "int32_t", "int64_t"};
-  return names[t];
-}
+const char *c_type_name(ElemType t) { return elem_type_c_name(t); }
 
 void c_float_literal(StrBuf *out, double value, ElemType t) {
   if (isnan(value)) {
@@ -68,17 +72,41 @@ void c_float_literal(StrBuf *out, double value, ElemType t) {
     sb_putc(out, 'f');
 }
 
+void c_int_literal(StrBuf *out, int64_t v, ElemType t) {
+  if (t == TY_I1)
+    sb_puts(out, v ? "((lgen_bool)1)" : "((lgen_bool)0)");
+  else if (t == TY_I64 && v == INT64_MIN)
+    sb_puts(out, "INT64_MIN");
+  else if (t == TY_I64)
+    sb_printf(out, "INT64_C(%lld)", (long long)v);
+  else if (elem_type_is_unsigned(t)) { /* v holds the value's bits (its low bits for u8..u32) */
+    int bits = elem_type_bits(t);
+    uint64_t u = bits < 64 ? (uint64_t)v & ((UINT64_C(1) << bits) - 1) : (uint64_t)v;
+    if (bits >= 32)
+      sb_printf(out, "UINT%d_C(%llu)", bits, (unsigned long long)u);
+    else
+      sb_printf(out, "((%s)%llu)", c_type_name(t), (unsigned long long)u);
+  }
+  else if (v < 0)
+    sb_printf(out, "((%s)(%lld))", c_type_name(t), (long long)v);
+  else
+    sb_printf(out, "((%s)%lld)", c_type_name(t), (long long)v);
+}
+
 static const char *unsigned_of(ElemType t) {
   return elem_type_bits(t) == 64 ? "uint64_t" : "uint32_t";
 }
 
+/* The unsigned type as wide as integer type t (i1: _Bool). */
 static const char *same_width_unsigned(ElemType t) {
-  switch (t) {
-  case TY_I8:
+  switch (elem_type_bits(t)) {
+  case 1:
+    return "_Bool";
+  case 8:
     return "uint8_t";
-  case TY_I16:
+  case 16:
     return "uint16_t";
-  case TY_I32:
+  case 32:
     return "uint32_t";
   default:
     return "uint64_t";
@@ -392,6 +420,47 @@ static void cast(StrBuf *out, ExprCtx *ctx, const char *type, const PayloadNode 
 
 static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int index);
 
+/* a > b or a < b on integer bits read as unsigned: u8..u64 (and i1)
+ * compare as they are, signed types through the unsigned type as wide */
+static void unsigned_compare(StrBuf *out, ExprCtx *ctx, const char *cmp, const PayloadNode *n, ElemType in) {
+  if (elem_type_is_unsigned(in) || in == TY_I1) {
+    infix(out, ctx, cmp, n);
+    return;
+  }
+  const char *u = same_width_unsigned(in);
+  sb_printf(out, "((%s)", u);
+  arg(out, ctx, n, 0);
+  sb_printf(out, " %s (%s)", cmp, u);
+  arg(out, ctx, n, 1);
+  sb_putc(out, ')');
+}
+
+/* Float to unsigned, saturating (C's conversion is undefined outside
+ * (-1, 2^bits)): NaN and x <= 0 give 0, x >= 2^bits the maximum. Where the
+ * maximum is a value of the float type (u8, u16; u32 from double) it is a
+ * clamp then a conversion, which vectorises (max, min, convert, pack);
+ * otherwise the conversion happens only inside the range. f16 arrives
+ * widened to float. */
+static const char *float_to_unsigned_helper(ExprCtx *ctx, ElemType from, ElemType to) {
+  bool dbl = from == TY_F64;
+  const char *ft = dbl ? "double" : "float", *sfx = dbl ? "" : "f";
+  const char *name = arena_printf(ctx->arena, "lgen_%s_of_%s", elem_type_name(to), dbl ? "f64" : "f32");
+  if (helper_seen(ctx, name))
+    return name;
+  int bits = elem_type_bits(to);
+  const char *ut = c_type_name(to), *body;
+  if (bits < (dbl ? 53 : 24)) {
+    unsigned long long max = ((unsigned long long)1 << bits) - 1;
+    body = arena_printf(ctx->arena, "(%s)(x > 0.0%s ? (x < %llu.0%s ? x : %llu.0%s) : 0.0%s)", ut, sfx, max, sfx,
+                        max, sfx, sfx);
+  } else {
+    body = arena_printf(ctx->arena, "x > 0.0%s ? (x < 0x1p%d%s ? (%s)x : %s) : 0u", sfx, bits, sfx, ut,
+                        elem_type_c_highest(to));
+  }
+  sb_printf(ctx->helpers, "static inline %s %s(%s x) { return %s; }\n", ut, name, ft, body);
+  return name;
+}
+
 /* ---- conversions ---- */
 
 /* 2^e as an exact C literal of a floating type (e <= 64). */
@@ -403,19 +472,6 @@ static const char *pow2_literal(ExprCtx *ctx, int e, bool negative, ElemType ft)
   const char *s = arena_strdup(ctx->arena, sb_cstr(&sb));
   sb_free(&sb);
   return s;
-}
-
-static const char *int_limits(ElemType t, bool max) {
-  switch (t) {
-  case TY_I8:
-    return max ? "INT8_MAX" : "INT8_MIN";
-  case TY_I16:
-    return max ? "INT16_MAX" : "INT16_MIN";
-  case TY_I32:
-    return max ? "INT32_MAX" : "INT32_MIN";
-  default:
-    return max ? "INT64_MAX" : "INT64_MIN";
-  }
 }
 
 /* Float to integer without undefined behaviour: C leaves the conversion of
@@ -443,8 +499,8 @@ static const char *float_to_int_helper(ExprCtx *ctx, ElemType from, ElemType to,
                         pow2_literal(ctx, 0, true, ft), pow2_literal(ctx, bits, false, ft), ty, bits, ty, bits);
   else
     body = arena_printf(ctx->arena, "x != x ? 0 : x >= %s ? %s : x <= %s ? %s : (%s)x",
-                        pow2_literal(ctx, bits - 1, false, ft), int_limits(to, true),
-                        pow2_literal(ctx, bits - 1, true, ft), int_limits(to, false), ty);
+                        pow2_literal(ctx, bits - 1, false, ft), elem_type_c_highest(to),
+                        pow2_literal(ctx, bits - 1, true, ft), elem_type_c_lowest(to), ty);
   sb_printf(ctx->helpers, "static inline %s %s(%s x) { return (%s)(%s); }\n", ty, name, fty, ty, body);
   return name;
 }
@@ -460,7 +516,10 @@ static void convert(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, bool is_uns
     return;
   }
   if (ffrom && !fto) {
-    sb_printf(out, "%s(", float_to_int_helper(ctx, from, to, is_unsigned));
+    /* u8..u64 saturate to their own range, whichever cast */
+    const char *helper = elem_type_is_unsigned(to) ? float_to_unsigned_helper(ctx, from, to)
+                                                   : float_to_int_helper(ctx, from, to, is_unsigned);
+    sb_printf(out, "%s(", helper);
     arg(out, ctx, n, 0);
     sb_putc(out, ')');
     return;
@@ -505,20 +564,8 @@ static void c_constant(StrBuf *out, ExprCtx *ctx, const PayloadNode *n) {
   case TY_F64:
     c_float_literal(out, n->fvalue, n->type);
     return;
-  case TY_I1:
-    sb_puts(out, n->ivalue ? "((lgen_bool)1)" : "((lgen_bool)0)");
-    return;
-  case TY_I64:
-    if (n->ivalue == INT64_MIN)
-      sb_puts(out, "INT64_MIN");
-    else
-      sb_printf(out, "INT64_C(%lld)", (long long)n->ivalue);
-    return;
   default:
-    if (n->ivalue < 0)
-      sb_printf(out, "((%s)(%lld))", c_type_name(n->type), (long long)n->ivalue);
-    else
-      sb_printf(out, "((%s)%lld)", c_type_name(n->type), (long long)n->ivalue);
+    c_int_literal(out, n->ivalue, n->type);
     return;
   }
 }
@@ -598,7 +645,7 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     call2(out, ctx, binary_helper(ctx, "divs", in, arena_printf(ctx->arena, "(%s)(a / b)", c_type_name(in))), n);
     return;
   case SOP_DIVIU: {
-    const char *u = in == TY_I1 ? "_Bool" : same_width_unsigned(in);
+    const char *u = same_width_unsigned(in);
     call2(out, ctx,
           binary_helper(ctx, "divu", in, arena_printf(ctx->arena, "(%s)((%s)a / (%s)b)", c_type_name(in), u, u)), n);
     return;
@@ -619,6 +666,39 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_CMPF_OLT:
   case SOP_CMPI_SLT:
     infix(out, ctx, "<", n);
+    return;
+  case SOP_CMPI_UGT:
+  case SOP_CMPI_ULT:
+    unsigned_compare(out, ctx, n->op == SOP_CMPI_UGT ? ">" : "<", n, in);
+    return;
+  case SOP_ANDI:
+  case SOP_ORI:
+  case SOP_XORI: {
+    const char *op = n->op == SOP_ANDI ? "&" : n->op == SOP_ORI ? "|" : "^";
+    sb_printf(out, "(%s)", c_type_name(in)); /* int promotion undone */
+    infix(out, ctx, op, n);
+    return;
+  }
+  case SOP_NOTI:
+    sb_printf(out, "(%s)%s", c_type_name(in), in == TY_I1 ? "!" : "~");
+    arg(out, ctx, n, 0);
+    return;
+  case SOP_SHLI:
+  case SOP_SHRUI: {
+    /* through the unsigned type as wide, at least unsigned int (u8 << 7
+     * stays clear of int's sign bit) */
+    const char *u = same_width_unsigned(in), *w = unsigned_of(in);
+    const char *body = arena_printf(ctx->arena, "(%s)b < %d ? (%s)((%s)(%s)a %s (%s)b) : 0", u, elem_type_bits(in),
+                                    c_type_name(in), w, u, n->op == SOP_SHLI ? "<<" : ">>", u);
+    call2(out, ctx, binary_helper(ctx, n->op == SOP_SHLI ? "shl" : "shr", in, body), n);
+    return;
+  }
+  case SOP_ZEXTI32:
+    if (!elem_type_is_unsigned(in) && in != TY_I1)
+      sb_printf(out, "(int32_t)(%s)", same_width_unsigned(in));
+    else
+      sb_puts(out, "(int32_t)");
+    arg(out, ctx, n, 0);
     return;
   case SOP_SEXTI32:
     if (in == TY_I1) {
@@ -700,6 +780,17 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     call2(out, ctx, binary_helper(ctx, n->op == SOP_MAXSI ? "maxsi" : "minsi", in, body), n);
     return;
   }
+  case SOP_MAXUI:
+  case SOP_MINUI: {
+    const char *cmp = n->op == SOP_MAXUI ? ">" : "<";
+    const char *body = arena_printf(ctx->arena, "a %s b ? a : b", cmp);
+    if (!elem_type_is_unsigned(in) && in != TY_I1) {
+      const char *u = same_width_unsigned(in);
+      body = arena_printf(ctx->arena, "(%s)a %s (%s)b ? a : b", u, cmp, u);
+    }
+    call2(out, ctx, binary_helper(ctx, n->op == SOP_MAXUI ? "maxui" : "minui", in, body), n);
+    return;
+  }
   case SOP_CAST:
     if (n->type == TY_I1) { /* nonzero is true, as C's conversion to _Bool */
       sb_puts(out, "(lgen_bool)");
@@ -712,14 +803,6 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_CAST_UNSIGNED:
     convert(out, ctx, n, n->op == SOP_CAST_UNSIGNED, false);
     return;
-  case SOP_MAXUI:
-  case SOP_MINUI: {
-    const char *u = same_width_unsigned(in);
-    const char *body = in == TY_I1 ? (n->op == SOP_MAXUI ? "a | b" : "a & b")
-                                   : arena_printf(ctx->arena, "(%s)a %s (%s)b ? a : b", u, n->op == SOP_MAXUI ? ">" : "<", u);
-    call2(out, ctx, binary_helper(ctx, n->op == SOP_MAXUI ? "maxui" : "minui", in, body), n);
-    return;
-  }
   case SOP_MAXIMUMF:
   case SOP_MINIMUMF: {
     const char *cmp = n->op == SOP_MAXIMUMF ? ">" : "<";

@@ -61,29 +61,8 @@ static void dims_array(const ExtCall *c, const char *name, int i, int from, int 
   sb_free(&sb);
 }
 
-static const char *lowest(ElemType t) {
-  switch (t) {
-  case TY_F32: return "(-1.0f / 0.0f)";
-  case TY_F64: return "(-1.0 / 0.0)";
-  case TY_I8: return "INT8_MIN";
-  case TY_I16: return "INT16_MIN";
-  case TY_I32: return "INT32_MIN";
-  case TY_I64: return "INT64_MIN";
-  default: return "0";
-  }
-}
-
-static const char *highest(ElemType t) {
-  switch (t) {
-  case TY_F32: return "(1.0f / 0.0f)";
-  case TY_F64: return "(1.0 / 0.0)";
-  case TY_I8: return "INT8_MAX";
-  case TY_I16: return "INT16_MAX";
-  case TY_I32: return "INT32_MAX";
-  case TY_I64: return "INT64_MAX";
-  default: return "1";
-  }
-}
+static const char *lowest(ElemType t) { return elem_type_c_lowest(t); }
+static const char *highest(ElemType t) { return elem_type_c_highest(t); }
 
 static const char *template_text(const Emitter *e, const char *name) {
   const TemplateSet *set = e->opt->templates;
@@ -138,7 +117,7 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
     diag_bug(e->opt->diag, "template %s was not loaded", c->x->tmpl);
   static const char *const keys[] = {"S",    "T",       "I",    "LOWEST", "HIGHEST", "EXP",  "LOG",
                                      "TOF32", "FROMF32", "SINT", "EXPNEG", "C",       "TOC",  "FROMC",
-                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD", "ISNAN"};
+                                     "CFMA",  "CEXP",    "CEXPNEG", "CTANH",   "CSIMD", "ISNAN", "ARITH"};
   /* @SINT@: the signed integer type as wide as @T@ (ordering keys of floats) */
   /* @C@: the type a template computes in (attention.c): float for f16 and
    * f32, double for f64; @TOC@ and @FROMC@ convert, @CFMA@, @CEXP@,
@@ -169,7 +148,13 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
                           ct == TY_F64 ? "/* libm's exp: no omp simd */" : "LGEN_OMP_SIMD(omp simd)",
                           /* @ISNAN@(v): a macro, so that integers compare nothing to
                            * itself (gcc warns of such a comparison) */
-                          elem_type_is_float(t) ? "LGEN_ISNAN" : "LGEN_NEVER_NAN"};
+                          elem_type_is_float(t) ? "LGEN_ISNAN" : "LGEN_NEVER_NAN",
+                          /* @ARITH@: the type + and * compute in, converted back to
+                           * @T@: integers in unsigned arithmetic (it wraps; int
+                           * promotion of u16 * u16 could overflow int) */
+                          elem_type_is_float(t) || t == TY_I1 ? c_type_name(t)
+                          : elem_type_bits(t) == 64           ? "uint64_t"
+                                                              : "uint32_t"};
   if (strstr(text, "@ISNAN@"))
     use_helper(e->helpers_used, values[19]);
   /* @TOF32@ and @FROMF32@: a value of @T@ to float and back (f16 computes in float) */

@@ -233,6 +233,19 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
   return true;
 }
 
+/* clang 14 does not vectorise a worksharing loop that stores 8- or 64-bit
+ * integers ("could not determine number of loop iterations": such stores
+ * may alias the bound OpenMP keeps in memory; plain `omp simd` loops it
+ * does), and then warns of the `simd` it was asked for. */
+static bool stores_8_or_64_bit_ints(const StructuredOp *op, const Kernel *k) {
+  for (int y = 0; y < op->nyields; y++) {
+    ElemType t = k->tensors[op->operands[op->yields[y].operand].tensor].type;
+    if (!elem_type_is_float(t) && (elem_type_bits(t) == 8 || elem_type_bits(t) == 64))
+      return true;
+  }
+  return false;
+}
+
 /* Whether payload node `to` is among the nodes `from` is computed from. */
 static bool op_node_reaches(const StructuredOp *op, int from, int to) {
   if (from == to)
@@ -1012,6 +1025,10 @@ static void mark_loop(Nest *n, int i, LoopNode *f) {
       f->threads = thread_cap(n);
     }
     f->simd = vector;
+    if (vector && stores_8_or_64_bit_ints(n->op, n->e->k)) {
+      f->simd_not_clang = true;
+      use_helper(n->e->helpers_used, "LGEN_OMP_SIMD_NOT_CLANG");
+    }
     return;
   }
   if (!vector)
@@ -1121,15 +1138,7 @@ static const char *pad_literal(Emitter *e, const Operand *o) {
   } else if (elem_type_is_float(t)) {
     c_float_literal(&sb, o->pad_value, t);
   } else {
-    int bits = t == TY_I1 ? 1 : elem_type_bits(t);
-    double lo = t == TY_I1 ? 0 : -ldexp(1, bits - 1), hi = t == TY_I1 ? 1 : ldexp(1, bits - 1) - 1;
-    double v = o->pad_value != o->pad_value ? 0 : o->pad_value < lo ? lo : o->pad_value > hi ? hi : o->pad_value;
-    if (t == TY_I64 && v <= -ldexp(1, 63))
-      sb_puts(&sb, "INT64_MIN");
-    else if (t == TY_I64 && v >= ldexp(1, 63) - 1)
-      sb_puts(&sb, "INT64_MAX");
-    else
-      sb_printf(&sb, "((%s)%s%lld%s)", c_type_name(t), v < 0 ? "(" : "", (long long)v, v < 0 ? ")" : "");
+    c_int_literal(&sb, elem_int_saturate(t, o->pad_value), t);
   }
   const char *s = arena_strdup(e->arena, sb_cstr(&sb));
   sb_free(&sb);

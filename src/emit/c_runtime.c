@@ -47,6 +47,14 @@ static const RuntimeHelper runtime_helpers[] = {
     {"LGEN_ISNAN", "", "/* NaN, the one value unequal to itself (templates' @ISNAN@ on floats) */\n"
                        "#define LGEN_ISNAN(v) ((v) != (v))\n", 0},
     {"LGEN_NEVER_NAN", "", "/* templates' @ISNAN@ on integers */\n#define LGEN_NEVER_NAN(v) 0\n", 0},
+    {"LGEN_OMP_SIMD_NOT_CLANG", "",
+     "/* a worksharing loop that stores 8- or 64-bit integers: clang (14) cannot\n"
+     " * vectorise it (those stores may alias the loop's bound, which OpenMP keeps\n"
+     " * in memory) and warns of a `simd` it cannot honour, so it gets the plain\n"
+     " * directive; other compilers the simd one */\n"
+     "#ifndef LGEN_OMP_SIMD_NOT_CLANG\n#if defined(__clang__)\n"
+     "#define LGEN_OMP_SIMD_NOT_CLANG(simd, plain) LGEN_OMP(plain)\n#else\n"
+     "#define LGEN_OMP_SIMD_NOT_CLANG(simd, plain) LGEN_OMP_SIMD(simd)\n#endif\n#endif\n", 0},
     {"LGEN_MAX_THREADS", "",
      "/* the threads a parallel region would have (1 without OpenMP) */\n"
      "#if defined(_OPENMP)\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"

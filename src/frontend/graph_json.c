@@ -326,9 +326,9 @@ static const char *string_member(Loader *L, json_t *obj, const char *path, const
 static ElemType parse_type(Loader *L, json_t *v, const char *path) {
   ElemType t;
   if (!json_is_string(v) || !elem_type_parse(json_string_value(v), &t))
-    graph_error(L->g, path, "unknown element type%s%s%s (expected f16, f32, f64, i1, i8, i16, i32 or i64)",
-                json_is_string(v) ? " '" : "", json_is_string(v) ? shown(L, json_string_value(v)) : "",
-                json_is_string(v) ? "'" : "");
+    graph_error(L->g, path, "unknown element type%s%s%s (expected one of %s)", json_is_string(v) ? " '" : "",
+                json_is_string(v) ? shown(L, json_string_value(v)) : "", json_is_string(v) ? "'" : "",
+                elem_type_names());
   return t;
 }
 
@@ -524,9 +524,8 @@ static void store_float(Loader *L, uint8_t *p, ElemType t, double d, const char 
 static void store_int(Loader *L, uint8_t *p, ElemType t, Number n, const char *path) {
   if (!n.is_int)
     graph_error(L->g, path, "%s elements are integers, not %g", elem_type_name(t), n.f);
-  int bits = elem_type_bits(t);
-  int64_t lo = t == TY_I1 ? 0 : bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
-  int64_t hi = t == TY_I1 ? 1 : bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  /* JSON integers stop at INT64_MAX: a u64 beyond it travels in base64 */
+  int64_t lo = elem_int_lowest(t), hi = t == TY_U64 ? INT64_MAX : elem_int_highest(t);
   if (n.i < lo || n.i > hi)
     graph_error(L->g, path, "%lld is out of range for %s", (long long)n.i, elem_type_name(t));
   put_le(p, (uint64_t)n.i, graph_elem_bytes(t));

@@ -117,20 +117,8 @@ static GraphValue *value(Onnx *cx, int v) { return GRAPH_VALUE(cx->g, v); }
 /* ------------------------------------------------------------------ */
 /* Element types and element bytes                                     */
 
-/* ONNX TensorProto.DataType codes lgen has a type for. */
-static bool onnx_type(int64_t code, ElemType *out) {
-  switch (code) {
-  case 1: *out = TY_F32; return true;
-  case 3: *out = TY_I8; return true;
-  case 5: *out = TY_I16; return true;
-  case 6: *out = TY_I32; return true;
-  case 7: *out = TY_I64; return true;
-  case 9: *out = TY_I1; return true;
-  case 10: *out = TY_F16; return true;
-  case 11: *out = TY_F64; return true;
-  default: return false;
-  }
-}
+/* ONNX TensorProto.DataType codes lgen has a type for (elem_types.def). */
+static bool onnx_type(int64_t code, ElemType *out) { return elem_type_from_onnx(code, out); }
 
 static const char *onnx_type_name(int64_t code) {
   static const char *const names[] = {"undefined", "float", "uint8", "int8", "uint16", "int16", "int32",
@@ -146,19 +134,12 @@ static ElemType onnx_type_at(Onnx *cx, int64_t code, const char *path, const cha
   if (!onnx_type(code, &t))
     graph_error(cx->g, path,
                 "%s has ONNX element type %lld (%s), which lgen does not support (supported: float, "
-                "double, float16, int8, int16, int32, int64, bool; lgen has no unsigned types)",
+                "double, float16, int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)",
                 what, (long long)code, onnx_type_name(code));
   return t;
 }
 
-static int elem_bytes(ElemType t) {
-  switch (t) {
-  case TY_F16: case TY_I16: return 2;
-  case TY_F32: case TY_I32: return 4;
-  case TY_F64: case TY_I64: return 8;
-  default: return 1;
-  }
-}
+static int elem_bytes(ElemType t) { return elem_type_bytes(t); }
 
 static void store_le(uint8_t *p, int bytes, uint64_t bits) {
   for (int b = 0; b < bytes; b++)
@@ -214,7 +195,7 @@ static void store_double(uint8_t *buf, ElemType t, int64_t i, double v) {
   }
   case TY_F16: store_le(p, 2, half_bits(v)); break;
   case TY_I1: p[0] = v != 0; break;
-  default: store_le(p, elem_bytes(t), (uint64_t)int64_of_double(v)); break;
+  default: store_le(p, elem_bytes(t), (uint64_t)elem_int_saturate(t, v)); break;
   }
 }
 
@@ -305,14 +286,21 @@ static const char *typed_field(ElemType t) {
   case TY_F32: return "floatData";
   case TY_F64: return "doubleData";
   case TY_I64: return "int64Data";
+  case TY_U32:
+  case TY_U64: return "uint64Data";
   default: return "int32Data";
   }
 }
 
 static const uint8_t *typed_data(Onnx *cx, const OnnxTensor *t, const char *path, ElemType type, int64_t count) {
   const char *field = typed_field(type);
-  bool present = type == TY_F32 ? t->has_float : type == TY_F64 ? t->has_double : type == TY_I64 ? t->has_int64 : t->has_int32;
-  size_t len = type == TY_F32 ? t->nfloat : type == TY_F64 ? t->ndouble : type == TY_I64 ? t->nint64 : t->nint32;
+  bool u64 = type == TY_U32 || type == TY_U64;
+  bool present = type == TY_F32 ? t->has_float : type == TY_F64 ? t->has_double : type == TY_I64 ? t->has_int64
+                 : u64                                                                   ? t->has_uint64
+                                                                                         : t->has_int32;
+  size_t len = type == TY_F32 ? t->nfloat : type == TY_F64 ? t->ndouble : type == TY_I64 ? t->nint64
+               : u64                                                                     ? t->nuint64
+                                                                                         : t->nint32;
   const char *fpath = path_join(cx, path, field);
   if ((int64_t)len != count) {
     if (!present && count > 0)
@@ -329,6 +317,8 @@ static const uint8_t *typed_data(Onnx *cx, const OnnxTensor *t, const char *path
       store_le(buf + 2 * i, 2, (uint64_t)t->int32_data[i]);
     else if (type == TY_I64)
       store_int(buf, type, i, t->int64_data[i]);
+    else if (u64) /* the value's bits (store_le keeps the low 4 bytes of a u32) */
+      store_le(buf + (size_t)elem_bytes(type) * (size_t)i, elem_bytes(type), t->uint64_data[i]);
     else
       store_int(buf, type, i, t->int32_data[i]);
   }
@@ -702,6 +692,15 @@ static void import_binary(Onnx *cx, ONode *n) {
     graph_error(cx->g, attr_path(cx, n, "broadcast"), "%sthe opset < 7 'broadcast' attribute is not supported",
                 node_desc(cx, n));
   emit(cx, n, n->entry->gop, n->ninputs, n->inputs, 0, NULL, out0(n));
+}
+
+/* BitShift: direction LEFT or RIGHT (unsigned types; build.c checks). */
+static void import_bitshift(Onnx *cx, ONode *n) {
+  const char *d = attr_string(cx, n, "direction", "");
+  if (strcmp(d, "LEFT") != 0 && strcmp(d, "RIGHT") != 0)
+    graph_error(cx->g, has_attr(n, "direction") ? attr_path(cx, n, "direction") : n->path,
+                "%sBitShift needs direction \"LEFT\" or \"RIGHT\"", node_desc(cx, n));
+  emit(cx, n, d[0] == 'L' ? GOP_SHIFT_LEFT : GOP_SHIFT_RIGHT, 2, n->inputs, 0, NULL, out0(n));
 }
 
 /* LessOrEqual, GreaterOrEqual: the strict comparison or equality (a NaN
@@ -1652,6 +1651,11 @@ static const OnnxOp onnx_ops[] = {
     {"GreaterOrEqual", import_or_equal, GOP_GREATER, 2, 2, 1},
     {"Greater", import_binary, GOP_GREATER, 2, 2, 1},
     {"Where", import_binary, GOP_WHERE, 3, 3, 1},
+    {"BitwiseAnd", import_binary, GOP_BITWISE_AND, 2, 2, 1},
+    {"BitwiseOr", import_binary, GOP_BITWISE_OR, 2, 2, 1},
+    {"BitwiseXor", import_binary, GOP_BITWISE_XOR, 2, 2, 1},
+    {"BitwiseNot", import_unary, GOP_BITWISE_NOT, 1, 1, 1},
+    {"BitShift", import_bitshift, GOP_SHIFT_LEFT, 2, 2, 1},
     {"Max", import_variadic, GOP_MAX, 1, MANY, 1},
     {"Min", import_variadic, GOP_MIN, 1, MANY, 1},
     {"Sum", import_variadic, GOP_ADD, 1, MANY, 1},

@@ -114,8 +114,8 @@ static void bind_type(Inst *s, const char *name, ElemType t) {
 static ElemType parse_type_choice(Inst *s, const OpdslChoice *c) {
   ElemType t;
   if (!elem_type_parse(c->value, &t))
-    inst_error(s, c->loc, "--opdsl: unknown element type '%s' for '%s' (expected f16, f32, f64, i1, i8, i16, i32 or "
-               "i64)", c->value, c->key);
+    inst_error(s, c->loc, "--opdsl: unknown element type '%s' for '%s' (expected f16, f32, f64, i1, i8, i16, i32, "
+               "i64, u8, u16, u32 or u64)", c->value, c->key);
   return t;
 }
 
@@ -539,6 +539,8 @@ static int lower_binary(Inst *s, const OpdslExpr *e, const char *fn, int a, int 
     ScalarOp op = fl ? table[i].f : table[i].i;
     if (op == SOP_COUNT)
       inst_error(s, e->loc, "'%s' takes floating-point operands, not %s", fn, elem_type_name(t));
+    if (elem_type_is_unsigned(t)) /* u8..u64: div, max_signed, min_signed on their values */
+      op = scalar_op_info(op)->unsigned_form;
     return op2(s, op, a, b, t, e->loc);
   }
   inst_error(s, e->fn_loc, "unknown binary function '%s' (expected add, sub, mul, div, div_unsigned, max_signed, "

@@ -627,7 +627,7 @@ static void read_const(Reader *r, yaml_node_t *n, OpdslExpr *e) {
   char *type = arena_strndup(r->arena, tb, tl), *value = arena_strndup(r->arena, s + vb, ve - vb);
   if (!parse_const_type(type, &e->type))
     fail_at(r, char_loc(r, n, (size_t)(tb - s)), "unsupported constant type '%s' (expected f16, f32, f64, i1, i8, "
-            "i16, i32, i64 or index)", type);
+            "i16, i32, i64, u8, u16, u32, u64 or index)", type);
   Loc vloc = char_loc(r, n, vb);
   if (elem_type_is_float(e->type)) {
     char *end;
@@ -652,10 +652,13 @@ static void read_const(Reader *r, yaml_node_t *n, OpdslExpr *e) {
   if (!*value || *end || errno == ERANGE)
     fail_at(r, vloc, "expected an integer that fits 64 bits, found '%s'", value);
   int bits = elem_type_bits(e->type);
+  /* a literal of a uN type is its value (u64 up to INT64_MAX) */
+  if (elem_type_is_unsigned(e->type) && (v < 0 || (bits < 64 && v >= (INT64_C(1) << bits))))
+    fail_at(r, vloc, "'%s' does not fit %s", value, type);
   /* a literal of an iN type is read as a signed or unsigned N-bit number, as MLIR's parser does */
   if (bits < 64 && (v < -(INT64_C(1) << (bits - 1)) || v >= (INT64_C(1) << bits)))
     fail_at(r, vloc, "'%s' does not fit %s", value, type);
-  if (bits < 64 && v >= (INT64_C(1) << (bits - 1)))
+  if (bits < 64 && v >= (INT64_C(1) << (bits - 1)) && !elem_type_is_unsigned(e->type))
     v -= INT64_C(1) << bits; /* the bit pattern, as a signed value */
   if (e->type == TY_I1)
     v = v != 0;

@@ -104,8 +104,7 @@ static void lower_tensor(Sema *s, const AstTensorDef *t, bool is_output) {
   p->loc = t->loc;
   p->is_output = is_output;
   if (!elem_type_parse(t->type, &p->type))
-    diag_error(s->diag, t->type_loc, "unknown element type '%s' (expected f16, f32, f64, i1, i8, i16, i32 or i64)",
-               t->type);
+    diag_error(s->diag, t->type_loc, "unknown element type '%s' (expected one of %s)", t->type, elem_type_names());
   p->rank = t->rank;
   p->shape = arena_alloc(s->arena, sizeof(AffineExpr *) * (size_t)(t->rank ? t->rank : 1));
   s->k->ntensors++; /* visible for the name checks below */
@@ -132,9 +131,10 @@ static void lower_attr(Sema *s, const AstAttrDef *a) {
   p->optional = a->optional;
   p->is_array = a->is_array;
   p->ndims = a->ndims;
+  /* u32 too (its values fit the int64 index arithmetic; u64's do not) */
   if (!elem_type_parse(a->type, &p->type) ||
-      !(p->type == TY_F32 || p->type == TY_F64 || p->type == TY_I32 || p->type == TY_I64))
-    diag_error(s->diag, a->type_loc, "unsupported attribute element type '%s' (expected f32, f64, i32 or i64)",
+      !(p->type == TY_F32 || p->type == TY_F64 || p->type == TY_I32 || p->type == TY_I64 || p->type == TY_U32))
+    diag_error(s->diag, a->type_loc, "unsupported attribute element type '%s' (expected f32, f64, i32, i64 or u32)",
                a->type);
   p->count = a->is_array ? -1 : 1;
   for (int i = 0; i < a->ndims; i++) {
@@ -362,25 +362,13 @@ static int lower_read(Sema *s, const AstTensorUse *u) {
   return add_node(s, (PayloadNode){.kind = PN_READ, .type = s->k->tensors[t].type, .operand = o, .loc = u->loc});
 }
 
-typedef enum { C_FLOAT, C_INT, C_NUM, C_SELECT, C_ANY } OperandClass;
-typedef enum { R_SAME, R_BOOL, R_I32, R_WIDER, R_NARROWER, R_CHOSEN } ResultRule;
-
 static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *args, int nargs) {
-#define X(en, sp, n, c, r) C_##c,
-  static const OperandClass classes[] = {
-#include "ir/scalar_ops.def"
-  };
-#undef X
-#define X(en, sp, n, c, r) R_##r,
-  static const ResultRule rules[] = {
-#include "ir/scalar_ops.def"
-  };
-#undef X
-  const char *name = scalar_op_info(op)->spelling;
-  if (rules[op] == R_CHOSEN)
+  const ScalarOpInfo *info = scalar_op_info(op);
+  const char *name = info->spelling;
+  if (info->result == SOR_CHOSEN)
     diag_error(s->diag, e->loc, "%s has no result type in .tc specs (it exists for model graphs)", name);
   int first = 0;
-  if (classes[op] == C_SELECT) {
+  if (info->operands == SOC_SELECT) {
     if (node_type(s, args[0]) != TY_I1)
       diag_error(s->diag, e->loc, "%s: the condition must be i1, not %s", name,
                  elem_type_name(node_type(s, args[0])));
@@ -391,28 +379,32 @@ static ElemType check_types(Sema *s, const AstExpr *e, ScalarOp op, const int *a
     if (node_type(s, args[i]) != t)
       diag_error(s->diag, e->loc, "%s: operands have different types (%s and %s); convert one explicitly", name,
                  elem_type_name(t), elem_type_name(node_type(s, args[i])));
-  if (classes[op] == C_FLOAT && !elem_type_is_float(t))
+  if (info->operands == SOC_FLOAT && !elem_type_is_float(t))
     diag_error(s->diag, e->loc, "%s takes floating-point operands, not %s", name, elem_type_name(t));
-  if (classes[op] == C_INT && elem_type_is_float(t))
+  if ((info->operands == SOC_INT || info->operands == SOC_SINT) && elem_type_is_float(t))
     diag_error(s->diag, e->loc, "%s takes integer operands, not %s", name, elem_type_name(t));
-  switch (rules[op]) {
-  case R_SAME:
+  if (info->operands == SOC_SINT && elem_type_is_unsigned(t))
+    diag_error(s->diag, e->loc, "%s reads its operands as signed, and %s is unsigned; use %s", name,
+               elem_type_name(t), scalar_op_info(info->unsigned_form)->spelling);
+  switch (info->result) {
+  case SOR_SAME:
     return t;
-  case R_BOOL:
+  case SOR_BOOL:
     return TY_I1;
-  case R_I32:
+  case SOR_I32:
     if (elem_type_bits(t) > 32)
-      diag_error(s->diag, e->loc, "%s cannot sign-extend %s to i32", name, elem_type_name(t));
+      diag_error(s->diag, e->loc, "%s cannot %s-extend %s to i32", name, op == SOP_ZEXTI32 ? "zero" : "sign",
+                 elem_type_name(t));
     return TY_I32;
-  case R_WIDER:
+  case SOR_WIDER:
     if (t == TY_F64)
       diag_error(s->diag, e->loc, "%s: there is no float type wider than f64", name);
     return t == TY_F16 ? TY_F32 : TY_F64;
-  case R_NARROWER:
+  case SOR_NARROWER:
     if (t == TY_F16)
       diag_error(s->diag, e->loc, "%s: there is no float type narrower than f16", name);
     return t == TY_F64 ? TY_F32 : TY_F16;
-  case R_CHOSEN:
+  case SOR_CHOSEN:
     break;
   }
   return t;
@@ -434,8 +426,9 @@ static int lower_literal(Sema *s, const AstExpr *e, int want) {
     diag_error(s->diag, e->loc, "%s is not an integer, but the operation's operands are %s (cast one: cast_f32(...))",
                e->text, elem_type_name(t));
   int bits = elem_type_bits(t);
-  int64_t lo = t == TY_I1 ? 0 : bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
-  int64_t hi = t == TY_I1 ? 1 : bits == 64 ? INT64_MAX : (INT64_C(1) << (bits - 1)) - 1;
+  bool u = elem_type_is_unsigned(t); /* u64 literals stop at INT64_MAX, the lexer's range */
+  int64_t lo = t == TY_I1 || u ? 0 : bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1));
+  int64_t hi = t == TY_I1 ? 1 : bits == 64 ? INT64_MAX : u ? (INT64_C(1) << bits) - 1 : (INT64_C(1) << (bits - 1)) - 1;
   if (e->ivalue < lo || e->ivalue > hi)
     diag_error(s->diag, e->loc, "%s does not fit %s", e->text, elem_type_name(t));
   n.ivalue = e->ivalue;

@@ -268,7 +268,8 @@ void *graph_const_buffer(Graph *g, ElemType t, int64_t count, const char *path, 
 int64_t graph_const_check(Graph *g, ElemType t, int64_t count, const char *path, const char *what);
 /* Whether `bytes` more of constants fit in the budget (folding asks). */
 bool graph_const_fits(const Graph *g, int64_t bytes);
-/* Element i of a constant as double / int64 (any element type). */
+/* Element i of a constant as double / int64 (any element type; values
+ * beyond int64's range saturate: floats, and u64 from 2^63 on). */
 double graph_const_f(const GraphValue *v, int64_t i);
 int64_t graph_const_i(const GraphValue *v, int64_t i);
 

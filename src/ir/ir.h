@@ -22,12 +22,40 @@ enum { LG_MAX_RANK = 16, LG_MAX_DIMS = 32, LG_MAX_ARGS = 3 };
  * the parallel regions that use them ask for no more. */
 enum { LG_SCRATCH_THREAD_SLOTS = 16 };
 
-typedef enum { TY_F16, TY_F32, TY_F64, TY_I1, TY_I8, TY_I16, TY_I32, TY_I64 } ElemType;
+#define X(e, name, bits, kind, c, lo, hi, onnx) TY_##e,
+typedef enum {
+#include "ir/elem_types.def"
+  TY_COUNT
+} ElemType;
+#undef X
 
+/* ---- types.c: the element types' properties, from elem_types.def ---- */
 const char *elem_type_name(ElemType t);    /* "f32" */
 bool elem_type_parse(const char *name, ElemType *out);
+/* The accepted spellings, for messages: "f16, f32, ..., u64". */
+const char *elem_type_names(void);
 bool elem_type_is_float(ElemType t);
+bool elem_type_is_unsigned(ElemType t); /* u8..u64 (not i1) */
 int elem_type_bits(ElemType t);
+int elem_type_bytes(ElemType t);        /* in memory: i1 takes a byte */
+const char *elem_type_c_name(ElemType t); /* "float", "uint8_t", "lgen_f16", ... */
+const char *elem_type_c_lowest(ElemType t);
+const char *elem_type_c_highest(ElemType t);
+/* ONNX TensorProto.DataType codes (false: lgen has no such type). */
+bool elem_type_from_onnx(int64_t code, ElemType *out);
+int elem_type_onnx(ElemType t);
+
+/* Integer values of any integer type travel as int64_t: the value for
+ * signed types and i1, the value's bits for unsigned ones (so a u64 from
+ * 2^63 on reads negative; compare, divide and convert through these). */
+int64_t elem_int_wrap(ElemType t, uint64_t bits); /* what C gives bits converted to t */
+int64_t elem_int_lowest(ElemType t);
+int64_t elem_int_highest(ElemType t);
+bool elem_int_less(ElemType t, int64_t a, int64_t b);
+double elem_int_to_double(ElemType t, int64_t v);
+/* v converted to t, saturated to t's range (NaN: 0); exact for integral
+ * values in range. */
+int64_t elem_int_saturate(ElemType t, double v);
 
 /* ---- affine.c ---- */
 typedef enum {
@@ -134,16 +162,23 @@ typedef struct {
   Loc *index_locs;      /* each index expression; NULL for shape-only operands */
 } Operand;
 
-#define X(e, s, n, c, r) SOP_##e,
+#define X(e, s, n, c, r, u) SOP_##e,
 typedef enum {
 #include "ir/scalar_ops.def"
   SOP_COUNT
 } ScalarOp;
 #undef X
 
+/* scalar_ops.def's columns */
+typedef enum { SOC_FLOAT, SOC_INT, SOC_SINT, SOC_NUM, SOC_SELECT, SOC_ANY } ScalarOperandClass;
+typedef enum { SOR_SAME, SOR_BOOL, SOR_I32, SOR_WIDER, SOR_NARROWER, SOR_CHOSEN } ScalarResultRule;
+
 typedef struct {
   const char *spelling;
   int arity;
+  ScalarOperandClass operands;
+  ScalarResultRule result;
+  ScalarOp unsigned_form;
 } ScalarOpInfo;
 
 const ScalarOpInfo *scalar_op_info(ScalarOp op);

@@ -75,6 +75,7 @@ struct LoopNode {
   ParKind par;           /* LN_CALL: PAR_WORKSHARING, the callee's loops are orphaned `omp for`s */
   int collapse;          /* loops of a parallel group (>1: collapse(n)) */
   bool simd;
+  bool simd_not_clang;   /* simd, except under clang (LGEN_OMP_SIMD_NOT_CLANG: c_runtime.c says why) */
   const char *reduction; /* OpenMP reduction clauses, or NULL */
   const char *schedule;  /* OpenMP schedule clause, or NULL */
   /* LN_IF */

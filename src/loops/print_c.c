@@ -146,16 +146,13 @@ static void declarator(StrBuf *out, const char *type, const char *name) {
 /* The pragma of a loop: omp [parallel] for [num_threads] [simd]
  * [collapse] [reduction] [schedule], through LGEN_OMP_SIMD when it asks
  * for simd (OpenMP 4), else LGEN_OMP. */
-static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
-  if (n->par == PAR_NONE && !n->simd)
-    return;
-  indent(out, level);
-  sb_printf(out, "%s(omp", n->simd ? "LGEN_OMP_SIMD" : "LGEN_OMP");
+static void pragma_directive(StrBuf *out, const LoopNode *n, bool simd) {
+  sb_puts(out, "omp");
   if (n->par != PAR_NONE)
     sb_puts(out, n->par == PAR_REGION ? " parallel for" : " for");
   if (n->par == PAR_REGION && n->threads)
     sb_printf(out, " num_threads(%s)", n->threads);
-  if (n->simd)
+  if (simd)
     sb_puts(out, " simd");
   if (n->collapse > 1)
     sb_printf(out, " collapse(%d)", n->collapse);
@@ -163,6 +160,22 @@ static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
     sb_printf(out, " %s", n->reduction);
   if (n->schedule)
     sb_printf(out, " %s", n->schedule);
+}
+
+static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
+  if (n->par == PAR_NONE && !n->simd)
+    return;
+  indent(out, level);
+  if (n->simd && n->simd_not_clang && n->par != PAR_NONE) { /* the simd form, or the plain one under clang */
+    sb_puts(out, "LGEN_OMP_SIMD_NOT_CLANG(");
+    pragma_directive(out, n, true);
+    sb_puts(out, ", ");
+    pragma_directive(out, n, false);
+    sb_puts(out, ")\n");
+    return;
+  }
+  sb_printf(out, "%s(", n->simd ? "LGEN_OMP_SIMD" : "LGEN_OMP");
+  pragma_directive(out, n, n->simd);
   sb_puts(out, ")\n");
 }
 

@@ -100,9 +100,11 @@ OMP_THREADS = "2"
 # ---------------------------------------------------------------------------
 
 CTYPE = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t",
-         "i32": "int32_t", "i64": "int64_t"}
+         "i32": "int32_t", "i64": "int64_t", "u8": "uint8_t",
+         "u16": "uint16_t", "u32": "uint32_t", "u64": "uint64_t"}
 NPTYPE = {"f32": np.float32, "f64": np.float64, "i8": np.int8,
-          "i16": np.int16, "i32": np.int32, "i64": np.int64}
+          "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
 
 # ---------------------------------------------------------------------------
 # NumPy oracles.  Every oracle takes (inputs, initial outputs, attrs) as
@@ -193,6 +195,15 @@ def einsum_oracle(spec, integer=False):
     def fn(ins, outs, at):
         cv = i64 if integer else f64
         return [cv(outs[0]) + np.einsum(spec, *[cv(x) for x in ins])]
+    return fn
+
+
+def unsigned_einsum_oracle(spec, ty):
+    """out + sum of products modulo 2^bits: NumPy's uint64 arithmetic wraps
+    modulo 2^64, which 2^bits divides; the result is returned in ty."""
+    def fn(ins, outs, at):
+        acc = np.einsum(spec, *[x.astype(np.uint64) for x in ins])
+        return [(outs[0].astype(np.uint64) + acc).astype(NPTYPE[ty])]
     return fn
 
 
@@ -441,6 +452,22 @@ def build_ops():
            [(sz("M K N", v), {"_range": "full"}) for v in ((13, 1, 7), (1, 1, 1))],
            gen={"A": (-32768, 32767), "B": (-32768, 32767)}))
 
+    # unsigned: u8 operands zero-extended (the full range, so a sign
+    # extension would be wrong), u32 and u64 products and sums wrapping
+    # modulo 2^bits (the maxima occur in every case)
+    add(Op("matmul_u8_u8_i32", [T("A", "u8", "M", "K"), T("B", "u8", "K", "N")],
+           [T("C", "i32", "M", "N")], einsum_oracle("mk,kn->mn", True),
+           lambda s: s["K"], [(sz("M K N", v), {}) for v in imm_shapes],
+           gen={"A": (0, 255), "B": (0, 255)}))
+    add(Op("matmul_u32", [T("A", "u32", "M", "K"), T("B", "u32", "K", "N")],
+           [T("C", "u32", "M", "N")], unsigned_einsum_oracle("mk,kn->mn", "u32"),
+           lambda s: s["K"], [(sz("M K N", v), {}) for v in imm_shapes],
+           gen={"A": (0, 2**32 - 1), "B": (0, 2**32 - 1)}))
+    add(Op("dot_u64", [T("A", "u64", "M"), T("B", "u64", "M")], [T("C", "u64")],
+           unsigned_einsum_oracle("m,m->", "u64"), lambda s: s["M"],
+           [({"M": m}, {}) for m in (1, 2, 7, 13, 100, 1001)],
+           gen={"A": (0, 2**64 - 1), "B": (0, 2**64 - 1)}))
+
     mv_shapes = ((1, 1), (1, 13), (13, 1), (7, 17), (17, 7), (100, 129),
                  (257, 65))
     add(Op("matvec", [T("A", "f32", "M", "N"), T("y", "f32", "N")],
@@ -522,6 +549,18 @@ def build_ops():
                    [T("O", "f32", *oshape)], pool_oracle(layout, mode),
                    window_red(2, False), cases, attrs=sd(2),
                    exact=(mode != "sum"), identity=ident))
+    # u8 max / min pooling: unsigned comparisons over the full range (a
+    # signed one takes 200 for less than 100); identities 0 and 255
+    for mode, ident in (("max", 0), ("min", 255)):
+        cases = pool_cases()
+        for i in (1, 4, 6):
+            sizes, at = cases[i]
+            cases.append((sizes, dict(at, _init="identity")))
+        add(Op("pooling_nhwc_%s_unsigned" % mode,
+               [T("I", "u8", "N", "IH", "IW", "C"), T("K", "u8", "KH", "KW")],
+               [T("O", "u8", "N", "OH", "OW", "C")], pool_oracle("nhwc", mode),
+               window_red(2, False), cases, attrs=sd(2), exact=True,
+               identity=ident, gen={"I": (0, 255), "K": (0, 255)}))
     return ops
 
 
@@ -923,11 +962,16 @@ def make_data(op, sizes, attrs, rng):
             a = np.full(shp, op.identity, dtype=dt)
         elif ty.startswith("f"):
             a = rng.uniform(-1.0, 1.0, size=shp).astype(dt)
+        elif ty.startswith("u") and is_out:
+            a = rng.integers(0, np.iinfo(dt).max, size=shp, dtype=dt, endpoint=True)
         elif is_out:
             a = rng.integers(-1000000, 1000001, size=shp).astype(dt)
         else:
             lo, hi = op.gen.get(name, (-100, 100))
-            a = rng.integers(lo, hi + 1, size=shp).astype(dt)
+            if ty.startswith("u"):  # up to 2^64 - 1, beyond int64's integers
+                a = rng.integers(lo, hi, size=shp, dtype=dt, endpoint=True)
+            else:
+                a = rng.integers(lo, hi + 1, size=shp).astype(dt)
             # make sure the extremes occur, so sign extension is exercised
             if a.size >= 2:
                 flat = a.reshape(-1)
@@ -948,6 +992,13 @@ def compare(op, sizes, outs_expected, dtype_names, results):
     for exp, ty, got in zip(outs_expected, dtype_names, results):
         if got.shape != exp.shape:
             return False, "output has %d elements, expected %d" % (got.size, exp.size)
+        if ty.startswith("u"):  # exactly, in the type (u64 exceeds int64)
+            want = np.asarray(exp).astype(NPTYPE[ty])
+            if not np.array_equal(got, want):
+                bad = np.argwhere(got != want)[0]
+                return False, "first_bad=%s got=%d want=%d (exact)" % (
+                    tuple(int(x) for x in bad), int(got[tuple(bad)]), int(want[tuple(bad)]))
+            continue
         if not ty.startswith("f"):
             if np.any(np.abs(exp) > np.iinfo(NPTYPE[ty]).max):
                 return False, "test bug: expected value overflows %s" % ty

@@ -52,7 +52,8 @@ an integer below 2^24 and exact in f32: a reordered, vectorised, fused
 (fmaf) or split-across-threads reduction must still be bit-identical (R2,
 exact mode).  Max/min (select) payloads are order-independent anyway.  No
 input is -0.0 or NaN.  Integer ops use full-range i8 and +-2047 i16
-operands (no i32 overflow).  The driver also checks that no kernel writes
+operands (no i32 overflow), and full-range unsigned ones (whose sums and
+products wrap modulo 2^bits in any order).  The driver also checks that no kernel writes
 outside its output buffers (guard zones; under ASan the buffers are
 exact-size instead) or modifies its inputs; the none results of all
 configurations must agree (R4, R5); and a canary (none with one output bit
@@ -198,11 +199,15 @@ XFAIL_ERRORS = {
 }
 
 CTYPE = {"f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t",
-         "i32": "int32_t", "i64": "int64_t"}
+         "i32": "int32_t", "i64": "int64_t", "u8": "uint8_t", "u16": "uint16_t",
+         "u32": "uint32_t", "u64": "uint64_t"}
 NPTYPE = {"f32": np.float32, "f64": np.float64, "i8": np.int8,
-          "i16": np.int16, "i32": np.int32, "i64": np.int64}
+          "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8,
+          "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
+# unsigned: the full range (products and sums wrap, exactly in any order)
 INT_RANGE = {"i8": (-128, 127), "i16": (-2047, 2047), "i32": (-1000, 1000),
-             "i64": (-1000, 1000)}
+             "i64": (-1000, 1000), "u8": (0, 255), "u16": (0, 65535),
+             "u32": (0, 2**32 - 1), "u64": (0, 2**64 - 1)}
 
 # ---------------------------------------------------------------------------
 # Small helpers
@@ -835,7 +840,10 @@ def make_data(k, sizes, rng):
             a = rng.integers(-100000, 100001, size=shp).astype(NPTYPE[t.ty])
         else:
             lo, hi = INT_RANGE[t.ty]
-            a = rng.integers(lo, hi + 1, size=shp).astype(NPTYPE[t.ty])
+            if t.ty.startswith("u"):  # up to 2^64 - 1, beyond int64's integers
+                a = rng.integers(lo, hi, size=shp, dtype=NPTYPE[t.ty], endpoint=True)
+            else:
+                a = rng.integers(lo, hi + 1, size=shp).astype(NPTYPE[t.ty])
         arrays.append(a)
     return arrays
 

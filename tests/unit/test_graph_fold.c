@@ -338,6 +338,63 @@ Test(fold, integer_wrap_and_division) {
   g_free(t);
 }
 
+/* Unsigned types: + - * wrap modulo 2^bits, / and comparisons read the
+ * unsigned values (a signed reading gets every one of these wrong), casts
+ * from floats saturate as the generated code does. */
+Test(fold, unsigned_types) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s3[1] = {3}, s2[1] = {2};
+  uint8_t a8[3] = {200, 255, 3}, b8[3] = {100, 2, 250};
+  int a = graph_add_const(t->g, cname(t), TY_U8, 1, s3, a8, "");
+  int b = graph_add_const(t->g, cname(t), TY_U8, 1, s3, b8, "");
+  expect_i(t, node2(t, GOP_ADD, a, b), 3, (int64_t[]){44, 1, 253});
+  expect_i(t, node2(t, GOP_SUB, a, b), 3, (int64_t[]){100, 253, 9});
+  expect_i(t, node2(t, GOP_MUL, a, b), 3, (int64_t[]){32, 254, 238});
+  expect_i(t, node2(t, GOP_DIV, a, b), 3, (int64_t[]){2, 127, 0});
+  expect_i(t, node2(t, GOP_MAX, a, b), 3, (int64_t[]){200, 255, 250});
+  expect_i(t, node2(t, GOP_MIN, a, b), 3, (int64_t[]){100, 2, 3});
+  expect_i(t, node2(t, GOP_GREATER, a, b), 3, (int64_t[]){1, 1, 0});
+  expect_i(t, node2(t, GOP_LESS, a, b), 3, (int64_t[]){0, 0, 1});
+  expect_i(t, node1(t, GOP_NEG, a), 3, (int64_t[]){56, 1, 253});
+  expect_i(t, node1(t, GOP_ABS, a), 3, (int64_t[]){200, 255, 3});
+  expect_i(t, node1(t, GOP_RELU, a), 3, (int64_t[]){200, 255, 3});
+  int64_t ax0[1] = {0};
+  GraphAttr axes[1] = {ints_attr("axes", 1, ax0)};
+  expect_i(t, node(t, GOP_REDUCE_MAX, 1, &a, 1, axes), 1, (int64_t[]){255});
+  expect_i(t, node(t, GOP_REDUCE_MIN, 1, &b, 1, axes), 1, (int64_t[]){2});
+  expect_i(t, node(t, GOP_REDUCE_SUM, 1, &a, 1, axes), 1, (int64_t[]){202}); /* 458 mod 256 */
+  expect_i(t, node(t, GOP_REDUCE_MEAN, 1, &b, 1, axes), 1, (int64_t[]){32}); /* (352 mod 256) / 3 */
+  GraphAttr clip[2] = {float_attr("min", -5), float_attr("max", 100)};
+  expect_i(t, node(t, GOP_CLIP, 1, &a, 2, clip), 3, (int64_t[]){100, 100, 3});
+  /* u64 beyond int64: the bits travel in int64, values compare unsigned */
+  uint64_t a64[2] = {UINT64_MAX, (uint64_t)1 << 63}, b64[2] = {2, 3};
+  int x = graph_add_const(t->g, cname(t), TY_U64, 1, s2, a64, "");
+  int y = graph_add_const(t->g, cname(t), TY_U64, 1, s2, b64, "");
+  int q = node2(t, GOP_DIV, x, y);
+  cr_assert_eq(val(t, q)->kind, GV_CONST);
+  cr_assert_eq(((const uint64_t *)val(t, q)->data)[0], UINT64_MAX / 2);
+  cr_assert_eq(((const uint64_t *)val(t, q)->data)[1], ((uint64_t)1 << 63) / 3);
+  expect_i(t, node2(t, GOP_GREATER, x, y), 2, (int64_t[]){1, 1});
+  GraphAttr tof[1] = {string_attr("to", "f64")};
+  expect_f(t, node(t, GOP_CAST, 1, &x, 1, tof), 2, (double[]){18446744073709551615.0, 9223372036854775808.0});
+  /* float -> unsigned saturates: NaN and negatives 0, too large the maximum */
+  int f = cf32(t, 1, s3, (float[]){-3.5f, 300.7f, NAN});
+  GraphAttr tou8[1] = {string_attr("to", "u8")};
+  expect_i(t, node(t, GOP_CAST, 1, &f, 1, tou8), 3, (int64_t[]){0, 255, 0});
+  int g = cf32(t, 1, s2, (float[]){254.9f, 1e30f});
+  GraphAttr tou64[1] = {string_attr("to", "u64")};
+  int c64 = node(t, GOP_CAST, 1, &g, 1, tou64);
+  cr_assert_eq(((const uint64_t *)val(t, c64)->data)[0], 254);
+  cr_assert_eq(((const uint64_t *)val(t, c64)->data)[1], UINT64_MAX);
+  /* integer casts wrap, as C's conversion to unsigned */
+  int64_t neg[2] = {-1, 65537};
+  int wide = ci64(t, 1, s2, neg);
+  GraphAttr tou16[1] = {string_attr("to", "u16")};
+  expect_i(t, node(t, GOP_CAST, 1, &wide, 1, tou16), 2, (int64_t[]){65535, 1});
+  g_free(t);
+}
+
 Test(fold, compare_where_minmax) {
   G *t = g_new();
   GUARD(t);

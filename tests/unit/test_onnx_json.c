@@ -226,10 +226,40 @@ Test(onnx_json, undefined_value) {
                5, 45, "node 0 (Add): undefined value 'z'");
 }
 
-Test(onnx_json, unsigned_initializer_is_rejected_by_name) {
-  expect_error(MODEL("13", F32_IN("x", D(2)), "{'name': 'u8', 'dims': ['2'], 'dataType': 2, 'rawData': 'AQI='}",
+Test(onnx_json, unsupported_initializer_type_is_rejected_by_name) {
+  expect_error(MODEL("13", F32_IN("x", D(2)), "{'name': 'bf', 'dims': ['1'], 'dataType': 16, 'rawData': 'AQI='}",
                      "{'opType': 'Relu', 'input': ['x'], 'output': ['y']}", OUT("y")),
-               4, 61, "initializer 'u8' has ONNX element type 2 (uint8)");
+               4, 61, "initializer 'bf' has ONNX element type 16 (bfloat16)");
+}
+
+/* UINT8 (2), UINT16 (4), UINT32 (12), UINT64 (13) are u8..u64: raw bytes,
+ * or int32Data (u8, u16) and uint64Data (u32, u64) */
+Test(onnx_json, unsigned_initializers) {
+  Onnx *o = loaded(MODEL("13", F32_IN("x", D(2)),
+                         "{'name': 'a', 'dims': ['2'], 'dataType': 2, 'rawData': '/wI='},"
+                         "{'name': 'b', 'dims': ['2'], 'dataType': 4, 'int32Data': [65535, 7]},"
+                         "{'name': 'c', 'dims': ['1'], 'dataType': 12, 'uint64Data': ['4294967295']},"
+                         "{'name': 'e', 'dims': ['1'], 'dataType': 13, 'uint64Data': ['18446744073709551614']},"
+                         "{'name': 'd', 'dims': ['1'], 'dataType': 13, 'rawData': '//////////8='}",
+                         "{'opType': 'Relu', 'input': ['x'], 'output': ['y']}", OUT("y")));
+  Graph *g = o->g;
+  const GraphValue *a = GRAPH_VALUE(g, graph_find(g, "a")), *b = GRAPH_VALUE(g, graph_find(g, "b")),
+                   *c = GRAPH_VALUE(g, graph_find(g, "c")), *d = GRAPH_VALUE(g, graph_find(g, "d"));
+  cr_assert_eq(a->type, TY_U8);
+  cr_assert_eq(b->type, TY_U16);
+  cr_assert_eq(c->type, TY_U32);
+  cr_assert_eq(d->type, TY_U64);
+  cr_assert_eq(graph_const_i(a, 0), 255);
+  cr_assert_eq(graph_const_i(a, 1), 2);
+  cr_assert_eq(graph_const_i(b, 0), 65535);
+  cr_assert_eq(graph_const_i(c, 0), 4294967295LL);
+  cr_assert_eq(((const uint8_t *)d->data)[7], 0xff);
+  cr_assert_float_eq(graph_const_f(d, 0), 18446744073709551615.0, 1e3);
+  const GraphValue *e = GRAPH_VALUE(g, graph_find(g, "e"));
+  cr_assert_eq(e->type, TY_U64);
+  cr_assert_eq(((const uint8_t *)e->data)[0], 0xfe);
+  cr_assert_eq(((const uint8_t *)e->data)[7], 0xff);
+  free_onnx(o);
 }
 
 Test(onnx_json, shape_input_must_be_constant) {

@@ -449,23 +449,7 @@ static const char *value_shape_str(const Graph *g, const GraphValue *v) { return
 
 /* ------------------------------------------------------------ elements */
 
-int graph_elem_bytes(ElemType t) {
-  switch (t) {
-  case TY_F16:
-  case TY_I16:
-    return 2;
-  case TY_F32:
-  case TY_I32:
-    return 4;
-  case TY_F64:
-  case TY_I64:
-    return 8;
-  case TY_I1:
-  case TY_I8:
-    return 1;
-  }
-  return 1;
-}
+int graph_elem_bytes(ElemType t) { return elem_type_bytes(t); }
 
 static uint64_t load_le(const uint8_t *p, int bytes) {
   uint64_t v = 0;
@@ -516,7 +500,7 @@ double graph_const_f(const GraphValue *v, int64_t i) {
     return d;
   }
   default:
-    return (double)graph_const_i(v, i);
+    return elem_int_to_double(v->type, elem_int_wrap(v->type, raw));
   }
 }
 
@@ -531,23 +515,11 @@ int64_t graph_const_i(const GraphValue *v, int64_t i) {
   int bytes = graph_elem_bytes(v->type);
   const uint8_t *p = (const uint8_t *)v->data + i * bytes;
   uint64_t raw = load_le(p, bytes);
-  switch (v->type) {
-  case TY_F16:
-  case TY_F32:
-  case TY_F64:
+  if (elem_type_is_float(v->type))
     return int64_of_double(graph_const_f(v, i)); /* saturated: a plain cast is undefined out of range */
-  case TY_I1:
-    return raw != 0;
-  case TY_I8:
-    return (int8_t)raw;
-  case TY_I16:
-    return (int16_t)raw;
-  case TY_I32:
-    return (int32_t)raw;
-  case TY_I64:
-    return (int64_t)raw;
-  }
-  return 0;
+  if (v->type == TY_U64 && raw > (uint64_t)INT64_MAX)
+    return INT64_MAX; /* the value, saturated */
+  return elem_int_wrap(v->type, raw);
 }
 
 /* ------------------------------------------------------------ values */
@@ -1101,10 +1073,27 @@ static bool float_only(GraphOp op) {
   case GOP_LESS:
   case GOP_GREATER:
   case GOP_WHERE:
+  case GOP_BITWISE_AND:
+  case GOP_BITWISE_OR:
+  case GOP_BITWISE_XOR:
+  case GOP_BITWISE_NOT:
+  case GOP_SHIFT_LEFT:
+  case GOP_SHIFT_RIGHT:
     return false;
   default:
     return true;
   }
+}
+
+/* The bitwise ops take integers (i1 too), the shifts unsigned ones. */
+static void want_int_input(const Infer *s) {
+  GraphOp op = s->n->op;
+  bool bitwise = op == GOP_BITWISE_AND || op == GOP_BITWISE_OR || op == GOP_BITWISE_XOR || op == GOP_BITWISE_NOT;
+  bool shift = op == GOP_SHIFT_LEFT || op == GOP_SHIFT_RIGHT;
+  const GraphValue *v = in_value(s, 0);
+  if ((bitwise && elem_type_is_float(v->type)) || (shift && !elem_type_is_unsigned(v->type)))
+    graph_error(s->g, s->n->path, "%s'%s' is %s; this op needs %s type", s->desc, v->name, elem_type_name(v->type),
+                shift ? "an unsigned integer" : "an integer");
 }
 
 static void unary_attrs(Infer *s) {
@@ -1155,6 +1144,7 @@ static void infer_elementwise(Infer *s) {
                 elem_type_name(in_value(s, 0)->type));
   if (float_only(s->n->op))
     want_float(s, first);
+  want_int_input(s);
   unary_attrs(s);
   const GraphValue *v0 = in_value(s, 0);
   int rank = v0->rank;

@@ -108,7 +108,7 @@ static void want_indices(const Ext *x, int i) {
 static void want_ordered(const Ext *x, int i) {
   const GraphValue *v = in(x, i);
   if (v->type == TY_F16 || v->type == TY_I1)
-    graph_error(x->g, x->n->path, "%s'%s' has element type %s; this op takes f32, f64 or i8..i64", x->desc, v->name,
+    graph_error(x->g, x->n->path, "%s'%s' has element type %s; this op takes f32, f64, i8..i64 or u8..u64", x->desc, v->name,
                 elem_type_name(v->type));
 }
 

@@ -6,10 +6,12 @@
  *
  *   - floating-point math is done in double from the input elements and
  *     rounded once to the element type (f16 round-to-nearest-even);
- *   - integer math wraps like two's complement of the type's width; an
+ *   - integer math wraps like two's complement of the type's width
+ *     (unsigned types: division and comparisons on the unsigned values); an
  *     operation that is undefined in C (division by zero, INT_MIN / -1, a
- *     float out of an integer's range) is not folded, so it stays what the
- *     generated code would do at run time;
+ *     float out of a signed integer's range) is not folded, so it stays
+ *     what the generated code would do at run time; a float converts to an
+ *     unsigned type saturating, as the generated code does;
  *   - i64 constants may hold symbolic elements (one AffineExpr each): data
  *     movement passes them through, + - * build expressions, / builds a
  *     floordiv only where it equals C's truncating division.
@@ -33,10 +35,7 @@ static const GraphOpClass op_class[] = {
 
 /* ---- element bytes: little-endian, f16 as raw IEEE half bits ---- */
 
-static int elem_size(ElemType t) {
-  static const int bytes[] = {2, 4, 8, 1, 1, 2, 4, 8};
-  return bytes[t];
-}
+static int elem_size(ElemType t) { return elem_type_bytes(t); }
 
 static uint64_t load_le(const uint8_t *p, int n) {
   uint64_t x = 0;
@@ -63,17 +62,12 @@ static int64_t sign_extend(uint64_t x, int bits) {
   return x <= (uint64_t)INT64_MAX ? (int64_t)x : -(int64_t)(~x) - 1;
 }
 
-/* The most negative value of integer type t (i1: 0). */
-static int64_t int_min(ElemType t) {
-  return t == TY_I1 ? 0 : sign_extend((uint64_t)1 << (elem_type_bits(t) - 1), elem_type_bits(t));
-}
+/* The most negative value of integer type t (i1 and unsigned: 0). */
+static int64_t int_min(ElemType t) { return elem_int_lowest(t); }
 
-/* The value C gives x stored into an integer of type t (i1 is _Bool). */
-static int64_t wrap_int(ElemType t, int64_t x) {
-  if (t == TY_I1)
-    return x != 0;
-  return sign_extend((uint64_t)x, elem_type_bits(t));
-}
+/* The value C gives x stored into an integer of type t (i1 is _Bool; u64
+ * keeps the bits). */
+static int64_t wrap_int(ElemType t, int64_t x) { return elem_int_wrap(t, (uint64_t)x); }
 
 static double half_to_double(uint16_t h) {
   int e = (h >> 10) & 0x1f, m = h & 0x3ff;
@@ -129,20 +123,21 @@ static uint16_t double_to_half(double x) {
 }
 
 /* A scalar on its way between element types: float types compute in
- * double, integer types in int64. */
+ * double, integer types in int64 (unsigned ones as elem_int_wrap's bits,
+ * is_unsigned set). */
 typedef struct {
-  bool is_float;
+  bool is_float, is_unsigned;
   double f;
   int64_t i;
 } Num;
 
 static Num num_f(double f) {
-  Num n = {true, f, 0};
+  Num n = {true, false, f, 0};
   return n;
 }
 
 static Num num_i(int64_t i) {
-  Num n = {false, 0, i};
+  Num n = {false, false, 0, i};
   return n;
 }
 
@@ -163,19 +158,21 @@ static Num read_num(const GraphValue *v, int64_t i) {
     memcpy(&d, &bits, sizeof d);
     return num_f(d);
   }
-  case TY_I1:
-    return num_i(bits != 0);
-  default:
-    return num_i(sign_extend(bits, elem_type_bits(v->type)));
+  default: {
+    Num n = num_i(elem_int_wrap(v->type, bits));
+    n.is_unsigned = elem_type_is_unsigned(v->type);
+    return n;
+  }
   }
 }
 
 /* Stores x as element i of type t with C's conversion; false where C's
- * conversion is undefined (a float outside an integer type's range). */
+ * conversion is undefined (a float outside a signed integer type's range;
+ * to unsigned types floats saturate, as c_expr.c's conversion does). */
 static bool write_num(ElemType t, void *data, int64_t i, Num x) {
   uint8_t *p = (uint8_t *)data + i * elem_size(t);
   if (t == TY_F16 || t == TY_F64) {
-    double d = x.is_float ? x.f : (double)x.i;
+    double d = x.is_float ? x.f : x.is_unsigned ? (double)(uint64_t)x.i : (double)x.i;
     uint64_t bits;
     if (t == TY_F16)
       bits = double_to_half(d);
@@ -186,7 +183,7 @@ static bool write_num(ElemType t, void *data, int64_t i, Num x) {
   }
   if (t == TY_F32) {
     /* int64 -> float directly: through double it could round twice */
-    float f = x.is_float ? (float)x.f : (float)x.i;
+    float f = x.is_float ? (float)x.f : x.is_unsigned ? (float)(uint64_t)x.i : (float)x.i;
     uint32_t w;
     memcpy(&w, &f, sizeof w);
     store_le(p, 4, w);
@@ -197,6 +194,8 @@ static bool write_num(ElemType t, void *data, int64_t i, Num x) {
     v = x.i;
   else if (t == TY_I1)
     v = x.f != 0;
+  else if (elem_type_is_unsigned(t))
+    v = elem_int_saturate(t, x.f);
   else {
     double tr = trunc(x.f), range = ldexp(1, elem_type_bits(t) - 1);
     if (!(tr >= -range && tr < range)) /* NaN, infinities, out of range */
@@ -548,23 +547,27 @@ static bool int_bound(double b, int64_t *out) {
 
 /* Integer ops compute modulo 2^64 in uint64 (the caller wraps to the
  * type's width), which gives two's complement results for every width. */
-static bool unary_i(GraphOp op, const Params *p, int64_t x, int64_t *r) {
+static bool unary_i(GraphOp op, ElemType t, const Params *p, int64_t x, int64_t *r) {
   int64_t b;
+  bool u = elem_type_is_unsigned(t);
   switch (op) {
   case GOP_NEG: *r = sign_extend(0 - (uint64_t)x, 64); return true;
-  case GOP_ABS: *r = x < 0 ? sign_extend(0 - (uint64_t)x, 64) : x; return true;
-  case GOP_RELU: *r = x < 0 ? 0 : x; return true;
+  case GOP_ABS: *r = x < 0 && !u ? sign_extend(0 - (uint64_t)x, 64) : x; return true;
+  case GOP_RELU: *r = x < 0 && !u ? 0 : x; return true;
+  case GOP_BITWISE_NOT: *r = t == TY_I1 ? !x : sign_extend(~(uint64_t)x, 64); return true;
   case GOP_COPY: *r = x; return true;
-  case GOP_CLIP:
+  case GOP_CLIP: /* bounds as lowering makes them constants of t: saturated */
     if (p->has_lo) {
       if (!int_bound(p->lo, &b))
         return false;
-      x = x > b ? x : b;
+      b = elem_int_saturate(t, p->lo);
+      x = elem_int_less(t, b, x) ? x : b;
     }
     if (p->has_hi) {
       if (!int_bound(p->hi, &b))
         return false;
-      x = x < b ? x : b;
+      b = elem_int_saturate(t, p->hi);
+      x = elem_int_less(t, x, b) ? x : b;
     }
     *r = x;
     return true;
@@ -580,15 +583,27 @@ static bool binary_i(GraphOp op, ElemType t, int64_t a, int64_t b, int64_t *r) {
   case GOP_MUL: *r = sign_extend((uint64_t)a * (uint64_t)b, 64); return true;
   case GOP_DIV:
     /* undefined in C: leave it to run time rather than invent a value */
-    if (b == 0 || (b == -1 && t != TY_I1 && a == int_min(t)))
+    if (b == 0 || (b == -1 && t != TY_I1 && !elem_type_is_unsigned(t) && a == int_min(t)))
       return false;
-    *r = a / b;
+    *r = elem_type_is_unsigned(t) ? sign_extend((uint64_t)a / (uint64_t)b, 64) : a / b;
     return true;
-  case GOP_MAX: *r = a > b ? a : b; return true;
-  case GOP_MIN: *r = a < b ? a : b; return true;
+  case GOP_MAX: *r = elem_int_less(t, b, a) ? a : b; return true;
+  case GOP_MIN: *r = elem_int_less(t, a, b) ? a : b; return true;
   case GOP_EQUAL: *r = a == b; return true;
-  case GOP_LESS: *r = a < b; return true;
-  case GOP_GREATER: *r = a > b; return true;
+  case GOP_BITWISE_AND: *r = sign_extend((uint64_t)a & (uint64_t)b, 64); return true;
+  case GOP_BITWISE_OR: *r = sign_extend((uint64_t)a | (uint64_t)b, 64); return true;
+  case GOP_BITWISE_XOR: *r = sign_extend((uint64_t)a ^ (uint64_t)b, 64); return true;
+  case GOP_SHIFT_LEFT:
+  case GOP_SHIFT_RIGHT: { /* unsigned types only (build.c): a, b hold the bits */
+    uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
+    if (ub >= (uint64_t)elem_type_bits(t))
+      *r = 0;
+    else
+      *r = sign_extend(op == GOP_SHIFT_LEFT ? ua << ub : ua >> ub, 64);
+    return true;
+  }
+  case GOP_LESS: *r = elem_int_less(t, a, b); return true;
+  case GOP_GREATER: *r = elem_int_less(t, b, a); return true;
   default:
     return false;
   }
@@ -619,7 +634,7 @@ static bool eval_element(const Fold *f, const Params *p, const int64_t *src, voi
     return write_num(f->out->type, data, i, num_f(r));
   }
   int64_t r;
-  if (!(binary ? binary_i(op, a->type, x.i, y.i, &r) : unary_i(op, p, x.i, &r)))
+  if (!(binary ? binary_i(op, a->type, x.i, y.i, &r) : unary_i(op, a->type, p, x.i, &r)))
     return false;
   return write_num(f->out->type, data, i, num_i(r));
 }
@@ -648,7 +663,7 @@ static AffineExpr *eval_element_sym(const Fold *f, const Params *p, AffineExpr *
   if (all_const) {
     int64_t r;
     bool ok = op_class[op] == GC_BINARY ? binary_i(op, t, x[0]->value, x[1]->value, &r)
-                                        : unary_i(op, p, x[0]->value, &r);
+                                        : unary_i(op, t, p, x[0]->value, &r);
     return ok ? affine_const(a, wrap_int(op == GOP_EQUAL || op == GOP_LESS || op == GOP_GREATER ? TY_I1 : t, r))
               : NULL;
   }
@@ -971,17 +986,17 @@ static bool combine_f(GraphOp op, double *acc, double x) {
   }
 }
 
-static AffineExpr *combine_sym(Arena *a, GraphOp op, AffineExpr *acc, AffineExpr *x) {
+static AffineExpr *combine_sym(Arena *a, GraphOp op, ElemType t, AffineExpr *acc, AffineExpr *x) {
   switch (op) {
   case GOP_REDUCE_SUM: return sym_add(a, acc, x);
   case GOP_REDUCE_PROD: return sym_mul(a, acc, x);
   case GOP_REDUCE_MAX:
     if (acc->kind == AE_CONST && x->kind == AE_CONST)
-      return acc->value > x->value ? acc : x;
+      return elem_int_less(t, x->value, acc->value) ? acc : x;
     return NULL;
   case GOP_REDUCE_MIN:
     if (acc->kind == AE_CONST && x->kind == AE_CONST)
-      return acc->value < x->value ? acc : x;
+      return elem_int_less(t, acc->value, x->value) ? acc : x;
     return NULL;
   default: return NULL;
   }
@@ -1009,7 +1024,7 @@ static bool fold_reduce_int(Fold *f, const bool *reduced, int64_t per_out) {
   Arena *a = f->g->arena;
   GraphOp op = f->n->op;
   ElemType t = f->in[0]->type;
-  int64_t lowest = int_min(t), highest = t == TY_I1 ? 1 : -(lowest + 1);
+  int64_t lowest = elem_int_lowest(t), highest = elem_int_highest(t);
   int64_t init = op == GOP_REDUCE_PROD ? 1 : op == GOP_REDUCE_MAX ? lowest : op == GOP_REDUCE_MIN ? highest : 0;
   AffineExpr **acc = arena_alloc(a, (size_t)(f->os.count ? f->os.count : 1) * sizeof *acc);
   int64_t idx[LG_MAX_RANK] = {0};
@@ -1019,15 +1034,17 @@ static bool fold_reduce_int(Fold *f, const bool *reduced, int64_t per_out) {
   for (int64_t i = 0; i < f->ins[0].count; i++, next_index(&f->ins[0], idx)) {
     int64_t o = reduce_target(&f->ins[0], reduced, idx);
     AffineExpr *x = elem_expr(f, f->in[0], i);
-    if (!x || !(acc[o] = combine_sym(a, comb, acc[o], x)))
+    if (!x || !(acc[o] = combine_sym(a, comb, t, acc[o], x)))
       return false;
     if (acc[o]->kind == AE_CONST) /* wrap as the element type does */
       acc[o] = affine_const(a, wrap_int(t, acc[o]->value));
   }
   if (op == GOP_REDUCE_MEAN)
     for (int64_t o = 0; o < f->os.count; o++) {
-      AffineExpr *q = per_out == 0 ? NULL : acc[o]->kind == AE_CONST ? affine_const(a, acc[o]->value / per_out)
-                                                                     : sym_div(a, acc[o], affine_const(a, per_out));
+      AffineExpr *q = per_out == 0                   ? NULL
+                      : acc[o]->kind != AE_CONST       ? sym_div(a, acc[o], affine_const(a, per_out))
+                      : elem_type_is_unsigned(t) ? affine_const(a, sign_extend((uint64_t)acc[o]->value / (uint64_t)per_out, 64))
+                                                 : affine_const(a, acc[o]->value / per_out);
       if (!q)
         return false;
       acc[o] = q;

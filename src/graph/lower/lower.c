@@ -276,42 +276,42 @@ static int op_read(OpBuilder *b, int operand) {
                                   .operand = operand});
 }
 
-/* A constant of type t: floats hold v, integers (int64_t)v. */
+/* A constant of type t: floats hold v, integers v saturated to t's range
+ * (a clip bound of -1 on u8 is 0, which clips the same). */
 static int op_const(OpBuilder *b, ElemType t, double v) {
   PayloadNode n = {.kind = PN_CONST, .type = t};
   if (elem_type_is_float(t))
     n.fvalue = v;
   else
-    n.ivalue = int64_of_double(v);
+    n.ivalue = elem_int_saturate(t, v);
   return op_node(b, n);
 }
 
+/* An integer constant: v as elem_int_wrap gives it (u64: its bits). */
 static int op_const_i(OpBuilder *b, ElemType t, int64_t v) {
-  return op_node(b, (PayloadNode){.kind = PN_CONST, .type = t, .ivalue = v, .fvalue = (double)v});
+  return op_node(b, (PayloadNode){.kind = PN_CONST, .type = t, .ivalue = v, .fvalue = elem_int_to_double(t, v)});
 }
 
-typedef enum { R_SAME, R_BOOL, R_I32, R_WIDER, R_NARROWER, R_CHOSEN } ResultRule;
-
-/* A scalar op on earlier nodes; its type follows the op table's result rule. */
+/* A scalar op on earlier nodes; its type follows the op table's result
+ * rule. On unsigned operands a signed op becomes its unsigned form
+ * (cmpi_sgt -> cmpi_ugt, divis -> diviu, ...), so that lowering says
+ * "greater" once for every integer type. */
 static int op_apply(OpBuilder *b, ScalarOp op, int a0, int a1, int a2) {
-#define X(en, sp, n, c, r) R_##r,
-  static const ResultRule rules[] = {
-#include "ir/scalar_ops.def"
-  };
-#undef X
-  PayloadNode n = {.kind = PN_OP, .op = op, .nargs = scalar_op_info(op)->arity, .args = {a0, a1, a2}};
   ElemType t = node_type(b, op == SOP_SELECT ? a1 : a0);
-  switch (rules[op]) {
-  case R_BOOL:
+  if (elem_type_is_unsigned(t))
+    op = scalar_op_info(op)->unsigned_form;
+  PayloadNode n = {.kind = PN_OP, .op = op, .nargs = scalar_op_info(op)->arity, .args = {a0, a1, a2}};
+  switch (scalar_op_info(op)->result) {
+  case SOR_BOOL:
     t = TY_I1;
     break;
-  case R_I32:
+  case SOR_I32:
     t = TY_I32;
     break;
-  case R_WIDER:
+  case SOR_WIDER:
     t = t == TY_F16 ? TY_F32 : TY_F64;
     break;
-  case R_NARROWER:
+  case SOR_NARROWER:
     t = t == TY_F64 ? TY_F32 : TY_F16;
     break;
   default:
@@ -379,47 +379,17 @@ static void op_end(OpBuilder *b) {
 
 /* ---- scalar helpers ---- */
 
-static int64_t int_lowest(ElemType t) {
-  switch (t) {
-  case TY_I1:
-    return 0;
-  case TY_I8:
-    return INT8_MIN;
-  case TY_I16:
-    return INT16_MIN;
-  case TY_I32:
-    return INT32_MIN;
-  default:
-    return INT64_MIN;
-  }
-}
-
-static int64_t int_highest(ElemType t) {
-  switch (t) {
-  case TY_I1:
-    return 1;
-  case TY_I8:
-    return INT8_MAX;
-  case TY_I16:
-    return INT16_MAX;
-  case TY_I32:
-    return INT32_MAX;
-  default:
-    return INT64_MAX;
-  }
-}
-
 /* -inf / the lowest integer (high = false), +inf / the highest (high = true). */
 static int op_extreme(OpBuilder *b, ElemType t, bool high) {
   if (elem_type_is_float(t))
     return op_const(b, t, high ? INFINITY : -INFINITY);
-  return op_const_i(b, t, high ? int_highest(t) : int_lowest(t));
+  return op_const_i(b, t, high ? elem_int_highest(t) : elem_int_lowest(t));
 }
 
 static double extreme_value(ElemType t, bool high) {
   if (elem_type_is_float(t))
     return high ? INFINITY : -INFINITY;
-  return (double)(high ? int_highest(t) : int_lowest(t));
+  return elem_int_to_double(t, high ? elem_int_highest(t) : elem_int_lowest(t));
 }
 
 /* COMB_MINU: unsigned min (OpDSL's min_unsigned); only its identity is used */
@@ -585,7 +555,13 @@ static int unary_float(OpBuilder *b, GraphOp op, int x, ElemType t) {
 }
 
 static int unary_int(OpBuilder *b, GraphOp op, int x, ElemType t) {
+  /* unsigned values are their own absolute value and never negative (and
+   * x < 0 on them would be a comparison compilers warn about) */
+  if (elem_type_is_unsigned(t) && (op == GOP_ABS || op == GOP_RELU))
+    return x;
   switch (op) {
+  case GOP_BITWISE_NOT:
+    return op1(b, SOP_NOTI, x);
   case GOP_NEG:
     return op2(b, SOP_SUBI, op_const(b, t, 0), x);
   case GOP_ABS:
@@ -651,6 +627,16 @@ static int binary(OpBuilder *b, GraphOp op, int x, int y, ElemType t) {
     if (f)
       return op2(b, SOP_POWF, x, y);
     break;
+  case GOP_BITWISE_AND:
+    return op2(b, SOP_ANDI, x, y);
+  case GOP_BITWISE_OR:
+    return op2(b, SOP_ORI, x, y);
+  case GOP_BITWISE_XOR:
+    return op2(b, SOP_XORI, x, y);
+  case GOP_SHIFT_LEFT:
+    return op2(b, SOP_SHLI, x, y);
+  case GOP_SHIFT_RIGHT:
+    return op2(b, SOP_SHRUI, x, y);
   default:
     break;
   }
@@ -1025,7 +1011,7 @@ static void put_elem(uint8_t *data, ElemType t, int64_t i, double v) {
   } else if (t == TY_F64) {
     memcpy(&bits, &v, sizeof bits);
   } else {
-    bits = (uint64_t)int64_of_double(v);
+    bits = (uint64_t)elem_int_saturate(t, v);
   }
   for (int j = 0; j < size; j++)
     data[i * size + j] = (uint8_t)(bits >> (8 * j));
