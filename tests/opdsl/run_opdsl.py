@@ -20,8 +20,15 @@ Configurations (several lgen runs of the same file):
              cast_signed and the unsigned variants), elementwise ops in i8
              (wrapping add, truncating div, unsigned div)
   uint       copy with cast=cast_unsigned (i8 -> i32 zero extension)
+  u8u32      the real unsigned types: T1=T2=u8, U=u32 (contractions,
+             convolutions, pooling: u8 values widen by value, whichever
+             cast), elementwise ops in u8 (wrapping add, sub, mul; div, max
+             and min on the unsigned values, as div_unsigned)
+  zext       copy u8 -> i32 with cast_signed (the value, not a sign
+             extension); sext: i8 -> u32 with cast_signed (wraps mod 2^32)
   sat        copy f32 -> i32 and f32 -> i8 with cast_unsigned: NaN, +-inf
-             and out-of-range values saturate
+             and out-of-range values saturate; f32 -> u8 and u64 with
+             either cast saturate to 0 .. 2^N - 1
 
 Tolerances: integer results, and float results that only move, select or
 compare values, are exact. Float elementwise arithmetic is exact too
@@ -50,7 +57,8 @@ SPEC = os.path.join(SRCDIR, "specs", "linalg.yaml")
 WARN = ["-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-ffp-contract=off"]
 
 NP = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i1": np.bool_, "i8": np.int8,
-      "i16": np.int16, "i32": np.int32, "i64": np.int64}
+      "i16": np.int16, "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32,
+      "u64": np.uint64}
 FLOAT = ("f16", "f32", "f64")
 
 # ---------------------------------------------------------------- the YAML
@@ -192,7 +200,7 @@ def pool_ref(layout, mode, I, kshape, O0, st, dl, dtype_u, unsigned):
     sp = spatial(layout)
     unsigned = unsigned and not np.issubdtype(dtype_u, np.floating)
     if unsigned:   # cast_unsigned of I, then unsigned comparison in U's width
-        ut = {np.int32: np.uint32, np.int64: np.uint64, np.int8: np.uint8, np.int16: np.uint16}[dtype_u]
+        ut = {np.int32: np.uint32, np.int64: np.uint64, np.int8: np.uint8, np.int16: np.uint16}.get(dtype_u, dtype_u)
         Iu = I.view({1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[I.itemsize]).astype(ut)
         Ic = to_canon(Iu, layout, "nc" + sp)
         Oc = to_canon(O0.view(ut), layout, "nc" + sp).copy()
@@ -227,6 +235,8 @@ def random_array(rng, shape, ty, special=None):
         a = rng.uniform(-1, 1, size=shape).astype(NP[ty])
     elif ty == "i1":
         a = rng.integers(0, 2, size=shape).astype(np.bool_)
+    elif ty[0] == "u":  # the whole range
+        a = rng.integers(0, np.iinfo(NP[ty]).max, size=shape, dtype=NP[ty], endpoint=True)
     else:
         info = np.iinfo(NP[ty])
         lo, hi = (info.min, info.max) if ty == "i8" else (-1000, 1000)
@@ -406,7 +416,7 @@ def elementwise_cases(op, abi, types, rank, rng, unsigned_cast=False):
         if name in ("div", "div_unsigned") and ty not in FLOAT:
             r = arrays["rhs"]
             r[r == 0] = 3
-            if name == "div":
+            if name == "div" and ty[0] == "i":
                 l = arrays["lhs"]
                 l[(l == np.iinfo(l.dtype).min) & (r == -1)] = 0
         if name == "powf":
@@ -443,12 +453,14 @@ def cast_ref(x, t_from, t_to, unsigned):
         return x.copy()
     if t_from in FLOAT and t_to not in FLOAT:
         bits = np.iinfo(NP[t_to]).bits
-        lo, hi = (0, 2 ** bits - 1) if unsigned else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
+        lo, hi = (0, 2 ** bits - 1) if unsigned or t_to[0] == "u" else (-(2 ** (bits - 1)), 2 ** (bits - 1) - 1)
         v = np.where(np.isnan(x), 0, np.clip(np.nan_to_num(x.astype(np.float64), posinf=2.0 ** 70, neginf=-2.0 ** 70),
                                              lo, hi))
         v = np.trunc(v)
-        return np.array([int(e) for e in v.ravel()], dtype=object).reshape(v.shape).astype(np.int64).astype(NP[t_to]) \
-            if bits < 64 else v.astype(NP[t_to])
+        # Python integers: 2^64 - 1 and 2^63 - 1 are not doubles
+        # an iN result of cast_unsigned is the bit pattern
+        u = np.array([min(max(int(e), lo), hi) % 2 ** 64 for e in v.ravel()], dtype=np.uint64)
+        return u.astype(NP[t_to]).reshape(v.shape)
     if t_from not in FLOAT and unsigned:
         ut = {1: np.uint8, 2: np.uint16, 4: np.uint32, 8: np.uint64}[x.itemsize]
         return x.view(ut).astype(NP[t_to])
@@ -589,6 +601,9 @@ def sat_cases(abi, types):
     return [Case({"I": special, "O": O}, {}, 0, lambda: None, exact=True)]
 
 
+# the ops of the u8/u32 configurations (elementwise, contractions, convolution, pools)
+U8_OPS = ["add", "sub", "mul", "div", "div_unsigned", "max", "min", "copy", "matmul", "dot", "batch_matvec",
+          "conv_2d_nhwc_hwcf", "pooling_nhwc_max", "pooling_nhwc_min_unsigned", "pooling_nchw_sum", "quantized_matmul"]
 CONFIGS = [
     # name, --opdsl choices, extra lgen flags, rank, compilers, ops (None: all)
     ("f32", {}, [], 1, ["gcc-omp", "clang"], None),
@@ -600,6 +615,17 @@ CONFIGS = [
     ("uint", {"copy.T1": "i8", "copy.U": "i32", "copy.cast": "cast_unsigned"}, [], 1, ["gcc"], ["copy"]),
     ("sat", {"copy.T1": "f32", "copy.U": "i32"}, [], 1, ["gcc"], ["copy"]),
     ("satu", {"copy.T1": "f32", "copy.U": "i8", "copy.cast": "cast_unsigned"}, [], 1, ["gcc"], ["copy"]),
+    ("u8u32", {"T1": "u8", "T2": "u8", "U": "u32", "T": "u32", "LhsType": "u8", "RhsType": "u8",
+               "AccumType": "u32", "powf.T1": "f32", "select.U": "i1", "copy.U": "u8"}, [], 1,
+     ["gcc-omp", "clang"], U8_OPS),
+    ("u8u32none", {"T1": "u8", "T2": "u8", "U": "u32", "T": "u32", "LhsType": "u8", "RhsType": "u8",
+                   "AccumType": "u32", "powf.T1": "f32", "select.U": "i1", "copy.U": "u8"}, ["--schedule=none"], 1,
+     ["gcc"], U8_OPS),
+    ("zext", {"copy.T1": "u8", "copy.U": "i32"}, [], 1, ["gcc"], ["copy"]),
+    ("sext", {"copy.T1": "i8", "copy.U": "u32"}, [], 1, ["gcc"], ["copy"]),
+    ("satu8", {"copy.T1": "f32", "copy.U": "u8", "copy.cast": "cast_unsigned"}, [], 1, ["gcc"], ["copy"]),
+    ("sats8", {"copy.T1": "f32", "copy.U": "u8"}, [], 1, ["gcc", "clang"], ["copy"]),
+    ("satu64", {"copy.T1": "f32", "copy.U": "u64"}, [], 1, ["gcc"], ["copy"]),
 ]
 COMPILERS = {"gcc-omp": ["gcc", "-O2", "-fopenmp"], "gcc": ["gcc", "-O2"], "clang": ["clang", "-O2"]}
 
@@ -681,7 +707,10 @@ def main():
     passed = failed = 0
     work = tempfile.mkdtemp(prefix="lgen-opdsl-")
     only = sys.argv[1:]
+    pick = os.environ.get("OPDSL_CONFIGS")  # NAME,... : only these configurations
     for cname, choices, flags, rank, compilers, ops in CONFIGS:
+        if pick and cname not in pick.split(","):
+            continue
         opdsl = ",".join("%s=%s" % kv for kv in choices.items())
         kc, kh = os.path.join(work, cname + ".c"), os.path.join(work, cname + ".h")
         cmd = [LGEN, SPEC, "--prefix=lg_", "-o", kc, "-H", kh] + flags + (["--opdsl=" + opdsl] if opdsl else [])
@@ -708,7 +737,7 @@ def main():
                 if cname.startswith("sat"):
                     cases = sat_cases(abi, types)
                     for c in cases:
-                        c.oracle = (lambda c=c: {"O": cast_ref(c.arrays["I"], "f32", types["O"], cname == "satu")})
+                        c.oracle = (lambda c=c: {"O": cast_ref(c.arrays["I"], "f32", types["O"], cname in ("satu", "satu8"))})
                 else:
                     cases = cases_for(Op(abi.name), abi, types, rank, rng, choices)
                 for i, case in enumerate(cases):
