@@ -91,6 +91,17 @@ def cases(lib):
     lib.narrow(ptr(a), ptr(b), ptr(c), ctypes.c_int64(a.size))
     yield "narrow i8 (low bits)", np.array_equal(b, a.astype(np.int8))
     yield "narrow i1 (low bit)", np.array_equal(c, (a & 1).astype(np.bool_))
+    # u8: literals up to 255, + and * wrap, casts from float saturate to the
+    # unsigned range whichever cast, a u8 operand widens by its value
+    a = np.concatenate([np.arange(256), [0, 1, 127, 128, 254, 255]]).astype(np.uint8)
+    f = np.resize(np.concatenate([SPECIAL, -SPECIAL, np.float32([1.8e19, 1.9e19, 9.3e18])]), a.size).astype(np.float32)
+    b, c, d, e, g = (np.zeros(a.size, t) for t in (np.uint8, np.uint8, np.int32, np.uint64, np.uint8))
+    lib.u8_ops(ptr(a), ptr(f), ptr(b), ptr(c), ptr(d), ptr(e), ptr(g), ctypes.c_int64(a.size))
+    yield "u8 literal, wrapping", np.array_equal(b, ((a.astype(np.int64) * 3 + 200) % 256).astype(np.uint8))
+    yield "cast_u8 of f32 (saturating)", np.array_equal(c.view(np.int8).astype(np.int64), saturate(f, 8, True))
+    yield "cast_i32 of u8 (its value)", np.array_equal(d, a.astype(np.int32))
+    yield "cast_unsigned_u64 of f32 (saturating)", np.array_equal(e.view(np.int64), saturate(f, 64, True))
+    yield "maxui on u8", np.array_equal(g, np.maximum(a, np.uint8(128)))
 
 
 def main():

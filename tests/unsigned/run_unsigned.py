@@ -8,7 +8,10 @@ unsigned values), clip, where, reductions (sums and products wrap), pools,
 matmul, casts between unsigned, signed and float types, the uint8 image
 normalisation (u8 -> cast f32 -> (x - mean) * (1 / std)), the
 non-structured ops (argmax/argmin, topk, sort, scan, gather,
-gather_elements, scatter_elements) and constant folding of the same. Data
+gather_elements, scatter_elements), constant folding of the same, and an
+ONNX model (protobuf's JSON mapping) with UINT8, UINT16 and UINT64 inputs
+and initializers (image preprocessing Cast, Div, Greater, Max, BitShift,
+ArgMax/Less/Sub above 2^63), generated with and without --schedule=none. Data
 covers the whole range of each type: 0, 1, the maximum and its neighbours
 (2^63 and above for u64, where a signed reading goes wrong), on odd, prime,
 tiny and empty shapes.
@@ -326,7 +329,95 @@ def g_folded(r):
     return g
 
 
-GROUPS = [g_elementwise, g_bitwise, g_casts, g_reductions, g_image, g_ext, g_folded]
+ONNX_CODES = {"f32": 1, "u8": 2, "u16": 4, "i64": 7, "i1": 9, "u64": 13}
+
+
+class OnnxGraph(Graph):
+    """The same, written as an ONNX model (protobuf's JSON mapping): node()
+    takes ONNX operator names and attributes; constants are initializers."""
+
+    def __init__(self, name):
+        Graph.__init__(self, name)
+        self.inits = []
+
+    def const(self, a):
+        name = "c%d" % len(self.inits)
+        a = np.ascontiguousarray(a)
+        t = X.tname(a)
+        init = {"name": name, "dims": [str(d) for d in a.shape], "dataType": ONNX_CODES[t]}
+        if t in ("u8", "u16"):  # small unsigned types travel in int32Data
+            init["int32Data"] = [int(v) for v in a.ravel()]
+        else:
+            init["rawData"] = base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode()
+        self.inits.append(init)
+        return name
+
+    def node(self, op, ins, nout=1, **attrs):
+        outs = [self.fresh() for _ in range(nout)]
+        at = []
+        for k, v in attrs.items():
+            if isinstance(v, str):
+                at.append({"name": k, "type": "STRING", "s": base64.b64encode(v.encode()).decode()})
+            elif isinstance(v, list):
+                at.append({"name": k, "type": "INTS", "ints": [str(x) for x in v]})
+            else:
+                at.append({"name": k, "type": "INT", "i": str(v)})
+        n = {"opType": op, "input": ins, "output": outs}
+        if at:
+            n["attribute"] = at
+        self.nodes.append(n)
+        return outs if nout > 1 else outs[0]
+
+    def doc(self):
+        def vi(i):
+            return {"name": i["name"], "type": {"tensorType": {"elemType": ONNX_CODES[i["type"]], "shape": {
+                "dim": [{"dimValue": str(d)} for d in i["shape"]]}}}}
+        return {"irVersion": "8", "opsetImport": [{"domain": "", "version": "18"}],
+                "graph": {"name": self.name, "input": [vi(i) for i in self.inputs], "initializer": self.inits,
+                          "node": self.nodes, "output": [{"name": o} for o in self.outputs]}}
+
+    def variants(self, base):
+        return [("auto", []), ("schedule-none", ["--schedule=none"])]
+
+
+def g_onnx(r):
+    """An ONNX model with UINT8 (and UINT16, UINT64) inputs and initializers:
+    image preprocessing (Cast to float, - mean, * 1/std, Cast back to UINT8
+    saturating), Div, Greater, Max, Add (wraps), BitShift; UINT64 from 2^63
+    on through ArgMax, Less and Sub; odd and prime shapes."""
+    g = OnnxGraph("u_onnx")
+    x = urand(r, (2, 3, 5, 7), "u8")
+    xi = g.input(x)
+    mean = (np.array([0.485, 0.456, 0.406], dtype=np.float32) * 255).reshape(3, 1, 1)
+    inv = (1 / (np.array([0.229, 0.224, 0.225], dtype=np.float32) * 255)).reshape(3, 1, 1).astype(np.float32)
+    xf = g.node("Cast", [xi], to=1)
+    g.output(g.node("Mul", [g.node("Sub", [xf, g.const(mean)]), g.const(inv)]), (x.astype(np.float32) - mean) * inv,
+             exact=False)
+    big = g.node("Mul", [xf, g.const(np.array(1.5, dtype=np.float32))])
+    g.output(g.node("Cast", [big], to=2), sat(x.astype(np.float32) * np.float32(1.5), "u8"))
+    d = np.array([1, 2, 3, 5, 7, 255, 200], dtype=np.uint8)
+    q = g.node("Div", [xi, g.const(d)])
+    g.output(q, x // d)
+    g.output(g.node("Greater", [xi, g.const(np.array(128, dtype=np.uint8))]), x > 128)
+    g.output(g.node("Max", [xi, q]), np.maximum(x, x // d))
+    g.output(g.node("Add", [xi, xi]), x + x)
+    sh = np.array([0, 1, 2, 3, 7, 8, 1], dtype=np.uint8)
+    g.output(g.node("BitShift", [xi, g.const(sh)], direction="RIGHT"), np.where(sh >= 8, 0, x >> sh).astype(np.uint8))
+    w = urand(r, (11,), "u16")
+    wi = g.input(w)
+    g.output(g.node("Mul", [wi, wi]), w * w)
+    g.output(g.node("Cast", [wi], to=1), w.astype(np.float32))
+    z = urand(r, (13,), "u64")
+    z[5] = np.uint64(2 ** 64 - 1)
+    zi = g.input(z)
+    half = np.array([2 ** 63], dtype=np.uint64)
+    g.output(g.node("ArgMax", [zi], axis=0, keepdims=0), np.array(np.argmax(z), dtype=np.int64))
+    g.output(g.node("Less", [zi, g.const(half)]), z < half)
+    g.output(g.node("Sub", [g.const(half), zi]), half - z)
+    return g
+
+
+GROUPS = [g_elementwise, g_bitwise, g_casts, g_reductions, g_image, g_ext, g_folded, g_onnx]
 
 
 class Opts:
