@@ -191,7 +191,7 @@ static int fuzz_same(const char *a, const char *b) {
   return strcmp(a, b) == 0;
 }
 
-static void fuzz_check_compile(const char *name, const uint8_t *data, size_t size) {
+static inline void fuzz_check_compile(const char *name, const uint8_t *data, size_t size) {
   lgen_source src = {name, (const char *)data, size};
   lgen_options opt = {0};
   lgen_output out;

@@ -12,6 +12,8 @@
 set -u
 src=$1
 build=$2
+SHARED_DIR=${SHARED_DIR:-$(cd "$src/.." && pwd)/shared}
+export SHARED_DIR
 cov=$build/_coverage
 rm -rf "$cov"
 mkdir -p "$cov"

@@ -12,13 +12,19 @@
 #   fuzz_graph  JSON model graphs; corpus fuzz/corpus-graph, fuzz/json.dict
 #   fuzz_opdsl  OpDSL YAML; corpus fuzz/corpus-opdsl, fuzz/opdsl.dict
 #   fuzz_onnx   binary ONNX models; corpus fuzz/corpus-onnx, fuzz/onnx.dict
-# SECONDS is shared out between them (fuzz_tc gets the larger half). Each
+#   fuzz_struct JSON model graphs mutated as graphs (ops, attributes, shapes,
+#               wiring), not bytes; seeds fuzz/corpus-graph
+#   fuzz_schedule  schedule files for a fixed spec; fuzz/corpus-schedule,
+#               fuzz/yaml.dict
+# SECONDS is shared out between them (the first gets what does not divide). Each
 # fuzzes on a copy of its corpus (BUILD_DIR/corpus, BUILD_DIR/corpus-graph,
 # kept between runs).
 # Environment: CLANG (default clang), FUZZ_FLAGS (extra libFuzzer flags),
+# FUZZ_MERGE=1 (a campaign: after a clean run, the inputs that add coverage
+# are merged into the tree's corpus folder, to be committed),
 # FUZZ_CFLAGS (extra compiler flags, e.g. -DLGEN_FUZZ_SKIP_KNOWN), FUZZ_LIBS
 # (extra libraries; libyaml and Jansson are found with pkg-config when src/
-# uses them), FUZZ_HARNESSES (default "tc graph opdsl onnx": which to run).
+# uses them), FUZZ_HARNESSES (default "tc graph opdsl onnx struct schedule": which to run).
 #
 # Prints one summary line per harness with the executions run. On a crash,
 # timeout or oracle violation the input is left in BUILD_DIR/artifacts/
@@ -78,12 +84,26 @@ if grep -rqs 'frontend/onnx.pb-c.h' "$src/src"; then
   pkg_cflags="$pkg_cflags ${gen_dir:+-I$gen_dir} $(pkg-config --cflags libprotobuf-c 2>/dev/null)"
   pkg_libs="$pkg_libs $(pkg-config --libs libprotobuf-c 2>/dev/null || echo -lprotobuf-c)"
 fi
-harnesses=${FUZZ_HARNESSES:-tc graph opdsl onnx}
+harnesses=${FUZZ_HARNESSES:-tc graph opdsl onnx struct schedule}
+# lgen's sources are compiled once (instrumented for coverage, not linked
+# with libFuzzer's main), two at a time; each harness then only links.
+objdir=$build/obj
+rm -rf "$objdir"
+mkdir -p "$objdir" || exit 2
+san="-fsanitize=address,undefined -fno-sanitize-recover=all"
+# shellcheck disable=SC2086
+if ! printf '%s\n' $sources | xargs -P 2 -I{} sh -c '
+  o="$0/$(echo "${1#$2/}" | tr / _ | sed "s/\.c\$/.o/")"
+  exec "$3" -g -O1 -fsanitize=fuzzer-no-link $4 -std=c99 -Wno-c11-extensions -D_POSIX_C_SOURCE=200809L -I"$2/include" -I"$2/src" \
+    $5 $6 -c "$1" -o "$o"' "$objdir" {} "$src" "$clang" "$san" "$pkg_cflags" "${FUZZ_CFLAGS:-}"; then
+  echo "fuzz.sh: compiling lgen's sources failed" >&2
+  exit 2
+fi
 for h in $harnesses; do
-  # shellcheck disable=SC2086 # word splitting of $sources and the flag lists is intended
-  if ! "$clang" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-    -std=c99 -Wno-c11-extensions -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" $pkg_cflags ${FUZZ_CFLAGS:-} \
-    $sources "$src/fuzz/fuzz_$h.c" -o "$build/fuzz_$h.new" $pkg_libs ${FUZZ_LIBS:-} -lm; then
+  # shellcheck disable=SC2086 # word splitting of the flag lists is intended
+  if ! "$clang" -g -O1 -fsanitize=fuzzer $san -std=c99 -Wno-c11-extensions -D_POSIX_C_SOURCE=200809L -I"$src/include" -I"$src/src" \
+    $pkg_cflags ${FUZZ_CFLAGS:-} "$src/fuzz/fuzz_$h.c" "$objdir"/*.o -o "$build/fuzz_$h.new" $pkg_libs \
+    ${FUZZ_LIBS:-} -lm; then
     echo "fuzz.sh: building fuzz_$h failed" >&2
     exit 2
   fi
@@ -118,6 +138,12 @@ run_harness() {
 
   if [ "$status" -eq 0 ] && [ -z "$new_artifacts" ]; then
     echo "fuzz: $name: ${seconds}s, ${execs:-0} executions, corpus of $ncorpus inputs, no crashes (log: $log)"
+    if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+      # a campaign: what reached new coverage joins the tree's seed corpus
+      before=$(ls "$corpus_src" | wc -l)
+      "$bin" -merge=1 -timeout=5 -rss_limit_mb=2048 -max_len=4096 "$corpus_src" "$corpus" >"$build/$name.merge.log" 2>&1
+      echo "fuzz: $name: merged into $corpus_src: $before -> $(ls "$corpus_src" | wc -l) inputs"
+    fi
     return 0
   fi
 
@@ -161,6 +187,10 @@ for h in $harnesses; do
     result=1 ;;
   onnx) run_harness fuzz_onnx "$src/fuzz/corpus-onnx" "$build/corpus-onnx" "$src/fuzz/onnx.dict" "$seconds" ||
     result=1 ;;
+  struct) run_harness fuzz_struct "$src/fuzz/corpus-graph" "$build/corpus-struct" "$src/fuzz/json.dict" "$seconds" ||
+    result=1 ;;
+  schedule) run_harness fuzz_schedule "$src/fuzz/corpus-schedule" "$build/corpus-schedule" "$src/fuzz/yaml.dict" \
+    "$seconds" || result=1 ;;
   *)
     echo "fuzz.sh: unknown harness '$h' in FUZZ_HARNESSES" >&2
     exit 2

@@ -3,6 +3,30 @@
 
 #include <stdlib.h>
 
+/* The location of a byte offset, counting lines as the .tc lexer does (CR,
+ * LF, CRLF and LFCR are each one newline; a column counts bytes). */
+Loc diag_loc_at(const Source *src, size_t offset) {
+  const char *t = src->text;
+  if (offset > src->len)
+    offset = src->len;
+  int line = 1;
+  size_t start = 0;
+  for (size_t i = 0; i < offset; i++) {
+    if (t[i] != '\n' && t[i] != '\r')
+      continue;
+    if (i + 1 < src->len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i]) {
+      if (i + 1 == offset) { /* inside a two-byte newline: point at its first byte */
+        offset = i;
+        break;
+      }
+      i++;
+    }
+    line++;
+    start = i + 1;
+  }
+  return (Loc){.src = src, .line = line, .col = (int)(offset - start + 1), .offset = offset};
+}
+
 /* A line longer than this is shown as an excerpt around the column: the
  * EXCERPT_WIDTH bytes from EXCERPT_BEFORE before it, with "..." where it
  * is cut (a model in JSON is often one line of megabytes). */

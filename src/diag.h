@@ -40,6 +40,11 @@ typedef struct {
  * message that points at a second place. */
 void diag_where(StrBuf *out, Loc loc);
 
+/* The location of byte `offset` of src, counting lines as the .tc lexer
+ * does (CR, LF, CRLF and LFCR are each one newline; a column counts bytes);
+ * an offset past the end is the end. */
+Loc diag_loc_at(const Source *src, size_t offset);
+
 void diag_error(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
 void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4);
 /* A command-line option that does not fit the input (--dim naming no

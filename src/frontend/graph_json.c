@@ -34,32 +34,9 @@ enum {
 
 /* ---- locations ---- */
 
-/* The location of a byte offset, counting lines as the .tc lexer does (CR,
- * LF, CRLF and LFCR are each one newline; a column counts bytes). */
-static Loc loc_at(const Source *src, size_t offset) {
-  const char *t = src->text;
-  if (offset > src->len)
-    offset = src->len;
-  int line = 1;
-  size_t start = 0;
-  for (size_t i = 0; i < offset; i++) {
-    if (t[i] != '\n' && t[i] != '\r')
-      continue;
-    if (i + 1 < src->len && (t[i + 1] == '\n' || t[i + 1] == '\r') && t[i + 1] != t[i]) {
-      if (i + 1 == offset) { /* inside a two-byte newline: point at its first byte */
-        offset = i;
-        break;
-      }
-      i++;
-    }
-    line++;
-    start = i + 1;
-  }
-  return (Loc){.src = src, .line = line, .col = (int)(offset - start + 1), .offset = offset};
-}
 
 static Loc loc_of_pointer(const Source *src, const char *pointer) {
-  return loc_at(src, json_locate(src->text, src->len, pointer));
+  return diag_loc_at(src, json_locate(src->text, src->len, pointer));
 }
 
 /* ---- syntax: what Jansson reports, placed where lgen places errors ---- */
@@ -115,7 +92,7 @@ LG_NORETURN static void syntax_error(const Source *src, Diag *diag, const json_e
   /* JSON has no literal for these; the format spells them as strings */
   bool non_finite = strstr(msg, "invalid token near 'NaN'") || strstr(msg, "invalid token near 'Infinity'") ||
                     strstr(msg, "invalid token near '-Infinity'") || strstr(msg, "invalid token near 'Inf");
-  diag_error(diag, loc_at(src, offset), "invalid JSON: %s%s", msg,
+  diag_error(diag, diag_loc_at(src, offset), "invalid JSON: %s%s", msg,
              non_finite ? " (write \"NaN\", \"Infinity\" or \"-Infinity\" as strings)" : "");
 }
 
@@ -132,7 +109,7 @@ static void check_nesting(const Source *src, Diag *diag) {
           i++;
     } else if (c == '[' || c == '{') {
       if (++depth > MAX_JSON_NESTING)
-        diag_error(diag, loc_at(src, i), "JSON nested more than %d levels deep", MAX_JSON_NESTING);
+        diag_error(diag, diag_loc_at(src, i), "JSON nested more than %d levels deep", MAX_JSON_NESTING);
     } else if (c == ']' || c == '}') {
       depth--;
     }

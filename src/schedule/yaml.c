@@ -32,9 +32,32 @@ typedef struct {
   Diag *diag;
 } YamlReader;
 
-static Loc loc_of(YamlReader *r, const yaml_node_t *node) {
-  return (Loc){r->src, (int)node->start_mark.line + 1, (int)node->start_mark.column + 1, node->start_mark.index, NULL};
+/* A libyaml mark as a byte offset of the text. libyaml counts lines its own
+ * way (NEL, LS and PS break lines too) and columns in characters, and puts
+ * a mark at the end of a last line without a newline on the line after it:
+ * the offset is found from its line and column, then diag_loc_at counts
+ * lines and columns as every other lgen diagnostic does. */
+static size_t mark_offset(const Source *src, yaml_mark_t m) {
+  const unsigned char *t = (const unsigned char *)src->text;
+  size_t n = src->len, i = n >= 3 && t[0] == 0xef && t[1] == 0xbb && t[2] == 0xbf ? 3 : 0;
+  for (size_t line = 0; line < m.line && i < n; i++) {
+    size_t brk = t[i] == '\r' ? (i + 1 < n && t[i + 1] == '\n' ? 2 : 1)
+                 : t[i] == '\n' ? 1
+                 : i + 1 < n && t[i] == 0xc2 && t[i + 1] == 0x85 ? 2
+                 : i + 2 < n && t[i] == 0xe2 && t[i + 1] == 0x80 && (t[i + 2] == 0xa8 || t[i + 2] == 0xa9) ? 3
+                 : 0;
+    if (brk) {
+      line++;
+      i += brk - 1;
+    }
+  }
+  for (size_t col = 0; col < m.column && i < n && t[i] != '\n' && t[i] != '\r'; col++)
+    for (i++; i < n && (t[i] & 0xc0) == 0x80; i++) /* the rest of a UTF-8 character */
+      ;
+  return i;
 }
+
+static Loc loc_of(YamlReader *r, const yaml_node_t *node) { return diag_loc_at(r->src, mark_offset(r->src, node->start_mark)); }
 
 /* Errors unwind (longjmp) through diag_error: free libyaml's document first. */
 static void fail(YamlReader *r, const yaml_node_t *node, const char *fmt, const char *arg) LG_NORETURN;
@@ -249,7 +272,7 @@ ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag) {
   yaml_parser_initialize(&parser);
   yaml_parser_set_input_string(&parser, (const unsigned char *)src->text, src->len);
   if (!yaml_parser_load(&parser, &r.doc)) {
-    Loc loc = {src, (int)parser.problem_mark.line + 1, (int)parser.problem_mark.column + 1, parser.problem_mark.index, NULL};
+    Loc loc = diag_loc_at(src, mark_offset(src, parser.problem_mark));
     char *msg = arena_printf(arena, "%s", parser.problem ? parser.problem : "malformed YAML");
     yaml_parser_delete(&parser);
     diag_error(diag, loc, "%s", msg);
