@@ -13,9 +13,10 @@ import argparse, json, re, sys
 # The stages the issue names, by path prefix under src/.
 STAGES = [
     ("front-ends", ("src/frontend/",)),
-    ("graph builder", ("src/graph/build", "src/graph/fold.c", "src/graph/expand.c")),
+    ("graph builder", ("src/graph/build/",)),
     ("schedule reader", ("src/schedule/yaml.c",)),
-    ("graph passes and lowering", ("src/graph/",)),
+    ("graph passes, lowering, fusion and plan", ("src/graph/",)),
+    ("loop IR", ("src/loops/",)),
     ("schedules", ("src/schedule/",)),
     ("emitter", ("src/emit/",)),
     ("other", ("src/",)),
