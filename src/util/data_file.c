@@ -85,7 +85,7 @@ const uint8_t *data_file_read(Arena *arena, const DataFilePolicy *policy, const 
                                  "(--allow-external=DIR allows another folder)", name);
       return NULL;
     }
-    file = name;
+    file = arena_strdup(arena, name); /* the caller records it; name may be freed with its JSON */
   } else {
     const char *norm = normalize(arena, name);
     if (!norm && policy->nallow == 0) {
