@@ -118,7 +118,7 @@ void diag_error(Diag *diag, Loc loc, const char *fmt, ...) {
   report(diag, loc, "error", fmt, ap);
   va_end(ap);
   diag->errors++;
-  longjmp(*diag->on_error, 1);
+  longjmp(*diag->on_error, DIAG_UNWIND_INPUT);
 }
 
 void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) {
@@ -137,7 +137,7 @@ void diag_usage_error(Diag *diag, const char *fmt, ...) {
   sb_putc(&diag->out, '\n');
   va_end(ap);
   diag->errors++;
-  longjmp(*diag->on_error, 3);
+  longjmp(*diag->on_error, DIAG_UNWIND_USAGE);
 }
 
 void diag_bug(Diag *diag, const char *fmt, ...) {
@@ -148,7 +148,7 @@ void diag_bug(Diag *diag, const char *fmt, ...) {
   sb_putc(&diag->out, '\n');
   va_end(ap);
   diag->errors++;
-  longjmp(*diag->on_error, 2);
+  longjmp(*diag->on_error, DIAG_UNWIND_BUG);
 }
 
 void diag_io_error(Diag *diag, const char *fmt, ...) {
@@ -159,5 +159,5 @@ void diag_io_error(Diag *diag, const char *fmt, ...) {
   sb_putc(&diag->out, '\n');
   va_end(ap);
   diag->errors++;
-  longjmp(*diag->on_error, 3);
+  longjmp(*diag->on_error, DIAG_UNWIND_IO);
 }

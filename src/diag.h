@@ -47,6 +47,9 @@ Loc diag_loc_at(const Source *src, size_t offset);
 
 void diag_error(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
 void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) LG_PRINTF(3, 4);
+/* How an error unwinds: the value diag_error and friends longjmp to
+ * diag->on_error with, which lgen_compile turns into its status. */
+enum { DIAG_UNWIND_INPUT = 1, DIAG_UNWIND_BUG = 2, DIAG_UNWIND_IO = 3, DIAG_UNWIND_USAGE = 4 };
 /* A command-line option that does not fit the input (--dim naming no
  * symbolic dim, ...): "lgen: error: MESSAGE", and the compilation stops
  * with the usage status (lgen exits 2). */

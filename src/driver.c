@@ -662,7 +662,10 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
   out->diagnostics = take(&cx->diag.out);
   out->dump = take(&cx->dump); /* the stages before a failure too */
   arena_free(arena);
-  return status == 0 ? LGEN_OK : status == 1 ? LGEN_INPUT_ERROR : status == 3 ? LGEN_USAGE_ERROR : LGEN_INTERNAL_ERROR;
+  return status == 0                   ? LGEN_OK
+         : status == DIAG_UNWIND_INPUT ? LGEN_INPUT_ERROR
+         : status == DIAG_UNWIND_USAGE ? LGEN_USAGE_ERROR
+                                       : LGEN_INTERNAL_ERROR; /* DIAG_UNWIND_BUG or _IO */
 }
 
 void lgen_output_free(lgen_output *out) {
