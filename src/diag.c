@@ -129,35 +129,35 @@ void diag_warning(Diag *diag, Loc loc, const char *fmt, ...) {
   diag->warnings++;
 }
 
+/* An error with no place in a source ("lgen: error: MESSAGE"), counted;
+ * the caller then unwinds. */
+static void put_unlocated(Diag *diag, const char *prefix, const char *fmt, va_list ap) {
+  sb_puts(&diag->out, prefix);
+  put_message(&diag->out, fmt, ap);
+  sb_putc(&diag->out, '\n');
+  diag->errors++;
+}
+
 void diag_usage_error(Diag *diag, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sb_puts(&diag->out, "lgen: error: ");
-  put_message(&diag->out, fmt, ap);
-  sb_putc(&diag->out, '\n');
+  put_unlocated(diag, "lgen: error: ", fmt, ap);
   va_end(ap);
-  diag->errors++;
   longjmp(*diag->on_error, DIAG_UNWIND_USAGE);
 }
 
 void diag_bug(Diag *diag, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sb_puts(&diag->out, "lgen: internal error (lgen bug): ");
-  put_message(&diag->out, fmt, ap);
-  sb_putc(&diag->out, '\n');
+  put_unlocated(diag, "lgen: internal error (lgen bug): ", fmt, ap);
   va_end(ap);
-  diag->errors++;
   longjmp(*diag->on_error, DIAG_UNWIND_BUG);
 }
 
 void diag_io_error(Diag *diag, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  sb_puts(&diag->out, "lgen: error: ");
-  put_message(&diag->out, fmt, ap);
-  sb_putc(&diag->out, '\n');
+  put_unlocated(diag, "lgen: error: ", fmt, ap);
   va_end(ap);
-  diag->errors++;
   longjmp(*diag->on_error, DIAG_UNWIND_IO);
 }
