@@ -16,9 +16,14 @@
 # Winograd paths, topk k=8 over 1M floats against a full sort, and sort of
 # 1M floats against qsort (make bench BENCH_ARGS=--only=conv3x3,topk8,sort_1m).
 #
-# Model graphs (bench/models/run_models.py: the example models against ONNX
-# Runtime via Node) run after the kernels when no --only is given;
-# --only=models runs only them (e.g. make bench BENCH_ARGS=--only=models).
+# Model graphs (bench/models/run_models.py: the example models and the
+# real-model suite's networks, tests/models/suite.py, against ONNX Runtime
+# via Node, at 1 and 2 threads and contended) run after the kernels when no
+# --only is given; --only=models runs only them (make bench
+# BENCH_ARGS=--only=models). The model options --models=NAME,...
+# (examples, real, or names: --models=resnet18,bert_layer_s128), --rounds=,
+# --runs=, --warmup=, --block-ms=, --no-contended, --nofuse and --list-models
+# go to run_models.py alone and imply --only=models; --threads= goes to both.
 set -eu
 
 srcdir=${1:?usage: run.sh SRCDIR BUILDDIR [bench options]}
@@ -38,15 +43,22 @@ fi
 # --only=models: the model benchmark alone; no --only: kernels, then models.
 only_models=no
 any_only=no
+model_args=
+kernel_args=
 for a in ${BENCH_ARGS:-} "$@"; do
   case $a in
     --only=models) only_models=yes ;;
-    --only=*) any_only=yes ;;
+    --only=*) any_only=yes; kernel_args="$kernel_args $a" ;;
+    --models=* | --rounds=* | --runs=* | --warmup=* | --block-ms=* | --no-contended | --nofuse)
+      only_models=yes; model_args="$model_args $a" ;;
+    --list-models) only_models=yes; model_args="$model_args --list" ;;
+    --threads=*) model_args="$model_args $a"; kernel_args="$kernel_args $a" ;;
+    *) kernel_args="$kernel_args $a" ;;
   esac
 done
 run_models() {
   echo "bench: model graphs against ONNX Runtime"
-  /usr/bin/python3 "$srcdir/bench/models/run_models.py" "$srcdir" "$builddir"
+  /usr/bin/python3 "$srcdir/bench/models/run_models.py" "$srcdir" "$builddir" $model_args
 }
 if [ "$only_models" = yes ]; then
   run_models
@@ -97,9 +109,9 @@ elif grep -qw avx512f /proc/cpuinfo 2>/dev/null; then
   OPENBLAS_CORETYPE=SkylakeX
   export OPENBLAS_CORETYPE
 fi
-echo "bench: running $out/bench ${BENCH_ARGS:-} $*"
+echo "bench: running $out/bench$kernel_args"
 status=0
-"$out/bench" ${BENCH_ARGS:-} "$@" 2>"$out/bench.err" || status=$?
+"$out/bench" $kernel_args 2>"$out/bench.err" || status=$?
 cat "$out/bench.err" >&2
 # --only naming only ext_bench's cases is not an error
 if [ "$status" -eq 2 ] && grep -q 'matches no case' "$out/bench.err"; then status=0; fi
@@ -111,10 +123,10 @@ echo "bench: conv algorithms, topk and sort (bench/ext_bench.c)"
 $CC $CFLAGS -fopenmp -c "$out/ext.c" -o "$out/ext.o"
 $CC $CFLAGS -fopenmp -Wall -Wextra -I"$out" -c "$srcdir/bench/ext_bench.c" -o "$out/ext_bench.o"
 $CC -fopenmp "$out/ext_bench.o" "$out/ext.o" -o "$out/ext_bench" -lm
-"$out/ext_bench" ${BENCH_ARGS:-} "$@" >"$out/ext_bench.out" || status=1
+"$out/ext_bench" $kernel_args >"$out/ext_bench.out" || status=1
 cat "$out/ext_bench.out"
 # ONNX Runtime on the single-op cases ext_bench ran (topk, softmax, attention)
-/usr/bin/python3 "$srcdir/bench/ext/ort_ext.py" "$srcdir" "$builddir" "$out/ext_bench.out" ${BENCH_ARGS:-} "$@" ||
+/usr/bin/python3 "$srcdir/bench/ext/ort_ext.py" "$srcdir" "$builddir" "$out/ext_bench.out" $kernel_args ||
   status=1
 if [ "$any_only" = no ]; then
   run_models || status=1

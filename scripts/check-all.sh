@@ -2,10 +2,13 @@
 # check-all.sh SRC_DIR BUILD_DIR - everything CI runs, in order:
 #   1. make check in the build tree, with the ONNX node tests python3-onnx
 #      generates (ONNX_GENERATED=1, about a minute more)
-#   2. the same suite, built from a clean dist tree with ASan + UBSan and
+#   2. the real-model suite (make check-models: npm and torch models against
+#      ONNX Runtime; its passes and failures count, expected failures and
+#      skips are printed but do not)
+#   3. make check again, built from a clean dist tree with ASan + UBSan and
 #      fault injection (tests/faults.test sweeps failures only there)
-#   3. a libFuzzer smoke run of the .tc parser (FUZZ_SECONDS, default 60)
-#   4. make distcheck: the tarball builds out of tree, installs, uninstalls
+#   4. a libFuzzer smoke run of the .tc parser (FUZZ_SECONDS, default 60)
+#   5. make distcheck: the tarball builds out of tree, installs, uninstalls
 #      and cleans; its make check runs only DISTCHECK_TESTS (a quick subset:
 #      the whole suite already ran twice above, the second time from a dist
 #      tree built out of tree, so a file missing from the tarball fails there)
@@ -59,6 +62,22 @@ one() { # one pass/fail for a whole stage
 stage "make check"
 ONNX_GENERATED=1 make -C "$build" -j"$jobs" check
 count_log "$build/test-suite.log"
+
+stage "real models (make check-models)"
+rm -f "$build/models-check/summary.txt"
+make -C "$build" check-models
+rc=$?
+if [ -f "$build/models-check/summary.txt" ]; then
+  p=$(sed -n 's/.*passed=\([0-9]*\).*/\1/p' "$build/models-check/summary.txt")
+  f=$(sed -n 's/.*failed=\([0-9]*\).*/\1/p' "$build/models-check/summary.txt")
+  passed=$((passed + ${p:-0}))
+  failed=$((failed + ${f:-0}))
+  # a runner that failed without counting a failure still fails the stage
+  if [ "$rc" -ne 0 ] && [ "${f:-0}" -eq 0 ]; then failed=$((failed + 1)); fi
+else
+  echo "check-all: check-models wrote no summary: counting the stage as one failure"
+  failed=$((failed + 1))
+fi
 
 stage "make check under ASan and UBSan, with fault injection"
 asan=$build/_asan

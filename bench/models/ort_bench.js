@@ -1,12 +1,14 @@
 // ort_bench.js - time an ONNX model with ONNX Runtime (onnxruntime-node).
 //
 //   node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R]
-//        [--dims=N=64,...] [--io=DIR] [--profile=DIR]
+//        [--dims=N=64,...] [--io=DIR] [--profile=DIR] [--inputs=SPEC.json]
 //
 // Creates one session (graphOptimizationLevel 'all', executionMode
 // 'sequential', intraOpNumThreads T, interOpNumThreads 1), feeds random
-// float inputs (or DIR/in_<i>.bin with --io, writing DIR/out_<i>.bin: how
-// the NumPy references are cross-checked), runs W untimed warm-up runs, then
+// inputs (floats in [-1, 1), other types 0; or DIR/in_<i>.bin with --io,
+// writing DIR/out_<i>.bin and DIR/out_<i>.json, the output's dims and type:
+// how the NumPy references and lgen's outputs are checked), runs W untimed
+// warm-up runs, then
 // R timed ones, and prints one line: "ort runs=R median_ms=... min_ms=...".
 // These times include the Node binding's copies of inputs and outputs, as
 // large as the run itself for 64 MB tensors. With --profile, a second
@@ -16,7 +18,10 @@
 // with the profiler's small cost per node; both are upper bounds of ORT's
 // time, and the callers take the smaller median), and node_median_ms, each
 // node's median kernel time in execution order.
-// Symbolic dims of the inputs take their values from --dims.
+// Symbolic dims of the inputs take their values from --dims. The inputs'
+// names, shapes and element types come from SPEC.json (default
+// MODEL.onnx.inputs.json): [{"name", "shape": [dim or name], "type"}], type
+// an ONNX Runtime tensor type ('float32' when absent).
 // Finds onnxruntime-node through NODE_PATH (bench/run.sh installs it into
 // bench-build/node_modules).
 'use strict';
@@ -25,7 +30,7 @@ const path = require('path');
 const ort = require('onnxruntime-node');
 
 function parseArgs(argv) {
-  const o = { threads: 1, warmup: 3, runs: 10, dims: {}, io: null, profile: null, model: null };
+  const o = { threads: 1, warmup: 3, runs: 10, dims: {}, io: null, profile: null, inputs: null, model: null };
   for (const a of argv) {
     const m = /^--([a-z]+)=(.*)$/.exec(a);
     if (!m) { o.model = a; continue; }
@@ -34,7 +39,7 @@ function parseArgs(argv) {
         const [k, v] = kv.split('=');
         o.dims[k] = parseInt(v, 10);
       }
-    } else if (m[1] === 'io' || m[1] === 'profile') {
+    } else if (m[1] === 'io' || m[1] === 'profile' || m[1] === 'inputs') {
       o[m[1]] = m[2];
     } else if (m[1] in o) {
       o[m[1]] = parseInt(m[2], 10);
@@ -42,17 +47,18 @@ function parseArgs(argv) {
       throw new Error('unknown option ' + a);
     }
   }
-  if (!o.model) throw new Error('usage: node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R] [--dims=N=64] [--io=DIR]');
+  if (!o.model) throw new Error('usage: node ort_bench.js MODEL.onnx [--threads=T] [--warmup=W] [--runs=R] [--dims=N=64] [--io=DIR] [--inputs=SPEC.json]');
   return o;
 }
 
 // Input shapes are not exposed by every onnxruntime-node version, so they
 // come from a side file that bench/run_models.py writes next to the model:
 // MODEL.onnx.inputs.json = [{"name": ..., "shape": [dim or name, ...]}].
-function inputShapes(modelPath, dims) {
-  const spec = JSON.parse(fs.readFileSync(modelPath + '.inputs.json', 'utf8'));
+function inputShapes(specPath, dims) {
+  const spec = JSON.parse(fs.readFileSync(specPath, 'utf8'));
   return spec.map((i) => ({
     name: i.name,
+    type: i.type || 'float32',
     shape: i.shape.map((d) => {
       if (typeof d === 'number') return d;
       if (!(d in dims)) throw new Error('give --dims=' + d + '=VALUE');
@@ -60,6 +66,13 @@ function inputShapes(modelPath, dims) {
     }),
   }));
 }
+
+// The typed array that holds each ONNX Runtime tensor type.
+const ARRAYS = {
+  float32: Float32Array, float64: Float64Array, float16: Uint16Array, int8: Int8Array, uint8: Uint8Array,
+  int16: Int16Array, uint16: Uint16Array, int32: Int32Array, uint32: Uint32Array, int64: BigInt64Array,
+  uint64: BigUint64Array, bool: Uint8Array,
+};
 
 function median(xs) {
   const s = xs.slice().sort((a, b) => a - b);
@@ -113,17 +126,23 @@ async function main() {
   const feeds = {};
   let seed = 12345;
   const rand = () => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed / 1073741824 - 1; };
-  inputShapes(o.model, o.dims).forEach((inp, i) => {
+  inputShapes(o.inputs || o.model + '.inputs.json', o.dims).forEach((inp, i) => {
     const n = inp.shape.reduce((a, b) => a * b, 1);
+    const Arr = ARRAYS[inp.type];
+    if (!Arr) throw new Error('input ' + inp.name + ': unknown type ' + inp.type);
     let data;
     if (o.io) {
+      // copied: a Buffer's offset need not be aligned for the element type
       const buf = fs.readFileSync(path.join(o.io, 'in_' + i + '.bin'));
-      data = new Float32Array(buf.buffer, buf.byteOffset, n);
+      if (buf.length !== n * Arr.BYTES_PER_ELEMENT) throw new Error('in_' + i + '.bin: wrong size for ' + inp.name);
+      const ab = new ArrayBuffer(buf.length);
+      new Uint8Array(ab).set(buf);
+      data = new Arr(ab);
     } else {
-      data = new Float32Array(n);
-      for (let k = 0; k < n; k++) data[k] = rand();
+      data = new Arr(n);
+      if (inp.type === 'float32' || inp.type === 'float64') for (let k = 0; k < n; k++) data[k] = rand();
     }
-    feeds[inp.name] = new ort.Tensor('float32', data, inp.shape);
+    feeds[inp.name] = new ort.Tensor(inp.type, data, inp.shape);
   });
   let out;
   for (let i = 0; i < o.warmup; i++) out = await session.run(feeds);
@@ -136,7 +155,10 @@ async function main() {
   if (o.io) {
     session.outputNames.forEach((name, i) => {
       const d = (out || {})[name] ? out[name].data : null;
-      if (d) fs.writeFileSync(path.join(o.io, 'out_' + i + '.bin'), Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+      if (d) {
+        fs.writeFileSync(path.join(o.io, 'out_' + i + '.bin'), Buffer.from(d.buffer, d.byteOffset, d.byteLength));
+        fs.writeFileSync(path.join(o.io, 'out_' + i + '.json'), JSON.stringify({ name, dims: out[name].dims, type: out[name].type }));
+      }
     });
   }
   const ms = times.length ? median(times) : 0;

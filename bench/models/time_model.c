@@ -1,11 +1,13 @@
 /* time_model.c - time one lgen-generated model graph (bench/models).
  *
- *   time_model [--threads=T] [--warmup=W] [--runs=R]
+ *   time_model [--threads=T] [--warmup=W] [--runs=R] [--inputs=DIR]
  *
  * Calls the model through the glue that examples/models.py writes per model
  * (lgen_model_run with a workspace of lgen_model_workspace_size() bytes,
  * allocated once, 64-byte aligned, as contracts.md section 3 asks), on
- * random inputs: W untimed warm-up runs, then R timed ones. Prints
+ * random float inputs (or DIR/in_<i>.bin, raw, for inputs that must hold
+ * something particular: token ids, a sample rate): W untimed warm-up runs,
+ * then R timed ones. Prints
  *   lgen runs=R median_ms=... min_ms=... workspace_bytes=B times_ms=t,t,...
  * The median over several alternating blocks is taken by run_models.py. */
 #define _POSIX_C_SOURCE 200809L
@@ -49,11 +51,16 @@ static int cmp_double(const void *a, const void *b)
 int main(int argc, char **argv)
 {
   int threads = 1, warmup = 3, runs = 10;
+  const char *dir = NULL;
   for (int i = 1; i < argc; i++) {
     if (sscanf(argv[i], "--threads=%d", &threads) == 1 || sscanf(argv[i], "--warmup=%d", &warmup) == 1 ||
         sscanf(argv[i], "--runs=%d", &runs) == 1)
       continue;
-    fprintf(stderr, "usage: time_model [--threads=T] [--warmup=W] [--runs=R]\n");
+    if (strncmp(argv[i], "--inputs=", 9) == 0) {
+      dir = argv[i] + 9;
+      continue;
+    }
+    fprintf(stderr, "usage: time_model [--threads=T] [--warmup=W] [--runs=R] [--inputs=DIR]\n");
     return 2;
   }
   if (runs < 1 || lgen_model_ninputs > 16 || lgen_model_noutputs > 16)
@@ -65,6 +72,18 @@ int main(int argc, char **argv)
   uint32_t s = 12345u;
   for (int i = 0; i < lgen_model_ninputs; i++) {
     float *p = aligned(lgen_model_input_bytes[i]);
+    if (dir) {
+      char path[4096];
+      snprintf(path, sizeof path, "%s/in_%d.bin", dir, i);
+      FILE *f = fopen(path, "rb");
+      if (!f || fread(p, 1, lgen_model_input_bytes[i], f) != lgen_model_input_bytes[i]) {
+        fprintf(stderr, "time_model: cannot read %zu bytes from %s\n", lgen_model_input_bytes[i], path);
+        return 2;
+      }
+      fclose(f);
+      in[i] = p;
+      continue;
+    }
     for (size_t k = 0; k < lgen_model_input_bytes[i] / sizeof(float); k++) {
       s = s * 1664525u + 1013904223u;
       p[k] = (float)(s >> 8) * (2.0f / 16777216.0f) - 1.0f;
