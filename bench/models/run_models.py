@@ -70,10 +70,13 @@ def setup_ort(out):
     mods = os.path.join(out, "node_modules")
     if not os.path.isdir(os.path.join(mods, "onnxruntime-node")):
         print("bench-models: npm install --ignore-scripts onnxruntime-node into %s" % out, flush=True)
-        rc, log = sh(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--prefix", out,
+        rc, log = sh(["npm", "install", "--ignore-scripts", "--no-audit", "--no-fund", "--fetch-retries=1",
+                      "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=10000", "--prefix", out,
                       "onnxruntime-node"], check=False)
         if rc != 0:
-            return None, "npm install onnxruntime-node failed: %s" % log.strip().splitlines()[-1:]
+            why = [x.strip() for x in log.splitlines()
+                   if x.startswith("npm error") and "complete log" not in x and x.strip() != "npm error"]
+            return None, "npm install onnxruntime-node failed: %s" % (why or log.strip().splitlines()[-1:] or ["?"])[0]
     rc, log = sh(["node", "-e", "require('onnxruntime-node')"], env=dict(os.environ, NODE_PATH=mods),
                  check=False)
     if rc != 0:

