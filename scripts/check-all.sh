@@ -8,7 +8,10 @@
 #   3. make check again, built from a clean dist tree with ASan + UBSan and
 #      fault injection (tests/faults.test sweeps failures only there)
 #   4. a libFuzzer smoke run of the .tc parser (FUZZ_SECONDS, default 60)
-#   5. make distcheck: the tarball builds out of tree, installs, uninstalls
+#   5. the ONNX operators of issue 15 against ONNX Runtime (make
+#      check-onnx-ops: onnxruntime-node from npm, cached in the build tree;
+#      skipped, and says why, when npm or the package cannot be had)
+#   6. make distcheck: the tarball builds out of tree, installs, uninstalls
 #      and cleans; its make check runs only DISTCHECK_TESTS (a quick subset:
 #      the whole suite already ran twice above, the second time from a dist
 #      tree built out of tree, so a file missing from the tarball fails there)
@@ -106,6 +109,10 @@ else
   echo "check-all: clang is missing, no fuzzing (install clang and libclang-rt-14-dev)"
   failed=$((failed + 1))
 fi
+
+stage "ONNX operators against ONNX Runtime (make check-onnx-ops)"
+make -C "$build" check-onnx-ops
+one $?
 
 stage "make distcheck"
 make -C "$build" -j"$jobs" distcheck \

@@ -52,6 +52,16 @@ typedef struct {
   const OnnxNode *src; /* as the file has it */
 } ONode;
 
+/* The names of a subgraph being inlined (If's branch, a Loop body's
+ * iteration: onnx_control.inc): its values get fresh graph names, and its
+ * nodes see the outer scopes' names. */
+typedef struct OnnxScope {
+  struct OnnxScope *up;
+  const char *prefix;  /* of the fresh names */
+  int count, cap;
+  const char **from, **to;
+} OnnxScope;
+
 /* The state of one load. */
 typedef struct {
   Graph *g;
@@ -60,6 +70,7 @@ typedef struct {
   PtrVec *file_deps;
   int64_t opset;       /* of the default domain */
   int temps;           /* for generated value names */
+  OnnxScope *scope;    /* NULL: the main graph */
 } Onnx;
 
 typedef void (*OnnxImport)(Onnx *cx, ONode *n);
@@ -113,6 +124,38 @@ static const char *fresh_name(Onnx *cx) {
 }
 
 static GraphValue *value(Onnx *cx, int v) { return GRAPH_VALUE(cx->g, v); }
+
+/* The graph's name for a value named `name` where the node being read is
+ * (an inlined subgraph's values are renamed). */
+static const char *scoped_name(const Onnx *cx, const char *name) {
+  for (const OnnxScope *s = cx->scope; s; s = s->up)
+    for (int i = s->count - 1; i >= 0; i--)
+      if (strcmp(s->from[i], name) == 0)
+        return s->to[i];
+  return name;
+}
+
+/* A value `name` defined in the current subgraph: its fresh graph name. */
+static const char *scope_define(Onnx *cx, const char *name) {
+  OnnxScope *s = cx->scope;
+  if (!s)
+    return name;
+  if (s->count == s->cap) {
+    int cap = s->cap ? 2 * s->cap : 16;
+    const char **from = arena_alloc(cx->arena, (size_t)cap * sizeof *from);
+    const char **to = arena_alloc(cx->arena, (size_t)cap * sizeof *to);
+    if (s->count) {
+      memcpy(from, s->from, (size_t)s->count * sizeof *from);
+      memcpy(to, s->to, (size_t)s->count * sizeof *to);
+    }
+    s->from = from, s->to = to, s->cap = cap;
+  }
+  const char *fresh = arena_printf(cx->arena, "%s/%s", s->prefix, name);
+  for (int k = 2; graph_find(cx->g, fresh) >= 0; k++)
+    fresh = arena_printf(cx->arena, "%s/%s_%d", s->prefix, name, k);
+  s->from[s->count] = name, s->to[s->count++] = fresh;
+  return fresh;
+}
 
 /* ------------------------------------------------------------------ */
 /* Element types and element bytes                                     */
@@ -1343,16 +1386,32 @@ static int emit_slice(Onnx *cx, const ONode *n, int x, const int64_t *starts, co
       st[i] = starts[i], sz[i] = sizes[i], sd[i] = strides[i];
       continue;
     }
-    st[i] = 0, sd[i] = 1;
-    sz[i] = static_dim(cx, n, x, i, n->op_type);
+    st[i] = 0, sd[i] = 1, sz[i] = -1; /* the whole dim, static or symbolic */
   }
   GraphAttr attrs[3] = {gattr_ints(cx, "starts", r, st), gattr_ints(cx, "sizes", r, sz),
                         gattr_ints(cx, "strides", r, sd)};
   return emit(cx, n, GOP_SLICE, 1, &x, 3, attrs, out);
 }
 
+/* Slice's ends when they are a constant that depends on symbolic dims (the
+ * Shape -> Gather -> Unsqueeze plumbing of a PyTorch export): their
+ * expressions, else NULL (ends that are numbers). */
+static AffineExpr **symbolic_ends(Onnx *cx, const ONode *n, int *count) {
+  const GraphValue *v = input(n, 2) >= 0 ? value(cx, n->inputs[2]) : NULL;
+  if (!v || v->kind != GV_CONST || !v->sym || v->rank > 1 || v->count > LG_MAX_RANK)
+    return NULL;
+  bool symbolic = false;
+  for (int64_t i = 0; i < v->count; i++)
+    symbolic |= !graph_dim_value(v->sym[i], NULL);
+  if (!symbolic)
+    return NULL;
+  *count = (int)v->count;
+  return v->sym;
+}
+
 /* ONNX Slice: starts/ends clamped per dim as the operator spec says,
- * negative steps walk backwards. */
+ * negative steps walk backwards; an end that depends on symbolic dims is
+ * taken as it is (symbolic_ends). */
 static void import_slice(Onnx *cx, ONode *n) {
   int x = n->inputs[0];
   const GraphValue *xv = value(cx, x);
@@ -1360,6 +1419,8 @@ static void import_slice(Onnx *cx, ONode *n) {
   int64_t *starts, *ends, *axes = NULL, *steps = NULL;
   int ns, ne, na = 0, nst = 0;
   const char *where;
+  AffineExpr **end_exprs = NULL, *sym_size[LG_MAX_RANK] = {0};
+  bool any_sym = false;
   if (cx->opset < 10) {
     starts = attr_ints(cx, n, "starts", &ns);
     ends = attr_ints(cx, n, "ends", &ne);
@@ -1369,7 +1430,8 @@ static void import_slice(Onnx *cx, ONode *n) {
     where = attr_path(cx, n, "starts");
   } else {
     starts = const_ints(cx, n, 1, "starts", &ns);
-    ends = const_ints(cx, n, 2, "ends", &ne);
+    end_exprs = symbolic_ends(cx, n, &ne);
+    ends = end_exprs ? NULL : const_ints(cx, n, 2, "ends", &ne);
     if (input(n, 3) >= 0)
       axes = const_ints(cx, n, 3, "axes", &na);
     if (input(n, 4) >= 0)
@@ -1388,8 +1450,39 @@ static void import_slice(Onnx *cx, ONode *n) {
     int64_t step = steps ? steps[i] : 1;
     if (step == 0)
       graph_error(cx->g, where, "%sa step of 0", node_desc(cx, n));
-    int64_t d = static_dim(cx, n, x, (int)a, "Slice");
-    int64_t s = starts[i], e = ends[i];
+    int64_t s = starts[i], e, d;
+    if (end_exprs && !graph_dim_value(end_exprs[i], &e)) {
+      /* an end that depends on symbolic dims (a position table cut to the
+       * sequence length): from a start at the front by a positive step up
+       * to it, taken to be inside the dim (not clamped: lowering guards the
+       * reads, so that a longer run reads zeros, not past the tensor) */
+      if (step < 0 || s < 0 || s > ((int64_t)1 << 40))
+        graph_error(cx->g, input_path(cx, n, 2),
+                    "%sthe end of axis %lld is symbolic (%s); Slice supports it with a start from the front and a "
+                    "positive step (fix the dim with --dim)",
+                    node_desc(cx, n), (long long)a, graph_dim_str(cx->g, end_exprs[i]));
+      AffineExpr *len = affine_binary(cx->arena, AE_SUB, end_exprs[i], graph_dim_const(cx->g, s));
+      sym_size[a] = step == 1 ? len : affine_binary(cx->arena, AE_CEILDIV, len, graph_dim_const(cx->g, step));
+      st[a] = s, sz[a] = 0, sd[a] = step, any_sym = true;
+      continue;
+    }
+    if (end_exprs)
+      graph_dim_value(end_exprs[i], &e);
+    else
+      e = ends[i];
+    if (!graph_dim_value(xv->shape[a], &d)) {
+      /* a symbolic extent: a start from the front and an end at the extent
+       * (INT64_MAX, as exporters write "to the end") or counted from it */
+      bool to_end = e >= ((int64_t)1 << 62) || (e < 0 && e >= -((int64_t)1 << 40));
+      if (step < 0 || s < 0 || s > ((int64_t)1 << 40) || !to_end)
+        graph_error(cx->g, where,
+                    "%sdim %lld of '%s' is symbolic (%s); Slice supports a start from the front, an end at or "
+                    "before its end, and a positive step there (fix the dim with --dim)",
+                    node_desc(cx, n), (long long)a, xv->name, graph_dim_str(cx->g, xv->shape[a]));
+      st[a] = s, sz[a] = -1 - (e < 0 ? -e : 0), sd[a] = step;
+      continue;
+    }
+
     if (s < 0)
       s += d;
     if (e < 0)
@@ -1406,7 +1499,21 @@ static void import_slice(Onnx *cx, ONode *n) {
     }
     st[a] = size > 0 ? s : 0, sz[a] = size, sd[a] = step;
   }
-  emit_slice(cx, n, x, st, sz, sd, sliced, out0(n));
+  if (!any_sym) {
+    emit_slice(cx, n, x, st, sz, sd, sliced, out0(n));
+    return;
+  }
+  /* symbolic sizes go to the slice as its 2nd input (src/graph/ops.md) */
+  AffineExpr *sizes[LG_MAX_RANK];
+  for (int i = 0; i < r; i++)
+    sizes[i] = sym_size[i] ? sym_size[i] : graph_dim_const(cx->g, sliced[i] ? sz[i] : -1);
+  for (int i = 0; i < r; i++)
+    if (!sliced[i])
+      st[i] = 0, sd[i] = 1, sz[i] = -1;
+  GraphAttr attrs[3] = {gattr_ints(cx, "starts", r, st), gattr_ints(cx, "sizes", r, sz),
+                        gattr_ints(cx, "strides", r, sd)};
+  int ins[2] = {x, shape_const(cx, n, r, sizes)};
+  emit(cx, n, GOP_SLICE, 2, ins, 3, attrs, out0(n));
 }
 
 /* Split along `axis` into pieces given by `split` (attribute before opset
@@ -1460,13 +1567,14 @@ static void import_split(Onnx *cx, ONode *n) {
   }
 }
 
-/* Pad, constant mode: pads [x1_begin, x2_begin, ..., x1_end, ...] as an
- * attribute before opset 11, as an input after (with the optional axes it
- * applies to from opset 18). */
+/* Pad: pads [x1_begin, x2_begin, ..., x1_end, ...] as an attribute before
+ * opset 11, as an input after (with the optional axes it applies to from
+ * opset 18); modes constant, reflect, edge and wrap (opset 19). */
 static void import_pad(Onnx *cx, ONode *n) {
   const char *mode = attr_string(cx, n, "mode", "constant");
-  if (strcmp(mode, "constant") != 0)
-    graph_error(cx->g, attr_path(cx, n, "mode"), "%spad mode '%s' is not supported (only 'constant')",
+  if (strcmp(mode, "constant") != 0 && strcmp(mode, "reflect") != 0 && strcmp(mode, "edge") != 0 &&
+      strcmp(mode, "wrap") != 0)
+    graph_error(cx->g, attr_path(cx, n, "mode"), "%spad mode '%s' is not supported (constant, reflect, edge, wrap)",
                 node_desc(cx, n), mode);
   int x = n->inputs[0];
   int r = value(cx, x)->rank;
@@ -1498,8 +1606,8 @@ static void import_pad(Onnx *cx, ONode *n) {
     lohi[2 * a] = pads[i];
     lohi[2 * a + 1] = pads[i + na];
   }
-  GraphAttr attrs[2] = {gattr_pads(cx, r, lohi), gattr_float("value", fill)};
-  emit(cx, n, GOP_PAD, 1, &x, 2, attrs, out0(n));
+  GraphAttr attrs[3] = {gattr_pads(cx, r, lohi), gattr_float("value", fill), gattr_string("mode", mode)};
+  emit(cx, n, GOP_PAD, 1, &x, 3, attrs, out0(n));
 }
 
 /* ------------------------------------------------------------------ */
@@ -1606,6 +1714,13 @@ static void import_constant_of_shape(Onnx *cx, ONode *n) {
 #include "frontend/onnx_ext.inc" /* ArgMax, TopK, CumSum, Scatter*, Gather*: non-structured ops */
 #include "frontend/onnx_attention.inc" /* Attention (opsets 23, 24) */
 #include "frontend/onnx_compose.inc"   /* Xor, PRelu, Trilu, ...: from elementwise ops and constants */
+#include "frontend/onnx_resize.inc"    /* Resize, Upsample */
+#include "frontend/onnx_convtranspose.inc" /* ConvTranspose: sub-pixel convolution */
+#include "frontend/onnx_rnn.inc"       /* RNN, GRU, LSTM: unrolled */
+/* If and Loop inline their subgraphs' nodes, read as the model's are */
+static void import_node(Onnx *cx, const OnnxNode *node, int index);
+static void read_initializers(Onnx *cx, const OnnxGraph *og);
+#include "frontend/onnx_control.inc"   /* If, Loop: inlined, unrolled */
 
 /* ------------------------------------------------------------------ */
 /* The operator table                                                  */
@@ -1701,6 +1816,10 @@ static const OnnxOp onnx_ops[] = {
     ONNX_EXT_OPS
     ONNX_ATTENTION_OPS
     ONNX_COMPOSED_OPS
+    ONNX_RESIZE_OPS
+    ONNX_CONVTRANSPOSE_OPS
+    ONNX_RNN_OPS
+    ONNX_CONTROL_OPS
     /* constants and shapes */
     {"Constant", import_constant, GOP_FILL, 0, 0, 1},
     {"Shape", import_shape, GOP_SHAPE, 1, 1, 1},
@@ -1749,9 +1868,10 @@ static void read_initializers(Onnx *cx, const OnnxGraph *og) {
     if (!t->name[0])
       graph_error(cx->g, t->path, "an initializer without a name");
     OTensor ot = decode_tensor(cx, t, t->path, arena_printf(cx->arena, "initializer '%s'", t->name));
-    add_tensor_const(cx, t->name, &ot, t->path);
+    add_tensor_const(cx, scope_define(cx, t->name), &ot, t->path); /* a subgraph's: renamed */
   }
 }
+
 
 /* A graph input's type: element type and shape (dimValue: a number;
  * dimParam: a symbolic dim; neither: a symbol named after input and dim). */
@@ -1852,21 +1972,28 @@ static const char *node_op_type(Onnx *cx, const OnnxNode *node) {
  * (If's branches, Loop's body), in file order, each with its node. */
 typedef struct {
   const OnnxNode *node;
-  int index; /* in its graph */
+  int index;      /* in its graph */
+  const char *in; /* NULL, or the subgraph it is in: "If 'cond' else_branch" */
 } NodeRef;
 
-static void collect_nodes(Onnx *cx, const OnnxGraph *og, PtrVec *out) {
+static void collect_nodes(Onnx *cx, const OnnxGraph *og, const char *in, PtrVec *out) {
   for (int i = 0; i < og->nnodes; i++) {
     NodeRef *r = arena_alloc(cx->arena, sizeof *r);
     r->node = &og->nodes[i];
     r->index = i;
+    r->in = in;
     vec_push(cx->arena, out, r);
     for (int k = 0; k < r->node->nattrs; k++) {
       const OnnxAttr *a = &r->node->attrs[k];
+      if (!a->has_g && !a->ngraphs)
+        continue;
+      const char *op = r->node->op_type ? r->node->op_type : "?";
+      const char *sub = r->node->name[0] ? arena_printf(cx->arena, "%s '%s' %s", op, r->node->name, a->name)
+                                         : arena_printf(cx->arena, "%s %d %s", op, i, a->name);
       if (a->has_g)
-        collect_nodes(cx, a->g, out);
+        collect_nodes(cx, a->g, sub, out);
       for (int j = 0; j < a->ngraphs; j++)
-        collect_nodes(cx, a->graphs[j], out);
+        collect_nodes(cx, a->graphs[j], sub, out);
     }
   }
 }
@@ -1876,7 +2003,7 @@ static void collect_nodes(Onnx *cx, const OnnxGraph *og, PtrVec *out) {
  * nodes of subgraphs (If, Loop, Scan bodies) included. */
 static void check_operators(Onnx *cx, const OnnxGraph *og) {
   PtrVec all = {0};
-  collect_nodes(cx, og, &all);
+  collect_nodes(cx, og, NULL, &all);
   size_t count = (size_t)all.len;
   const char **keys = arena_alloc(cx->arena, (count + 1) * sizeof *keys);
   bool *done = arena_alloc(cx->arena, count + 1);
@@ -1915,6 +2042,8 @@ static void check_operators(Onnx *cx, const OnnxGraph *og) {
         sb_printf(&sb, "%s'%s'", more ? ", " : "", r->node->name);
       else
         sb_printf(&sb, "%s%d", more ? ", " : "", r->index);
+      if (r->in)
+        sb_printf(&sb, " in %s", r->in);
       more = true;
       done[j] = true;
     }
@@ -1962,7 +2091,7 @@ static void read_node_io(Onnx *cx, const OnnxNode *node, ONode *n) {
   n->inputs = arena_alloc(cx->arena, ((size_t)n->ninputs + 1) * sizeof *n->inputs);
   for (int k = 0; k < n->ninputs; k++) {
     const char *name = node->inputs[k];
-    n->inputs[k] = name[0] ? graph_find(cx->g, name) : -1;
+    n->inputs[k] = name[0] ? graph_find(cx->g, scoped_name(cx, name)) : -1;
     if (name[0] && n->inputs[k] < 0)
       graph_error(cx->g, input_path(cx, n, k), "%sundefined value '%s'", node_desc(cx, n), name);
   }
@@ -1974,7 +2103,7 @@ static void read_node_io(Onnx *cx, const OnnxNode *node, ONode *n) {
   for (int k = 0; k < n->noutputs; k++) {
     const char *p = path_index(cx, n->path, "output", (size_t)k);
     const char *name = node->outputs[k];
-    n->outputs[k] = name[0] ? name : NULL;
+    n->outputs[k] = name[0] ? scope_define(cx, name) : NULL;
     if (name[0] && k >= n->entry->max_out)
       graph_error(cx->g, p, "%soutput %d ('%s') is not supported; only the first %d output%s can be computed",
                   node_desc(cx, n), k, name, n->entry->max_out, n->entry->max_out > 1 ? "s" : "");

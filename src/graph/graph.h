@@ -256,6 +256,8 @@ bool graph_dim_value(const AffineExpr *d, int64_t *v);          /* true if const
 bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b); /* as polynomials */
 /* Total element count as an expression. */
 AffineExpr *graph_numel(Graph *g, const GraphValue *v);
+/* A dim as text ("H floordiv 16 + 1"), for messages. */
+const char *graph_dim_str(const Graph *g, const AffineExpr *d);
 /* Element size in bytes (i1: 1; f16: 2). */
 int graph_elem_bytes(ElemType t);
 /* Zeroed room for the data of a constant of `count` elements that an

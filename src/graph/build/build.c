@@ -361,6 +361,12 @@ static int64_t floordiv64(int64_t a, int64_t b) {
 static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr *b) {
   if (is_const(b, 1))
     return a;
+  /* (x floordiv p) floordiv q = x floordiv (p q) for positive p, q (and
+   * ceildiv alike): strided layers' extents stay one division, and equal
+   * dims compare equal */
+  if ((kind == AE_FLOORDIV || kind == AE_CEILDIV) && a->kind == kind && b->kind == AE_CONST && b->value > 0 &&
+      a->rhs->kind == AE_CONST && a->rhs->value > 0)
+    return dim_div(g, kind, a->lhs, graph_dim_const(g, dim_times(g, a->rhs->value, b->value)));
   if (a->kind == AE_CONST && b->kind == AE_CONST && b->value != 0) {
     if (b->value == -1)
       dim_times(g, a->value, -1); /* INT64_MIN / -1 overflows too */
@@ -429,6 +435,8 @@ static const char *dim_str(const Graph *g, const AffineExpr *d) {
   sb_free(&sb);
   return s;
 }
+
+const char *graph_dim_str(const Graph *g, const AffineExpr *d) { return dim_str(g, d); }
 
 /* "[N, 3, 224]" */
 static const char *shape_str(const Graph *g, int rank, AffineExpr *const *shape) {
@@ -1046,7 +1054,7 @@ static int broadcast_shapes(const Infer *s, int ra, AffineExpr *const *a, int rb
     else if (!db || is_const(db, 1))
       out[i] = da;
     else if (dims_equal(s->g, da, db))
-      out[i] = da;
+      out[i] = da->kind == AE_CONST ? da : db->kind == AE_CONST ? db : da;
     else
       node_error(s, "%scannot broadcast %s and %s", shape_str(s->g, ra, a), shape_str(s->g, rb, b));
   }
@@ -1818,8 +1826,54 @@ static void infer_slice(Infer *s) {
   GraphAttr *starts = default_ints(g, n, "starts", x->rank, 0);
   GraphAttr *strides = default_ints(g, n, "strides", x->rank, 1);
   AffineExpr *shape[LG_MAX_RANK];
+  /* an optional 2nd input, a 1-D i64 constant of one size per dim, may give
+   * a size as an expression in the symbolic dims (a table cut to a sequence
+   * length: ONNX Slice's ends from Shape); consumed here, like reshape's
+   * shape. Such a size is the output's extent as it is: that the slice
+   * stays inside x is checked by the bounds analysis (--checks at run time) */
+  AffineExpr *sym_size[LG_MAX_RANK] = {0};
+  if (has_input(s, 1)) {
+    const GraphValue *t = in_value(s, 1);
+    if (t->kind != GV_CONST || t->type != TY_I64 || t->rank != 1 || t->count != x->rank)
+      graph_error(g, n->path, "%sthe sizes input '%s' must be a constant 1-D i64 tensor of %d elements", s->desc,
+                  t->name, x->rank);
+    for (int i = 0; i < x->rank; i++) {
+      int64_t v;
+      AffineExpr *e = t->sym ? t->sym[i] : graph_dim_const(g, graph_const_i(t, i));
+      if (graph_dim_value(e, &v)) {
+        sizes->ints[i] = v;
+        continue;
+      }
+      if (starts->ints[i] < 0 || strides->ints[i] <= 0)
+        graph_error(g, n->path, "%sdim %d: a symbolic size (%s) needs a start >= 0 and a stride > 0", s->desc, i,
+                    dim_str(g, e));
+      sym_size[i] = e;
+      sizes->ints[i] = 0; /* the output's extent says it */
+    }
+    n->ninputs = 1;
+  }
   for (int i = 0; i < x->rank; i++) {
     int64_t start = starts->ints[i], size = sizes->ints[i], stride = strides->ints[i], in;
+    if (sym_size[i]) {
+      shape[i] = sym_size[i];
+      continue;
+    }
+    if (size < 0 && start >= 0 && stride > 0 && size >= -((int64_t)1 << 40)) {
+      /* size -1 - k: from start up to the extent less k, by stride; with a
+       * symbolic extent an expression ((in - k - start) ceildiv stride), which
+       * a run with a smaller extent makes empty, never reads past */
+      AffineExpr *avail = dim_add_const(g, x->shape[i], dim_times(g, dim_plus(g, -1 - size, start), -1));
+      if (graph_dim_value(avail, &in)) {
+        size = in <= 0 ? 0 : (in + stride - 1) / stride;
+        sizes->ints[i] = size;
+        if (size == 0)
+          starts->ints[i] = 0;
+        shape[i] = graph_dim_const(g, size);
+      } else {
+        shape[i] = dim_div(g, AE_CEILDIV, avail, graph_dim_const(g, stride));
+      }
+      continue;
+    }
     if (size < 0 || start < 0 || stride == 0)
       graph_error(g, n->path, "%sdim %d: start %lld, size %lld, stride %lld are not normalised", s->desc, i,
                   (long long)start, (long long)size, (long long)stride);
@@ -1865,9 +1919,31 @@ static void infer_pad(Infer *s) {
   const GraphValue *x = in_value(s, 0);
   GraphAttr *pad = padding_attr(s->g, s->n, x->rank);
   default_float(s->g, s->n, "value", 0.0);
+  /* the other modes read x again: reflect about the first and last
+   * elements (pads up to d - 1) and wrap around (pads up to d), on static
+   * dims; repeat the edge (any pads, d >= 1; a symbolic d that is 0 at run
+   * time reads pad_value's 0 instead) */
+  const char *mode = default_string(s->g, s->n, "mode", "constant");
+  bool reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0, wrap = strcmp(mode, "wrap") == 0;
+  if (!reflect && !edge && !wrap && strcmp(mode, "constant") != 0)
+    graph_error(s->g, attr_path(s->n, graph_attr(s->g, s->n, "mode")),
+                "%s'mode' must be constant, reflect, edge or wrap, not '%s'", s->desc, mode);
   AffineExpr *shape[LG_MAX_RANK];
-  for (int i = 0; i < x->rank; i++)
-    shape[i] = dim_add_const(s->g, x->shape[i], dim_plus(s->g, pad->ints[2 * i], pad->ints[2 * i + 1]));
+  for (int i = 0; i < x->rank; i++) {
+    int64_t lo = pad->ints[2 * i], hi = pad->ints[2 * i + 1], d;
+    if ((reflect || edge || wrap) && (lo || hi)) {
+      if (edge && !graph_dim_value(x->shape[i], &d))
+        d = 1;
+      else if (!graph_dim_value(x->shape[i], &d))
+        graph_error(s->g, s->n->path, "%sdim %d of '%s' is %s, symbolic, but %s padding needs it static (fix it with --dim)",
+                    s->desc, i, x->name, dim_str(s->g, x->shape[i]), mode);
+      int64_t most = reflect ? d - 1 : wrap ? d : d > 0 ? INT64_MAX : 0;
+      if (lo > most || hi > most)
+        graph_error(s->g, s->n->path, "%s%s padding of dim %d by [%lld, %lld] needs pads of at most %lld (its extent is %lld)",
+                    s->desc, mode, i, (long long)lo, (long long)hi, (long long)(most < 0 ? 0 : most), (long long)d);
+    }
+    shape[i] = dim_add_const(s->g, x->shape[i], dim_plus(s->g, lo, hi));
+  }
   set_out(s, x->type, x->rank, shape);
 }
 
@@ -1879,6 +1955,20 @@ static void infer_tile(Infer *s) {
   for (int i = 0; i < x->rank; i++) {
     if (rep->ints[i] < 0)
       graph_error(s->g, attr_path(s->n, rep), "%srepeats must not be negative", s->desc);
+    shape[i] = dim_mul(s->g, x->shape[i], graph_dim_const(s->g, rep->ints[i]));
+  }
+  set_out(s, x->type, x->rank, shape);
+}
+
+/* repeat: dim i grows by repeats[i], each element repeated in place. */
+static void infer_repeat(Infer *s) {
+  const GraphValue *x = in_value(s, 0);
+  GraphAttr *rep = required_ints(s->g, s->n, "repeats");
+  check_count(s->g, s->n, rep, x->rank);
+  AffineExpr *shape[LG_MAX_RANK];
+  for (int i = 0; i < x->rank; i++) {
+    if (rep->ints[i] < 1)
+      graph_error(s->g, attr_path(s->n, rep), "%srepeats must be positive", s->desc);
     shape[i] = dim_mul(s->g, x->shape[i], graph_dim_const(s->g, rep->ints[i]));
   }
   set_out(s, x->type, x->rank, shape);
@@ -1960,6 +2050,9 @@ static void infer_layout(Infer *s) {
     break;
   case GOP_TILE:
     infer_tile(s);
+    break;
+  case GOP_REPEAT:
+    infer_repeat(s);
     break;
   case GOP_REVERSE:
     infer_reverse(s);

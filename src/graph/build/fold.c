@@ -436,6 +436,10 @@ static AffineExpr *sym_div(Arena *a, AffineExpr *x, AffineExpr *y) {
     return x;
   if (x->kind == AE_CONST)
     return affine_const(a, x->value / d);
+  /* (x floordiv p) floordiv d = x floordiv (p d) */
+  if (x->kind == AE_FLOORDIV && x->rhs->kind == AE_CONST && x->rhs->value > 0 && x->rhs->value <= INT64_MAX / d &&
+      nonnegative(x->lhs))
+    return sym_div(a, x->lhs, affine_const(a, x->rhs->value * d));
   /* (k * N) / d with d dividing k: exact, no floordiv needed */
   if (x->kind == AE_MUL) {
     if (x->lhs->kind == AE_CONST && x->lhs->value % d == 0)
@@ -790,11 +794,16 @@ static bool locate_concat(const Fold *f, const int64_t *idx, int64_t flat, int *
 static bool locate_pad(const Fold *f, const int64_t *idx, int64_t flat, int *input, int64_t *index) {
   const Shape *in = &f->ins[0];
   const GraphAttr *pad = find_attr(f->n, "padding", GA_INTS2);
+  const GraphAttr *mode = find_attr(f->n, "mode", GA_STRING);
+  char m = mode && mode->s ? mode->s[0] : 'c'; /* constant, reflect, edge, wrap (checked by the builder) */
   int64_t src[LG_MAX_RANK];
   (void)flat;
   *input = 0;
   for (int d = 0; d < in->rank; d++) {
-    src[d] = idx[d] - (pad && pad->n == in->rank ? pad->ints[2 * d] : 0);
+    int64_t n = in->dim[d], j = idx[d] - (pad && pad->n == in->rank ? pad->ints[2 * d] : 0);
+    if (m != 'c' && n > 0 && (j < 0 || j >= n))
+      j = m == 'e' ? (j < 0 ? 0 : n - 1) : m == 'w' ? (j < 0 ? j + n : j - n) : (j < 0 ? -j : 2 * (n - 1) - j);
+    src[d] = j;
     if (src[d] < 0 || src[d] >= in->dim[d])
       *input = -1;
   }
@@ -811,6 +820,20 @@ static bool locate_tile(const Fold *f, const int64_t *idx, int64_t flat, int *in
       return false;
     src[d] = idx[d] % in->dim[d];
   }
+  *input = 0;
+  *index = flatten(in, src);
+  return true;
+}
+
+static bool locate_repeat(const Fold *f, const int64_t *idx, int64_t flat, int *input, int64_t *index) {
+  const Shape *in = &f->ins[0];
+  const int64_t *rep = attr_ints(f->n, "repeats", in->rank);
+  int64_t src[LG_MAX_RANK];
+  (void)flat;
+  if (!rep)
+    return false;
+  for (int d = 0; d < in->rank; d++)
+    src[d] = idx[d] / rep[d];
   *input = 0;
   *index = flatten(in, src);
   return true;
@@ -912,6 +935,7 @@ static bool fold_layout(Fold *f) {
   case GOP_CONCAT: return move_elements(f, locate_concat, f->nin, 0);
   case GOP_PAD: return move_elements(f, locate_pad, 1, attr_float(f->n, "value", 0));
   case GOP_TILE: return move_elements(f, locate_tile, 1, 0);
+  case GOP_REPEAT: return move_elements(f, locate_repeat, 1, 0);
   case GOP_REVERSE: return move_elements(f, locate_reverse, 1, 0);
   case GOP_GATHER:
     return f->in[1] && f->ins[0].rank + f->ins[1].rank - 1 == f->os.rank && move_elements(f, locate_gather, 1, 0);

@@ -1185,14 +1185,86 @@ static void lower_slice(Lower *L) {
   int first = op_dims_over(b, "d", y->rank, y->shape);
   int o = op_bare(b, yt, first);
   AffineExpr **map = new_map(L, x->rank);
-  for (int i = 0; i < x->rank; i++)
+  bool symbolic_size = false;
+  for (int i = 0; i < x->rank; i++) {
     map[i] = add(L, cst(L, attr_ints_at(L, "starts", i, 0)),
                  mul(L, dim_ref(L, first + i), cst(L, attr_ints_at(L, "strides", i, 1))));
-  op_yield(b, o, op_read(b, op_operand(b, read_tensor(L, 0), map)));
+    /* a size given as an expression (the builder left 0 in `sizes`): no
+     * proof that it stays inside x, so reads outside give 0, never memory
+     * past x (a run whose sequence is longer than the table it cuts) */
+    symbolic_size |= attr_ints_at(L, "sizes", i, 1) == 0 && y->shape[i]->kind != AE_CONST;
+  }
+  int xo = op_operand(b, read_tensor(L, 0), map);
+  b->operands[xo].guarded = symbolic_size;
+  op_yield(b, o, op_read(b, xo));
   op_end(b);
 }
 
+/* Pad modes that read x again (reflect, edge, wrap): the output splits,
+ * along each padded dim, into the low pad, the middle (x) and the high pad,
+ * and each of the up to 3^k blocks is one copy whose map reads x where the
+ * mode says: low pad i (0 <= i < lo) reads reflect lo - i, edge 0, wrap
+ * d - lo + i; high pad i reads reflect d - 2 - i, edge d - 1, wrap i (the
+ * builder checked the pads against the static extent d). */
+static void lower_pad_mode(Lower *L, char mode) {
+  const GraphValue *x = in(L, 0);
+  int yt = write_tensor(L, 0), xt = read_tensor(L, 0);
+  int r = x->rank, padded[LG_MAX_RANK], k = 0;
+  int64_t lo[LG_MAX_RANK], hi[LG_MAX_RANK];
+  for (int i = 0; i < r; i++) {
+    attr_pad(L, "padding", i, r, &lo[i], &hi[i]);
+    if (lo[i] || hi[i])
+      padded[k++] = i;
+  }
+  int blocks = 1;
+  for (int j = 0; j < k; j++)
+    blocks *= 3;
+  for (int blk = 0; blk < blocks; blk++) {
+    int part[LG_MAX_RANK] = {0}; /* per dim: 0 low, 1 middle, 2 high */
+    for (int i = 0; i < r; i++)
+      part[i] = 1;
+    bool empty = false;
+    for (int j = 0, c = blk; j < k; j++, c /= 3) {
+      int i = padded[j];
+      part[i] = c % 3;
+      empty |= (part[i] == 0 && lo[i] == 0) || (part[i] == 2 && hi[i] == 0);
+    }
+    if (empty)
+      continue;
+    OpBuilder *b = op_begin(L);
+    AffineExpr *ext[LG_MAX_RANK];
+    for (int i = 0; i < r; i++)
+      ext[i] = part[i] == 0 ? cst(L, lo[i]) : part[i] == 2 ? cst(L, hi[i]) : x->shape[i];
+    int first = op_dims_over(b, "d", r, ext);
+    AffineExpr **ymap = new_map(L, r), **xmap = new_map(L, r);
+    for (int i = 0; i < r; i++) {
+      AffineExpr *di = dim_ref(L, first + i), *d = x->shape[i];
+      if (part[i] == 1) {
+        ymap[i] = add(L, di, cst(L, lo[i]));
+        xmap[i] = di;
+      } else if (part[i] == 0) {
+        ymap[i] = di;
+        xmap[i] = mode == 'r' ? sub(L, cst(L, lo[i]), di) : mode == 'e' ? cst(L, 0) : add(L, sub(L, d, cst(L, lo[i])), di);
+      } else {
+        ymap[i] = add(L, add(L, di, cst(L, lo[i])), d);
+        xmap[i] = mode == 'r' ? sub(L, sub(L, d, cst(L, 2)), di) : mode == 'e' ? sub(L, d, cst(L, 1)) : di;
+      }
+    }
+    int o = op_operand(b, yt, ymap);
+    int xo = op_operand(b, xt, xmap);
+    for (int i = 0; i < r; i++) /* edge of a symbolic dim that may be 0 */
+      b->operands[xo].guarded |= part[i] != 1 && x->shape[i]->kind != AE_CONST;
+    op_yield(b, o, op_read(b, xo));
+    op_end(b);
+  }
+}
+
 static void lower_pad(Lower *L) {
+  const GraphAttr *mode = attr(L, "mode");
+  if (mode && mode->kind == GA_STRING && strcmp(mode->s, "constant") != 0) {
+    lower_pad_mode(L, mode->s[0]);
+    return;
+  }
   const GraphValue *x = in(L, 0), *y = out(L, 0);
   int yt = write_tensor(L, 0);
   OpBuilder *b = op_begin(L);
@@ -1223,6 +1295,19 @@ static void lower_tile(Lower *L) {
   for (int i = 0; i < x->rank; i++)
     map[i] = attr_ints_at(L, "repeats", i, 1) == 1 ? dim_ref(L, first + i)
                                                    : affine_binary(L->arena, AE_MOD, dim_ref(L, first + i), x->shape[i]);
+  op_yield(b, o, op_read(b, op_operand(b, read_tensor(L, 0), map)));
+  op_end(b);
+}
+
+static void lower_repeat(Lower *L) {
+  const GraphValue *x = in(L, 0), *y = out(L, 0);
+  int yt = write_tensor(L, 0);
+  OpBuilder *b = op_begin(L);
+  int first = op_dims_over(b, "d", y->rank, y->shape);
+  int o = op_bare(b, yt, first);
+  AffineExpr **map = new_map(L, x->rank);
+  for (int i = 0; i < x->rank; i++)
+    map[i] = floordiv(L, dim_ref(L, first + i), cst(L, attr_ints_at(L, "repeats", i, 1)));
   op_yield(b, o, op_read(b, op_operand(b, read_tensor(L, 0), map)));
   op_end(b);
 }
@@ -1534,6 +1619,9 @@ static void lower_node(Lower *L) {
     return;
   case GOP_TILE:
     lower_tile(L);
+    return;
+  case GOP_REPEAT:
+    lower_repeat(L);
     return;
   case GOP_REVERSE:
     lower_reverse(L);

@@ -45,6 +45,16 @@ static bool same_group(const Graph *g, const GraphNode *a, const GraphNode *b) {
          graph_dim_value(val(g, b->inputs[1])->shape[0], &kb) && ka == kb;
 }
 
+/* base + "_shared", or with a number after it when the graph has that name:
+ * one weight can lead two groups (an unrolled recurrence reads its matrix
+ * once per step, from different activations). */
+static const char *shared_name(Graph *g, const char *base) {
+  const char *name = arena_printf(g->arena, "%s_shared", base);
+  for (int k = 2; graph_find(g, name) >= 0; k++)
+    name = arena_printf(g->arena, "%s_shared%d", base, k);
+  return name;
+}
+
 /* [K, N_1 + ... + N_m]: row k is row k of every weight, in group order. */
 static int concat_weights(Graph *g, GraphNode **group, int m, int64_t k, int64_t total, const char *path) {
   const GraphValue *w0 = val(g, group[0]->inputs[1]);
@@ -61,7 +71,7 @@ static int concat_weights(Graph *g, GraphNode **group, int m, int64_t k, int64_t
     col += n;
   }
   int64_t shape[2] = {k, total};
-  const char *name = arena_printf(g->arena, "%s_shared", w0->name);
+  const char *name = shared_name(g, w0->name);
   return graph_add_const(g, name, w0->type, 2, shape, data, path);
 }
 
@@ -111,7 +121,7 @@ static void share_group(Graph *g, GraphNode **group, int m, int first_index, Ptr
   }
   int w = concat_weights(g, group, m, k, total, group[0]->path);
   int ins[2] = {group[0]->inputs[0], w};
-  const char *name = arena_printf(g->arena, "%s_shared", val(g, group[0]->outputs[0])->name);
+  const char *name = shared_name(g, val(g, group[0]->outputs[0])->name);
   const char *out_names[1] = {name};
   int wide = graph_add_node(g, GOP_MATMUL, name, 2, ins, 0, NULL, out_names, group[0]->path, "matmul");
   move_last_node_to(g, first_index);
