@@ -178,6 +178,9 @@ def symbolic_cases():
         dims=d)
     add("reduce_mean_symbolic", [h.make_node("ReduceMean", ["x"], ["y"], axes=[0, 2], keepdims=0)],
         [("x", T.FLOAT, ["N", 3, "H", "W"])], ["y"], opset=13, dims=d)
+    add("reduce_mean_symbolic_i32", [h.make_node("ReduceMean", ["x"], ["y"], axes=[1, 2], keepdims=1)],
+        [("x", T.INT32, ["N", "H", 5])], ["y"], opset=13, dims=[{"N": 2, "H": 1}, {"N": 1, "H": 7}, {"N": 3, "H": 11}],
+        ranges={"x": (-1000, 1000)})
     add("shape_as_data", [h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["sf"], to=T.FLOAT),
                           h.make_node("ReduceProd", ["sf"], ["p"], keepdims=0),
                           h.make_node("Div", ["x", "p"], ["y"])],
@@ -399,7 +402,7 @@ def assume_cases():
 # and unproven equal dims, the math functions): run with --pending, where
 # they are expected to fail until it is.
 PENDING = {"fpn_add_assumed_equal", "concat_assumed_equal", "range_to_symbolic_dim", "math", "round_halves",
-           "gap_symbolic", "reduce_mean_symbolic", "shape_as_data"}
+           "shape_as_data"}
 
 
 def all_cases():

@@ -1145,21 +1145,50 @@ static void lower_reduce(Lower *L) {
   op_end(b);
   if (L->node->op != GOP_REDUCE_MEAN)
     return;
+  /* the count of reduced elements: the static extents' product, times the
+   * symbolic extents' product, which a kernel step counts at run time into
+   * an i64 scalar (a loop of adds over those extents: exact, and cheap
+   * next to the sum; payloads have no node for a size's value) */
   int64_t count = 1;
+  AffineExpr *sym[LG_MAX_RANK];
+  int nsym = 0;
   for (int i = 0; i < x->rank; i++) {
     int64_t e;
     if (!reduced[i])
       continue;
-    if (!graph_dim_value(x->shape[i], &e))
-      node_error(L, arena_printf(L->arena, "reduce_mean over a symbolic dim is not supported yet%s",
-                                 graph_dims_hint(L->g, 1, &x->shape[i])));
-    count *= e;
+    if (graph_dim_value(x->shape[i], &e))
+      count *= e;
+    else
+      sym[nsym++] = x->shape[i];
+  }
+  int ct = -1;
+  if (nsym) {
+    AffineExpr **one = new_map(L, 1); /* the tensor keeps the array */
+    one[0] = cst(L, 1);
+    ct = add_tensor(L, arena_printf(L->arena, "%s_count", y->name), TY_I64, 1, one, TS_WORKSPACE, true, NULL);
+    emit_fill(L, ct, COMB_ADD);
+    b = op_begin(L);
+    for (int i = 0; i < nsym; i++)
+      op_dim(b, arena_printf(L->arena, "r%d", i), ITER_REDUCTION, sym[i]);
+    AffineExpr **zero = new_map(L, 1);
+    zero[0] = cst(L, 0);
+    int co = op_operand(b, ct, zero);
+    op_yield(b, co, op2(b, SOP_ADDI, op_read(b, co), op_const_i(b, TY_I64, 1)));
+    op_end(b);
   }
   b = op_begin(L);
   int first = op_dims_over(b, "d", y->rank, y->shape);
   o = op_bare(b, yt, first);
   bool f = elem_type_is_float(y->type);
-  op_yield(b, o, op2(b, f ? SOP_DIVF : SOP_DIVIS, op_read(b, o), op_const(b, y->type, (double)count)));
+  int divisor = op_const(b, y->type, (double)count);
+  if (ct >= 0) {
+    AffineExpr **zero = new_map(L, 1);
+    zero[0] = cst(L, 0);
+    int n = op1(b, SOP_CAST, op_read(b, op_operand(b, ct, zero)));
+    b->nodes[n].type = y->type;
+    divisor = count == 1 ? n : op2(b, f ? SOP_MULF : SOP_MULI, n, divisor);
+  }
+  op_yield(b, o, op2(b, f ? SOP_DIVF : SOP_DIVIS, op_read(b, o), divisor));
   op_end(b);
 }
 
