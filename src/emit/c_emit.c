@@ -351,6 +351,13 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   StrBuf sizes = {0};
   for (int i = 0; i < k->nsizes; i++)
     sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
+  /* dims the graph took as equal without a proof (SizeAssume): -1, or
+   * under --checks G_run's report */
+  for (int i = 0; i < k->nassumes && !e->opt->checks; i++) {
+    line(e, "  if (%s != %s) /* %s */", affine_str(e, k->assumes[i].a), affine_str(e, k->assumes[i].b),
+         c_comment_text(e->arena, k->assumes[i].what));
+    line(e, "    return -1;");
+  }
   line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, sb_cstr(&sizes));
   line(e, "  if (!lgen_raw)");
   line(e, "    return -1;");

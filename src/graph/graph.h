@@ -171,6 +171,7 @@ typedef struct {
   Loc (*locate)(void *locate_data, const char *path);
   void *locate_data;
   const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
+  PtrVec assumes;      /* SizeAssume*: dims taken as equal, checked at run time */
   /* While a node of an lgen-graph/1 file is built: the attribute names the
    * builder asks it for (graph_attr), so that a name it never asks for is
    * reported as unknown, with the nearest of them as a suggestion. */

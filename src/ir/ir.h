@@ -309,6 +309,15 @@ static inline const Operand *op_operand_at(const StructuredOp *op, int i) {
   return &op->epilogue->operands[i - (op->init ? op->init->noperands : 0)];
 }
 
+/* Two sizes the kernel assumes equal (a model graph's broadcast or concat
+ * of dims lgen could not prove equal): its entry point returns -1 when
+ * they differ, and --checks reports them. `what` says where (text from the
+ * input, escaped by the emitter). */
+typedef struct {
+  const AffineExpr *a, *b;
+  const char *what;
+} SizeAssume;
+
 typedef struct {
   const char *name;      /* C function name without prefix */
   const char *doc;       /* doc string or NULL */
@@ -320,6 +329,8 @@ typedef struct {
   AttrParam *attrs;
   int nops;
   StructuredOp *ops;
+  int nassumes;
+  SizeAssume *assumes;
   Loc loc;
   /* An OpDSL def (frontend/opdsl.h): the generic config this kernel is one
    * instance of; a graph call instantiates it again for its operands. */

@@ -401,7 +401,7 @@ def assume_cases():
 # Cases of what is not in lgen yet (issue 15 item 3's symbolic dims as data
 # and unproven equal dims, the math functions): run with --pending, where
 # they are expected to fail until it is.
-PENDING = {"fpn_add_assumed_equal", "concat_assumed_equal", "range_to_symbolic_dim", "math", "round_halves",
+PENDING = {"range_to_symbolic_dim", "math", "round_halves",
            "shape_as_data"}
 
 

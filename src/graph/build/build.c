@@ -1037,8 +1037,30 @@ static void want_float(const Infer *s, int i) {
                 elem_type_name(v->type));
 }
 
+/* Dims a and b must be equal. Equal as expressions, fine; two different
+ * numbers, not; otherwise (a symbolic dim lgen cannot prove equal to the
+ * other: (H - 1) floordiv 16 + 1 and ((H - 1) floordiv 32 + 1) * 2, equal
+ * when H is a multiple of 32, in PaddleOCR's detector) the graph assumes
+ * it, and the generated entry point checks it at run time. */
+static bool dims_agree(const Infer *s, const AffineExpr *a, const AffineExpr *b, const char *what) {
+  if (dims_equal(s->g, a, b))
+    return true;
+  if (a->kind == AE_CONST && b->kind == AE_CONST)
+    return false;
+  for (int i = 0; i < s->g->assumes.len; i++) {
+    const SizeAssume *x = s->g->assumes.items[i];
+    if ((affine_equal(x->a, a) && affine_equal(x->b, b)) || (affine_equal(x->a, b) && affine_equal(x->b, a)))
+      return true;
+  }
+  SizeAssume *x = arena_alloc(s->g->arena, sizeof *x);
+  x->a = a, x->b = b;
+  x->what = arena_printf(s->g->arena, "%s%s: %s and %s", s->desc, what, dim_str(s->g, a), dim_str(s->g, b));
+  vec_push(s->g->arena, &s->g->assumes, x);
+  return true;
+}
+
 static void want_dims_equal(const Infer *s, const AffineExpr *a, const AffineExpr *b, const char *what) {
-  if (!dims_equal(s->g, a, b))
+  if (!dims_agree(s, a, b, what))
     graph_error(s->g, s->n->path, "%s%s do not match: %s vs %s", s->desc, what, dim_str(s->g, a), dim_str(s->g, b));
 }
 
@@ -1053,7 +1075,7 @@ static int broadcast_shapes(const Infer *s, int ra, AffineExpr *const *a, int rb
       out[i] = db;
     else if (!db || is_const(db, 1))
       out[i] = da;
-    else if (dims_equal(s->g, da, db))
+    else if (dims_agree(s, da, db, "broadcast dims"))
       out[i] = da->kind == AE_CONST ? da : db->kind == AE_CONST ? db : da;
     else
       node_error(s, "%scannot broadcast %s and %s", shape_str(s->g, ra, a), shape_str(s->g, rb, b));
@@ -1908,7 +1930,7 @@ static void infer_concat(Infer *s) {
     for (int d = 0; d < x->rank; d++)
       if (d == axis)
         shape[d] = dim_add(g, shape[d], v->shape[d]);
-      else if (!dims_equal(g, shape[d], v->shape[d]))
+      else if (!dims_agree(s, shape[d], v->shape[d], "concatenated dims"))
         node_error(s, "%scannot concatenate %s and %s: the other dims differ", value_shape_str(g, x),
                    value_shape_str(g, v));
   }

@@ -1765,6 +1765,10 @@ Kernel *graph_lower(const Graph *g, const char *name, Arena *arena, Diag *diag) 
   k->sizes = arena_alloc(arena, sizeof(SizeSym) * (size_t)(k->nsizes + 1));
   for (int s = 0; s < k->nsizes; s++)
     k->sizes[s] = (SizeSym){.name = g->symbols.items[s], .loc = k->loc};
+  k->nassumes = g->assumes.len;
+  k->assumes = arena_alloc(arena, sizeof(SizeAssume) * (size_t)(k->nassumes + 1));
+  for (int i = 0; i < k->nassumes; i++)
+    k->assumes[i] = *(const SizeAssume *)g->assumes.items[i];
   k->nops = L->ops.len;
   k->ops = arena_alloc(arena, sizeof(StructuredOp) * (size_t)(k->nops + 1));
   for (int i = 0; i < k->nops; i++)
