@@ -205,13 +205,15 @@ static FuseOptions fuse_options(const Compilation *cx, const Kernel *k) {
   return (FuseOptions){fusion_enabled(cx->options), n, list};
 }
 
-/* The schedule file's `layout: channels_last` for graph k (the last entry
- * wins). Off by default: on this machine lgen's channels-first window
- * schedules beat its channels-last ones (see lgen(1), LAYOUT). */
+/* Whether graph k's activations around window ops are stored
+ * channels-last: the default with fusion on (the channels-last conv, pool
+ * and depthwise schedules fill vectors with channels, where channels-first
+ * ones fill them with the output width, 7 at the end of ResNet-18); the
+ * schedule file's `layout: given` turns it off (the last entry wins). */
 static bool channels_last_wanted(const Compilation *cx, const Kernel *k) {
   ScheduleItem *items;
   int n = schedule_file_items(cx->schedule_file, k->name, "layout", &items, cx->arena);
-  return fusion_enabled(cx->options) && n > 0 && strcmp(items[n - 1].scalar, "channels_last") == 0;
+  return fusion_enabled(cx->options) && (n == 0 || strcmp(items[n - 1].scalar, "channels_last") == 0);
 }
 
 /* The schedule file's `algorithm:` choices for the graph named `name`. */

@@ -49,6 +49,9 @@ typedef _Bool lgen_bool;
 
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+extern const float lgenpk1_cnn_conv0_W_folded[432];
+extern const float lgenpk3_cnn_conv1_W_folded[2304];
+extern const float lgenpk5_cnn_conv2_W_folded[2304];
 extern const float lgen_cnn_fc_b[10];
 extern const float lgen_cnn_fc_out[160];
 extern const float lgen_cnn_conv0_W_folded[432];
@@ -81,524 +84,547 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
         for (int64_t d2 = 0; d2 < 34; ++d2) {
           LGEN_OMP_SIMD(omp simd)
           for (int64_t d3 = 0; d3 < 34; ++d3) {
-            n0_padded_input[(d1 * 34 + d2) * 34 + d3] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+            n0_padded_input[(d2 * 34 + d3) * 3 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
                 0 <= (d3 - 1) && (d3 - 1) < 32 ? x[(d1 * 32 + (d2 - 1)) * 32 + (d3 - 1)] : 0x0p+0f;
           }
         }
       }
     }
     {
-      const float *restrict conv0_W_folded = lgen_cnn_conv0_W_folded;
       const float *restrict conv0_bias_folded = lgen_cnn_conv0_bias_folded;
       float *restrict n0_padded_input = (float *)workspace;
       float *restrict r0 = (float *)((char *)workspace + 73984);
       /* conv0: Conv + relu0: Relu (epilogue) */
-      LGEN_OMP(omp for)
-      for (int64_t o0 = 0; o0 < 32; ++o0) {
-        for (int64_t o1_r = 0; o1_r < 32; o1_r += 32) {
-          const int64_t o1_len = lgen_min(32, 32 - o1_r);
-          for (int64_t f_r = 0; f_r < 16; f_r += 8) {
-            const int64_t f_len = lgen_min(8, 16 - f_r);
-            if (o1_len == 32 && f_len == 8) { /* a full register block: constant extents */
-              float r0_acc[8][32];
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  r0_acc[f_i][o1_i] = conv0_bias_folded[(f_r + f_i)];
-                }
-              }
-              for (int64_t c = 0; c < 3; ++c) {
-                for (int64_t k0 = 0; k0 < 3; ++k0) {
-                  for (int64_t k1 = 0; k1 < 3; ++k1) {
-                    for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                        r0_acc[f_i][o1_i] = LGEN_FMAF(n0_padded_input[(c * 34 + (o0 + k0)) * 34 +
-                            ((o1_r + o1_i) + k1)], conv0_W_folded[(((f_r + f_i) * 3 + c) * 3 + k0) *
-                            3 + k1], r0_acc[f_i][o1_i]);
-                      }
-                    }
+      LGEN_OMP(omp for collapse(2))
+      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
+        for (int64_t o0 = 0; o0 < 32; ++o0) {
+          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+          /* conv0_W_folded_pack: packed at generation time */
+          const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
+          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+              const int64_t o1_len = lgen_min(8, 32 - o1_r);
+              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                float r0_acc[8][16];
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
                   }
                 }
-              }
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  const float t0 = r0_acc[f_i][o1_i];
-                  r0[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                }
-              }
-            } else {
-              if (o1_len == 32) {
-                if (f_len & 4) {
-                  const int64_t f_off = f_len & ~(int64_t)7;
-                  float r0_acc[4][32];
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r0_acc[f_i][o1_i] = conv0_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 3; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r0_acc[f_i][o1_i] = LGEN_FMAF(
-                                n0_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv0_W_folded[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                                r0_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r0_acc[f_i][o1_i];
-                      r0[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-                if (f_len & 2) {
-                  const int64_t f_off = f_len & ~(int64_t)3;
-                  float r0_acc[2][32];
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r0_acc[f_i][o1_i] = conv0_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 3; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r0_acc[f_i][o1_i] = LGEN_FMAF(
-                                n0_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv0_W_folded[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                                r0_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r0_acc[f_i][o1_i];
-                      r0[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-                if (f_len & 1) {
-                  const int64_t f_off = f_len & ~(int64_t)1;
-                  float r0_acc[1][32];
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r0_acc[f_i][o1_i] = conv0_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 3; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r0_acc[f_i][o1_i] = LGEN_FMAF(
-                                n0_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv0_W_folded[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                                r0_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r0_acc[f_i][o1_i];
-                      r0[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-              } else {
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  float r0_acc[32] = {0};
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    r0_acc[o1_i] = conv0_bias_folded[(f_r + f_i)];
-                  }
-                  for (int64_t c = 0; c < 3; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
+                for (int64_t c = 0; c < 3; ++c) {
+                  for (int64_t k0 = 0; k0 < 3; ++k0) {
+                    for (int64_t k1 = 0; k1 < 3; ++k1) {
+                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                          r0_acc[o1_i] = LGEN_FMAF(n0_padded_input[(c * 34 + (o0 + k0)) * 34 +
-                              ((o1_r + o1_i) + k1)], conv0_W_folded[(((f_r + f_i) * 3 + c) *
-                              3 + k0) * 3 + k1], r0_acc[o1_i]);
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                          r0_acc[o1_i][f_i] = LGEN_FMAF(
+                              n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
+                              conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                              3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
                         }
                       }
                     }
                   }
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    const float t0 = r0_acc[o1_i];
-                    r0[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
+                }
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    const float t0 = r0_acc[o1_i][f_i];
+                    r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
                         t0;
                   }
                 }
+              } else {
+                if (f_len == 16) {
+                  if (o1_len & 4) {
+                    const int64_t o1_off = o1_len & ~(int64_t)7;
+                    float r0_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 3; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r0_acc[o1_i][f_i];
+                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                  if (o1_len & 2) {
+                    const int64_t o1_off = o1_len & ~(int64_t)3;
+                    float r0_acc[2][16];
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 3; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r0_acc[o1_i][f_i];
+                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                  if (o1_len & 1) {
+                    const int64_t o1_off = o1_len & ~(int64_t)1;
+                    float r0_acc[1][16];
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 3; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r0_acc[o1_i][f_i];
+                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                } else {
+                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
+                    float r0_acc[16] = {0};
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      r0_acc[f_i] = conv0_bias_folded[(f_r + f_i)];
+                    }
+                    for (int64_t c = 0; c < 3; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          LGEN_OMP_SIMD(omp simd)
+                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                            r0_acc[f_i] = LGEN_FMAF(
+                                n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
+                                conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                                3 + k1) * 16 + f_i], r0_acc[f_i]);
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      const float t0 = r0_acc[f_i];
+                      r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
+                          t0;
+                    }
+                  }
+                }
               }
-            }
+            } /* o1_r */
           } /* f_r */
-        } /* o1_r */
-      } /* o0 */
+        } /* o0 */
+      } /* f_t0 */
     }
     {
       float *restrict r0 = (float *)((char *)workspace + 73984);
       float *restrict n1_padded_input = (float *)workspace;
       /* conv1: Conv */
       LGEN_OMP(omp for collapse(2))
-      for (int64_t d1 = 0; d1 < 16; ++d1) {
-        for (int64_t d2 = 0; d2 < 34; ++d2) {
+      for (int64_t d2 = 0; d2 < 34; ++d2) {
+        for (int64_t d3 = 0; d3 < 34; ++d3) {
           LGEN_OMP_SIMD(omp simd)
-          for (int64_t d3 = 0; d3 < 34; ++d3) {
-            n1_padded_input[(d1 * 34 + d2) * 34 + d3] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                0 <= (d3 - 1) && (d3 - 1) < 32 ? r0[(d1 * 32 + (d2 - 1)) * 32 + (d3 - 1)] : 0x0p+0f;
+          for (int64_t d1 = 0; d1 < 16; ++d1) {
+            n1_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+                0 <= (d3 - 1) && (d3 - 1) < 32 ? r0[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] : 0x0p+0f;
           }
         }
       }
     }
     {
-      const float *restrict conv1_W_folded = lgen_cnn_conv1_W_folded;
       const float *restrict conv1_bias_folded = lgen_cnn_conv1_bias_folded;
       float *restrict n1_padded_input = (float *)workspace;
       float *restrict r1 = (float *)((char *)workspace + 139520);
       /* conv1: Conv + relu1: Relu (epilogue) */
-      LGEN_OMP(omp for)
-      for (int64_t o0 = 0; o0 < 32; ++o0) {
-        for (int64_t o1_r = 0; o1_r < 32; o1_r += 32) {
-          const int64_t o1_len = lgen_min(32, 32 - o1_r);
-          for (int64_t f_r = 0; f_r < 16; f_r += 8) {
-            const int64_t f_len = lgen_min(8, 16 - f_r);
-            if (o1_len == 32 && f_len == 8) { /* a full register block: constant extents */
-              float r1_acc[8][32];
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  r1_acc[f_i][o1_i] = conv1_bias_folded[(f_r + f_i)];
-                }
-              }
-              for (int64_t c = 0; c < 16; ++c) {
-                for (int64_t k0 = 0; k0 < 3; ++k0) {
-                  for (int64_t k1 = 0; k1 < 3; ++k1) {
-                    for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                        r1_acc[f_i][o1_i] = LGEN_FMAF(n1_padded_input[(c * 34 + (o0 + k0)) *
-                            34 + ((o1_r + o1_i) + k1)], conv1_W_folded[(((f_r + f_i) * 16 + c) *
-                            3 + k0) * 3 + k1], r1_acc[f_i][o1_i]);
-                      }
-                    }
+      LGEN_OMP(omp for collapse(2))
+      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
+        for (int64_t o0 = 0; o0 < 32; ++o0) {
+          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+          /* conv1_W_folded_pack: packed at generation time */
+          const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
+          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+              const int64_t o1_len = lgen_min(8, 32 - o1_r);
+              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                float r1_acc[8][16];
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
                   }
                 }
-              }
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  const float t0 = r1_acc[f_i][o1_i];
-                  r1[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                }
-              }
-            } else {
-              if (o1_len == 32) {
-                if (f_len & 4) {
-                  const int64_t f_off = f_len & ~(int64_t)7;
-                  float r1_acc[4][32];
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r1_acc[f_i][o1_i] = conv1_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r1_acc[f_i][o1_i] = LGEN_FMAF(
-                                n1_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv1_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                r1_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r1_acc[f_i][o1_i];
-                      r1[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-                if (f_len & 2) {
-                  const int64_t f_off = f_len & ~(int64_t)3;
-                  float r1_acc[2][32];
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r1_acc[f_i][o1_i] = conv1_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r1_acc[f_i][o1_i] = LGEN_FMAF(
-                                n1_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv1_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                r1_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r1_acc[f_i][o1_i];
-                      r1[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-                if (f_len & 1) {
-                  const int64_t f_off = f_len & ~(int64_t)1;
-                  float r1_acc[1][32];
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      r1_acc[f_i][o1_i] = conv1_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            r1_acc[f_i][o1_i] = LGEN_FMAF(
-                                n1_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv1_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                r1_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      const float t0 = r1_acc[f_i][o1_i];
-                      r1[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ?
-                          0x0p+0f : t0;
-                    }
-                  }
-                }
-              } else {
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  float r1_acc[32] = {0};
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    r1_acc[o1_i] = conv1_bias_folded[(f_r + f_i)];
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
+                for (int64_t c = 0; c < 16; ++c) {
+                  for (int64_t k0 = 0; k0 < 3; ++k0) {
+                    for (int64_t k1 = 0; k1 < 3; ++k1) {
+                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                          r1_acc[o1_i] = LGEN_FMAF(n1_padded_input[(c * 34 + (o0 + k0)) * 34 +
-                              ((o1_r + o1_i) + k1)], conv1_W_folded[(((f_r + f_i) * 16 + c) *
-                              3 + k0) * 3 + k1], r1_acc[o1_i]);
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                          r1_acc[o1_i][f_i] = LGEN_FMAF(
+                              n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                              conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                              3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
                         }
                       }
                     }
                   }
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    const float t0 = r1_acc[o1_i];
-                    r1[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
+                }
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    const float t0 = r1_acc[o1_i][f_i];
+                    r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
                         t0;
                   }
                 }
+              } else {
+                if (f_len == 16) {
+                  if (o1_len & 4) {
+                    const int64_t o1_off = o1_len & ~(int64_t)7;
+                    float r1_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r1_acc[o1_i][f_i];
+                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                  if (o1_len & 2) {
+                    const int64_t o1_off = o1_len & ~(int64_t)3;
+                    float r1_acc[2][16];
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r1_acc[o1_i][f_i];
+                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                  if (o1_len & 1) {
+                    const int64_t o1_off = o1_len & ~(int64_t)1;
+                    float r1_acc[1][16];
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        const float t0 = r1_acc[o1_i][f_i];
+                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                            0x0p+0f : t0;
+                      }
+                    }
+                  }
+                } else {
+                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
+                    float r1_acc[16] = {0};
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      r1_acc[f_i] = conv1_bias_folded[(f_r + f_i)];
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          LGEN_OMP_SIMD(omp simd)
+                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                            r1_acc[f_i] = LGEN_FMAF(
+                                n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                                conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                3 + k1) * 16 + f_i], r1_acc[f_i]);
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      const float t0 = r1_acc[f_i];
+                      r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
+                          t0;
+                    }
+                  }
+                }
               }
-            }
+            } /* o1_r */
           } /* f_r */
-        } /* o1_r */
-      } /* o0 */
+        } /* o0 */
+      } /* f_t0 */
     }
     {
       float *restrict r1 = (float *)((char *)workspace + 139520);
       float *restrict n2_padded_input = (float *)workspace;
       /* conv2: Conv */
       LGEN_OMP(omp for collapse(2))
-      for (int64_t d1 = 0; d1 < 16; ++d1) {
-        for (int64_t d2 = 0; d2 < 34; ++d2) {
+      for (int64_t d2 = 0; d2 < 34; ++d2) {
+        for (int64_t d3 = 0; d3 < 34; ++d3) {
           LGEN_OMP_SIMD(omp simd)
-          for (int64_t d3 = 0; d3 < 34; ++d3) {
-            n2_padded_input[(d1 * 34 + d2) * 34 + d3] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                0 <= (d3 - 1) && (d3 - 1) < 32 ? r1[(d1 * 32 + (d2 - 1)) * 32 + (d3 - 1)] : 0x0p+0f;
+          for (int64_t d1 = 0; d1 < 16; ++d1) {
+            n2_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+                0 <= (d3 - 1) && (d3 - 1) < 32 ? r1[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] : 0x0p+0f;
           }
         }
       }
     }
     {
-      const float *restrict conv2_W_folded = lgen_cnn_conv2_W_folded;
       const float *restrict conv2_bias_folded = lgen_cnn_conv2_bias_folded;
       float *restrict n2 = (float *)((char *)workspace + 139520);
       float *restrict n2_padded_input = (float *)workspace;
       /* conv2: Conv */
-      LGEN_OMP(omp for)
-      for (int64_t o0 = 0; o0 < 32; ++o0) {
-        for (int64_t o1_r = 0; o1_r < 32; o1_r += 32) {
-          const int64_t o1_len = lgen_min(32, 32 - o1_r);
-          for (int64_t f_r = 0; f_r < 16; f_r += 8) {
-            const int64_t f_len = lgen_min(8, 16 - f_r);
-            if (o1_len == 32 && f_len == 8) { /* a full register block: constant extents */
-              float n2_acc[8][32];
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  n2_acc[f_i][o1_i] = conv2_bias_folded[(f_r + f_i)];
-                }
-              }
-              for (int64_t c = 0; c < 16; ++c) {
-                for (int64_t k0 = 0; k0 < 3; ++k0) {
-                  for (int64_t k1 = 0; k1 < 3; ++k1) {
-                    for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                        n2_acc[f_i][o1_i] = LGEN_FMAF(n2_padded_input[(c * 34 + (o0 + k0)) *
-                            34 + ((o1_r + o1_i) + k1)], conv2_W_folded[(((f_r + f_i) * 16 + c) *
-                            3 + k0) * 3 + k1], n2_acc[f_i][o1_i]);
-                      }
-                    }
+      LGEN_OMP(omp for collapse(2))
+      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
+        for (int64_t o0 = 0; o0 < 32; ++o0) {
+          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+          /* conv2_W_folded_pack: packed at generation time */
+          const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
+          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+              const int64_t o1_len = lgen_min(8, 32 - o1_r);
+              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                float n2_acc[8][16];
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
                   }
                 }
-              }
-              for (int64_t f_i = 0; f_i < 8; ++f_i) {
-                for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                  n2[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = n2_acc[f_i][o1_i];
-                }
-              }
-            } else {
-              if (o1_len == 32) {
-                if (f_len & 4) {
-                  const int64_t f_off = f_len & ~(int64_t)7;
-                  float n2_acc[4][32];
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2_acc[f_i][o1_i] = conv2_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            n2_acc[f_i][o1_i] = LGEN_FMAF(
-                                n2_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv2_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                n2_acc[f_i][o1_i]);
-                          }
+                for (int64_t c = 0; c < 16; ++c) {
+                  for (int64_t k0 = 0; k0 < 3; ++k0) {
+                    for (int64_t k1 = 0; k1 < 3; ++k1) {
+                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                        LGEN_OMP_SIMD(omp simd)
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                          n2_acc[o1_i][f_i] = LGEN_FMAF(
+                              n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                              conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                              3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
                         }
                       }
                     }
                   }
-                  for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = n2_acc[f_i][o1_i];
-                    }
-                  }
                 }
-                if (f_len & 2) {
-                  const int64_t f_off = f_len & ~(int64_t)3;
-                  float n2_acc[2][32];
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2_acc[f_i][o1_i] = conv2_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            n2_acc[f_i][o1_i] = LGEN_FMAF(
-                                n2_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv2_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                n2_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = n2_acc[f_i][o1_i];
-                    }
-                  }
-                }
-                if (f_len & 1) {
-                  const int64_t f_off = f_len & ~(int64_t)1;
-                  float n2_acc[1][32];
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2_acc[f_i][o1_i] = conv2_bias_folded[(f_r + f_off + f_i)];
-                    }
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                            n2_acc[f_i][o1_i] = LGEN_FMAF(
-                                n2_padded_input[(c * 34 + (o0 + k0)) * 34 + ((o1_r + o1_i) + k1)],
-                                conv2_W_folded[(((f_r + f_off + f_i) * 16 + c) * 3 + k0) * 3 + k1],
-                                n2_acc[f_i][o1_i]);
-                          }
-                        }
-                      }
-                    }
-                  }
-                  for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      n2[((f_r + f_off + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = n2_acc[f_i][o1_i];
-                    }
+                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                    n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
                   }
                 }
               } else {
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  float n2_acc[32] = {0};
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    n2_acc[o1_i] = conv2_bias_folded[(f_r + f_i)];
-                  }
-                  for (int64_t c = 0; c < 16; ++c) {
-                    for (int64_t k0 = 0; k0 < 3; ++k0) {
-                      for (int64_t k1 = 0; k1 < 3; ++k1) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                          n2_acc[o1_i] = LGEN_FMAF(n2_padded_input[(c * 34 + (o0 + k0)) * 34 +
-                              ((o1_r + o1_i) + k1)], conv2_W_folded[(((f_r + f_i) * 16 + c) *
-                              3 + k0) * 3 + k1], n2_acc[o1_i]);
+                if (f_len == 16) {
+                  if (o1_len & 4) {
+                    const int64_t o1_off = o1_len & ~(int64_t)7;
+                    float n2_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                            }
+                          }
                         }
                       }
                     }
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                            n2_acc[o1_i][f_i];
+                      }
+                    }
                   }
+                  if (o1_len & 2) {
+                    const int64_t o1_off = o1_len & ~(int64_t)3;
+                    float n2_acc[2][16];
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                            n2_acc[o1_i][f_i];
+                      }
+                    }
+                  }
+                  if (o1_len & 1) {
+                    const int64_t o1_off = o1_len & ~(int64_t)1;
+                    float n2_acc[1][16];
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                            n2_acc[o1_i][f_i];
+                      }
+                    }
+                  }
+                } else {
                   for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    n2[((f_r + f_i) * 32 + o0) * 32 + (o1_r + o1_i)] = n2_acc[o1_i];
+                    float n2_acc[16] = {0};
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      n2_acc[f_i] = conv2_bias_folded[(f_r + f_i)];
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          LGEN_OMP_SIMD(omp simd)
+                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                            n2_acc[f_i] = LGEN_FMAF(
+                                n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                                conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                3 + k1) * 16 + f_i], n2_acc[f_i]);
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                      n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[f_i];
+                    }
                   }
                 }
               }
-            }
+            } /* o1_r */
           } /* f_r */
-        } /* o1_r */
-      } /* o0 */
+        } /* o0 */
+      } /* f_t0 */
     }
     LGEN_OMP(omp single)
     {
@@ -606,32 +632,49 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       float *restrict n2 = (float *)((char *)workspace + 139520);
       float *restrict p = (float *)workspace;
       /* residual: Add + relu2: Relu + gap: GlobalAveragePool */
-      for (int64_t d1 = 0; d1 < 16; ++d1) {
-        float p_acc;
-        p_acc = 0x0p+0f;
-        for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
-          float p_acc_part[64];
-          for (int64_t r3_p = 0; r3_p < 64; ++r3_p)
-            p_acc_part[r3_p] = (float)0;
-          const int64_t r3_split = 32 / 64 * 64;
-          for (int64_t r3_o = 0; r3_o < r3_split; r3_o += 64) {
-            LGEN_OMP_SIMD(omp simd)
-            for (int64_t r3_p = 0; r3_p < 64; ++r3_p) {
-              const float t2 = n2[(d1 * 32 + r2_2) * 32 + (r3_o + r3_p)] +
-                  r0[(d1 * 32 + r2_2) * 32 + (r3_o + r3_p)];
-              p_acc_part[r3_p] = p_acc_part[r3_p] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+      for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 256) {
+        const int64_t d1_t0_end = lgen_min(d1_t0 + 256, 16);
+        for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 32) {
+          const int64_t d1_len = lgen_min(32, d1_t0_end - d1_r);
+          if (d1_len == 32) { /* a full register block: constant extents */
+            float p_acc[32];
+            for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+              p_acc[d1_i] = 0x0p+0f;
+            }
+            for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+              for (int64_t r3 = 0; r3 < 32; ++r3) {
+                LGEN_OMP_SIMD(omp simd)
+                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                  const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+                      r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+                  p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+                }
+              }
+            }
+            for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+              p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
+            }
+          } else {
+            float p_acc[32] = {0};
+            for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
+              p_acc[d1_i] = 0x0p+0f;
+            }
+            for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+              for (int64_t r3 = 0; r3 < 32; ++r3) {
+                LGEN_OMP_SIMD(omp simd)
+                for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
+                  const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+                      r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+                  p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+                }
+              }
+            }
+            for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
+              p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
             }
           }
-          for (int64_t r3_p = 0; r3_p < 64; ++r3_p)
-            p_acc = p_acc + p_acc_part[r3_p];
-          LGEN_OMP_SIMD(omp simd reduction(+:p_acc))
-          for (int64_t r3 = r3_split; r3 < 32; ++r3) {
-            const float t2_2 = n2[(d1 * 32 + r2_2) * 32 + r3] + r0[(d1 * 32 + r2_2) * 32 + r3];
-            p_acc = p_acc + ((t2_2 < 0x0p+0f) ? 0x0p+0f : t2_2);
-          }
-        }
-        p[d1] = p_acc / 0x1p+10f;
-      }
+        } /* d1_r */
+      } /* d1_t0 */
     }
     LGEN_OMP(omp single)
     {

@@ -566,17 +566,17 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     for (int64_t d1 = 0; d1 < 8; ++d1) {
       float ln1_out_acc;
       ln1_out_acc = 0x0p+0f;
-      float ln1_out_acc_part[64];
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      float ln1_out_acc_part[16];
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         ln1_out_acc_part[r2_p] = (float)0;
-      const int64_t r2_split = 16 / 64 * 64;
-      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 64) {
+      const int64_t r2_split = 16 / 16 * 16;
+      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
-        for (int64_t r2_p = 0; r2_p < 64; ++r2_p) {
+        for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
           ln1_out_acc_part[r2_p] = ln1_out_acc_part[r2_p] + x[d1 * 16 + (r2_o + r2_p)];
         }
       }
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         ln1_out_acc = ln1_out_acc + ln1_out_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:ln1_out_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {
@@ -593,18 +593,18 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     for (int64_t d1 = 0; d1 < 8; ++d1) {
       float t4_acc;
       t4_acc = 0x0p+0f;
-      float t4_acc_part[64];
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      float t4_acc_part[16];
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t4_acc_part[r2_p] = (float)0;
-      const int64_t r2_split = 16 / 64 * 64;
-      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 64) {
+      const int64_t r2_split = 16 / 16 * 16;
+      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
-        for (int64_t r2_p = 0; r2_p < 64; ++r2_p) {
+        for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
           const float t2_2 = x[d1 * 16 + (r2_o + r2_p)] - ln1_out[d1];
           t4_acc_part[r2_p] = LGEN_FMAF(t2_2, t2_2, t4_acc_part[r2_p]);
         }
       }
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t4_acc = t4_acc + t4_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:t4_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {
@@ -1501,18 +1501,18 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     for (int64_t d1 = 0; d1 < 8; ++d1) {
       float ln2_out_acc;
       ln2_out_acc = 0x0p+0f;
-      float ln2_out_acc_part[64];
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      float ln2_out_acc_part[16];
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         ln2_out_acc_part[r2_p] = (float)0;
-      const int64_t r2_split = 16 / 64 * 64;
-      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 64) {
+      const int64_t r2_split = 16 / 16 * 16;
+      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
-        for (int64_t r2_p = 0; r2_p < 64; ++r2_p) {
+        for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
           ln2_out_acc_part[r2_p] = ln2_out_acc_part[r2_p] + (x[d1 * 16 + (r2_o + r2_p)] +
               (o[d1 * 16 + (r2_o + r2_p)] + bo[(r2_o + r2_p)]));
         }
       }
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         ln2_out_acc = ln2_out_acc + ln2_out_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:ln2_out_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {
@@ -1531,19 +1531,19 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     for (int64_t d1 = 0; d1 < 8; ++d1) {
       float t15_acc;
       t15_acc = 0x0p+0f;
-      float t15_acc_part[64];
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      float t15_acc_part[16];
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t15_acc_part[r2_p] = (float)0;
-      const int64_t r2_split = 16 / 64 * 64;
-      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 64) {
+      const int64_t r2_split = 16 / 16 * 16;
+      for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
-        for (int64_t r2_p = 0; r2_p < 64; ++r2_p) {
+        for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
           const float t6_2 = (x[d1 * 16 + (r2_o + r2_p)] + (o[d1 * 16 + (r2_o + r2_p)] +
               bo[(r2_o + r2_p)])) - ln2_out[d1];
           t15_acc_part[r2_p] = LGEN_FMAF(t6_2, t6_2, t15_acc_part[r2_p]);
         }
       }
-      for (int64_t r2_p = 0; r2_p < 64; ++r2_p)
+      for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t15_acc = t15_acc + t15_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:t15_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {

@@ -353,8 +353,62 @@ def g_siblings(seed):
     return g
 
 
+def conv_ref(x, w, b=None, stride=1, pad=0, group=1):
+    """NCHW conv with symmetric zero padding and a stride; w is [F, C/group, KH, KW]."""
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    y = conv_nchw(x, w, b, group)
+    return y[:, :, ::stride, ::stride]
+
+
+def maxpool_ref(x, k, stride, pad):
+    x = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)), constant_values=-np.inf)
+    win = np.lib.stride_tricks.sliding_window_view(x, (k, k), axis=(2, 3))
+    return win.max(axis=(4, 5))[:, :, ::stride, ::stride]
+
+
+def g_convnet(seed):
+    """The conv shapes of mobile and residual CNNs, channels-first as ONNX
+    exports them, at odd sizes: a dense 3x3 conv, depthwise 3x3 and 5x5
+    (each at stride 1 and 2), squeeze-excite (global mean, two 1x1 convs, sigmoid
+    gate, multiply), a pointwise conv after the depthwise one, a grouped
+    3x3 conv, max pooling and a strided 1x1 conv on a residual branch. Their
+    automatic schedules (vectorised along the output width, or the channels
+    with channels-last activations) must give NumPy's and --schedule=none's
+    answers."""
+    g = G("convnet%d" % seed, np.random.default_rng(seed))
+    x = g.input([1, 6, 19, 19])
+
+    def conv(v, f, c, k, stride=1, pad=0, group=1, bias=True, scale=0.3):
+        ins = [v, g.const([f, c // group, k, k], scale)] + ([g.const([f], 0.3)] if bias else [])
+        attrs = {"padding": [[pad, pad], [pad, pad]], "strides": [stride, stride]}
+        if group > 1:
+            attrs["group"] = group
+        return g.op("conv", ins, lambda a, w, b=None: conv_ref(a, w, b, stride, pad, group), **attrs)
+
+    h = g.op("relu", [conv(x, 20, 6, 3, pad=1)], UNARY["relu"])                  # 20 x 19 x 19
+    d = conv(h, 20, 20, 3, pad=1, group=20)                                       # depthwise 3x3
+    d = g.op("relu", [d], UNARY["relu"])
+    d = conv(d, 20, 20, 5, stride=2, pad=2, group=20)                             # depthwise 5x5 /2: 10 x 10
+    s = g.op("reduce_mean", [d], lambda t: t.mean(axis=(2, 3), keepdims=True), axes=[2, 3], keepdims=1)
+    s = g.op("relu", [conv(s, 5, 20, 1)], UNARY["relu"])
+    s = g.op("sigmoid", [conv(s, 20, 5, 1)], UNARY["sigmoid"])
+    d = g.op("mul", [d, s], np.multiply)                                          # the gate
+    p = conv(d, 24, 20, 1, bias=False)                                            # pointwise
+    q = g.op("relu", [conv(p, 24, 24, 3, pad=1, group=4)], UNARY["relu"])         # grouped 3x3
+    m = g.op("pooling_nchw_max", [q], lambda t: maxpool_ref(t, 3, 2, 1), window=[3, 3], strides=[2, 2],
+             padding=[[1, 1], [1, 1]])                                            # 24 x 5 x 5
+    r = conv(p, 24, 24, 1, stride=2)                                              # strided 1x1
+    m = g.op("add", [m, r], np.add)
+    e = conv(p, 24, 24, 5, pad=2, group=24)                                       # depthwise 5x5 /1
+    e = conv(e, 24, 24, 3, stride=2, pad=1, group=24, bias=False)                 # depthwise 3x3 /2: 5 x 5
+    m = g.op("add", [m, e], np.add)
+    g.output(m)
+    g.output(g.op("reduce_mean", [m], lambda t: t.mean(axis=(2, 3), keepdims=True), axes=[2, 3], keepdims=1))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings]
+                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet]
 
 
 # ---------------------------------------------------------------------------
@@ -366,7 +420,7 @@ class Case:
         self.ins, self.outs = shim_io
         self.inputs, self.refs = inputs, refs
         self.schedule = schedule  # path of a schedule file: one more variant
-        self.channels_last = None  # path of a `layout: channels_last` file, for graphs with window ops
+        self.channels_first = None  # path of a `layout: given` file, for graphs with window ops
 
 
 def run(cmd, cwd, env=None, timeout=300):
@@ -429,8 +483,8 @@ def test_case(case, opts, models, work):
     lines = []
     results = {}
     variants = VARIANTS + ([("schedule-file", ["--schedule=" + case.schedule])] if case.schedule else [])
-    if case.channels_last:  # window ops: the activations stored channels-last (src/graph/fuse/layout.c)
-        variants.append(("channels-last", ["--schedule=" + case.channels_last]))
+    if case.channels_first:  # window ops: the activations kept channels-first (src/graph/fuse/layout.c)
+        variants.append(("channels-first", ["--schedule=" + case.channels_first]))
     for vname, vargs in variants:
         prog, err = build_variant(case, vname, vargs, opts, models, work)
         if err:
@@ -518,14 +572,14 @@ def main():
         cases = example_cases(models, conv, work, models.MODELS) + cases
     except ImportError as e:
         print("NOTE: no python3-onnx (%s): the example models are not tested" % e)
-    layout_file = os.path.join(work, "channels-last.yaml")
+    layout_file = os.path.join(work, "channels-first.yaml")
     with open(layout_file, "w") as f:
-        f.write("model:\n  - layout: channels_last\n")
+        f.write("model:\n  - layout: given\n")
     for case in cases:
         with open(case.json_path) as f:
             text = f.read()
         if '"conv' in text or '"Conv"' in text or 'pool' in text.lower():
-            case.channels_last = layout_file
+            case.channels_first = layout_file
     if opts.only:
         subs = opts.only.split(",")
         cases = [c for c in cases if any(s in c.name for s in subs)]
