@@ -820,6 +820,42 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_ROUNDF:
     math_call(out, ctx, "round", n);
     return;
+  case SOP_SIN:
+    math_call(out, ctx, "sin", n);
+    return;
+  case SOP_COS:
+    math_call(out, ctx, "cos", n);
+    return;
+  case SOP_TAN:
+    math_call(out, ctx, "tan", n);
+    return;
+  case SOP_ASIN:
+    math_call(out, ctx, "asin", n);
+    return;
+  case SOP_ACOS:
+    math_call(out, ctx, "acos", n);
+    return;
+  case SOP_ATAN:
+    math_call(out, ctx, "atan", n);
+    return;
+  case SOP_SINH:
+    math_call(out, ctx, "sinh", n);
+    return;
+  case SOP_COSH:
+    math_call(out, ctx, "cosh", n);
+    return;
+  case SOP_ASINH:
+    math_call(out, ctx, "asinh", n);
+    return;
+  case SOP_ACOSH:
+    math_call(out, ctx, "acosh", n);
+    return;
+  case SOP_ATANH:
+    math_call(out, ctx, "atanh", n);
+    return;
+  case SOP_ROUNDEVENF: /* halves to even: rint in the default rounding mode */
+    math_call(out, ctx, "rint", n);
+    return;
   case SOP_COUNT:
     break;
   }

@@ -221,7 +221,7 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
       return false;
     /* f32 exp, log, tanh and erf are c_expr.c's vectorisable helpers; f64
      * ones (and sqrt, pow) call libm, which does not vectorise */
-    bool libm_call = n->op == SOP_SQRT || n->op == SOP_POWF ||
+    bool libm_call = n->op == SOP_SQRT || n->op == SOP_POWF || scalar_op_is_libm(n->op) ||
                      (n->type == TY_F64 && (n->op == SOP_EXP || n->op == SOP_LOG || n->op == SOP_TANH || n->op == SOP_ERF));
     if (n->kind == PN_OP && (libm_call || n->op == SOP_DIVIS || n->op == SOP_DIVIU))
       return false;

@@ -1714,6 +1714,7 @@ static void import_constant_of_shape(Onnx *cx, ONode *n) {
 #include "frontend/onnx_ext.inc" /* ArgMax, TopK, CumSum, Scatter*, Gather*: non-structured ops */
 #include "frontend/onnx_attention.inc" /* Attention (opsets 23, 24) */
 #include "frontend/onnx_compose.inc"   /* Xor, PRelu, Trilu, ...: from elementwise ops and constants */
+#include "frontend/onnx_math.inc"      /* Sin ... Atanh, Sign, Round, IsNaN */
 #include "frontend/onnx_resize.inc"    /* Resize, Upsample */
 #include "frontend/onnx_convtranspose.inc" /* ConvTranspose: sub-pixel convolution */
 #include "frontend/onnx_rnn.inc"       /* RNN, GRU, LSTM: unrolled */
@@ -1816,6 +1817,7 @@ static const OnnxOp onnx_ops[] = {
     ONNX_EXT_OPS
     ONNX_ATTENTION_OPS
     ONNX_COMPOSED_OPS
+    ONNX_MATH_OPS
     ONNX_RESIZE_OPS
     ONNX_CONVTRANSPOSE_OPS
     ONNX_RNN_OPS

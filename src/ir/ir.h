@@ -182,6 +182,10 @@ typedef struct {
 } ScalarOpInfo;
 
 const ScalarOpInfo *scalar_op_info(ScalarOp op);
+/* The trigonometric and hyperbolic functions and roundeven: plain libm
+ * calls in every type (no vectorisable helper: no `omp simd` on them, and
+ * not worth recomputing in a fused reader). */
+bool scalar_op_is_libm(ScalarOp op);
 bool scalar_op_lookup(const char *spelling, ScalarOp *out);
 
 /* PN_INDEX: the current value of loop index `dim` (linalg.index), an i64;

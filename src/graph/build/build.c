@@ -1109,6 +1109,7 @@ static bool float_only(GraphOp op) {
   case GOP_BITWISE_NOT:
   case GOP_SHIFT_LEFT:
   case GOP_SHIFT_RIGHT:
+  case GOP_SIGN:
     return false;
   default:
     return true;

@@ -517,6 +517,19 @@ static bool unary_f(GraphOp op, const Params *p, double x, double *r) {
     *r = x;
     break;
   case GOP_COPY: *r = x; break;
+  case GOP_SIN: *r = sin(x); break;
+  case GOP_COS: *r = cos(x); break;
+  case GOP_TAN: *r = tan(x); break;
+  case GOP_ASIN: *r = asin(x); break;
+  case GOP_ACOS: *r = acos(x); break;
+  case GOP_ATAN: *r = atan(x); break;
+  case GOP_SINH: *r = sinh(x); break;
+  case GOP_COSH: *r = cosh(x); break;
+  case GOP_ASINH: *r = asinh(x); break;
+  case GOP_ACOSH: *r = acosh(x); break;
+  case GOP_ATANH: *r = atanh(x); break;
+  case GOP_ROUND: *r = nearbyint(x); break; /* half to even in the default rounding mode */
+  case GOP_SIGN: *r = x > 0 ? 1 : x < 0 ? -1 : x; break;
   default:
     return false;
   }
@@ -560,6 +573,7 @@ static bool unary_i(GraphOp op, ElemType t, const Params *p, int64_t x, int64_t 
   case GOP_RELU: *r = x < 0 && !u ? 0 : x; return true;
   case GOP_BITWISE_NOT: *r = t == TY_I1 ? !x : sign_extend(~(uint64_t)x, 64); return true;
   case GOP_COPY: *r = x; return true;
+  case GOP_SIGN: *r = t == TY_I1 ? x : x == 0 ? 0 : u || x > 0 ? 1 : -1; return true;
   case GOP_CLIP: /* bounds as lowering makes them constants of t: saturated */
     if (p->has_lo) {
       if (!int_bound(p->lo, &b))

@@ -127,6 +127,8 @@ static bool is_cheap(const Kernel *k, const StructuredOp *op) {
     const PayloadNode *x = &op->nodes[n];
     if (x->kind != PN_OP)
       continue;
+    if (scalar_op_is_libm(x->op))
+      return false;
     switch (x->op) {
     case SOP_EXP:
     case SOP_LOG:

@@ -546,6 +546,21 @@ static int unary_float(OpBuilder *b, GraphOp op, int x, ElemType t) {
     int lin = op2(b, SOP_ADDF, op2(b, SOP_DIVF, x, op_const(b, t, 6)), op_const(b, t, 0.5));
     return op2(b, SOP_MULF, x, op2(b, SOP_MAXF, op_const(b, t, 0), op2(b, SOP_MINF, op_const(b, t, 1), lin)));
   }
+  case GOP_SIN: return op1(b, SOP_SIN, x);
+  case GOP_COS: return op1(b, SOP_COS, x);
+  case GOP_TAN: return op1(b, SOP_TAN, x);
+  case GOP_ASIN: return op1(b, SOP_ASIN, x);
+  case GOP_ACOS: return op1(b, SOP_ACOS, x);
+  case GOP_ATAN: return op1(b, SOP_ATAN, x);
+  case GOP_SINH: return op1(b, SOP_SINH, x);
+  case GOP_COSH: return op1(b, SOP_COSH, x);
+  case GOP_ASINH: return op1(b, SOP_ASINH, x);
+  case GOP_ACOSH: return op1(b, SOP_ACOSH, x);
+  case GOP_ATANH: return op1(b, SOP_ATANH, x);
+  case GOP_ROUND: return op1(b, SOP_ROUNDEVENF, x);
+  case GOP_SIGN: /* x > 0 ? 1 : x < 0 ? -1 : x (0 and NaN stay) */
+    return op3(b, SOP_SELECT, op2(b, SOP_CMPF_OGT, x, op_const(b, t, 0)), op_const(b, t, 1),
+               op3(b, SOP_SELECT, op2(b, SOP_CMPF_OLT, x, op_const(b, t, 0)), op_const(b, t, -1), x));
   case GOP_SOFTPLUS: /* max(x, 0) + log(1 + exp(-|x|)): exp(x) would overflow from x = 89 (f32), 11 (f16) */
     return op2(b, SOP_ADDF, op2(b, SOP_MAXF, x, op_const(b, t, 0)),
                op1(b, SOP_LOG, op2(b, SOP_ADDF, op_const(b, t, 1), op1(b, SOP_EXP, op1(b, SOP_NEGF, op1(b, SOP_ABSF, x))))));
@@ -568,6 +583,13 @@ static int unary_int(OpBuilder *b, GraphOp op, int x, ElemType t) {
     return op3(b, SOP_SELECT, op2(b, SOP_CMPI_SLT, x, op_const(b, t, 0)), op2(b, SOP_SUBI, op_const(b, t, 0), x), x);
   case GOP_RELU:
     return op3(b, SOP_SELECT, op2(b, SOP_CMPI_SLT, x, op_const(b, t, 0)), op_const(b, t, 0), x);
+  case GOP_SIGN: /* i1: itself; unsigned: 0 or 1 (no x < 0, which compilers warn of) */
+    if (t == TY_I1)
+      return x;
+    if (elem_type_is_unsigned(t))
+      return op3(b, SOP_SELECT, op2(b, SOP_CMPI_SGT, x, op_const(b, t, 0)), op_const(b, t, 1), op_const(b, t, 0));
+    return op3(b, SOP_SELECT, op2(b, SOP_CMPI_SGT, x, op_const(b, t, 0)), op_const(b, t, 1),
+               op3(b, SOP_SELECT, op2(b, SOP_CMPI_SLT, x, op_const(b, t, 0)), op_const(b, t, -1), op_const(b, t, 0)));
   default:
     return -1;
   }
