@@ -44,6 +44,30 @@ static const RuntimeHelper runtime_helpers[] = {
      "  int threads = omp_get_max_threads();\n  return threads < slots ? threads : slots;\n}\n"
      "#define LGEN_THREAD_NUM() omp_get_thread_num()\n#else\n#define LGEN_THREAD_NUM() 0\n#endif\n",
      INC_OMP},
+    {"lgen_claim", "",
+     "/* a model graph's region shares an op's iterations out in chunks that the\n"
+     " * threads claim as they come (lgen_claim), and waits until all are done\n"
+     " * (lgen_wait) where a barrier would wait until every thread arrives: a\n"
+     " * thread that the system has descheduled (another process holds its\n"
+     " * core) does not stop the others at every op; it finds the work taken\n"
+     " * when it runs again */\n"
+     "static inline int64_t lgen_claim(int64_t *next, int64_t chunk) {\n"
+     "  int64_t first;\n  LGEN_OMP(omp atomic capture)\n  {\n    first = *next;\n    *next += chunk;\n  }\n"
+     "  return first;\n}\n"
+     "static inline void lgen_finish(int64_t *done, int64_t count) {\n"
+     "  LGEN_OMP(omp flush)\n  LGEN_OMP(omp atomic)\n  *done += count;\n}\n"
+     "/* a wait that has spun for a while gives the core away: the thread it\n"
+     " * waits for may be queued behind it (sched_yield is POSIX's <sched.h>,\n"
+     " * which -std=c99 hides) */\n"
+     "#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))\n"
+     "int sched_yield(void);\n#define LGEN_YIELD() ((void)sched_yield())\n#else\n"
+     "#define LGEN_YIELD() ((void)0)\n#endif\n"
+     "static inline void lgen_wait(int64_t *done, int64_t total) {\n"
+     "  for (int spins = 0;; spins += spins < 4096) {\n    int64_t seen;\n"
+     "    LGEN_OMP(omp atomic read)\n    seen = *done;\n"
+     "    if (seen >= total)\n      break;\n    if (spins == 4096)\n      LGEN_YIELD();\n  }\n"
+     "  LGEN_OMP(omp flush)\n}\n",
+     0},
     {"LGEN_ISNAN", "", "/* NaN, the one value unequal to itself (templates' @ISNAN@ on floats) */\n"
                        "#define LGEN_ISNAN(v) ((v) != (v))\n", 0},
     {"LGEN_NEVER_NAN", "", "/* templates' @ISNAN@ on integers */\n#define LGEN_NEVER_NAN(v) 0\n", 0},

@@ -72,6 +72,7 @@ struct LoopNode {
   const char *var, *lo, *hi;
   int64_t step;
   const char *step_expr; /* a step that is not a constant (NULL: step) */
+  const char *next_value; /* the increment `var = next` instead of a step (a claimed chunk) */
   ParKind par;           /* LN_CALL: PAR_WORKSHARING, the callee's loops are orphaned `omp for`s */
   int collapse;          /* loops of a parallel group (>1: collapse(n)) */
   bool simd;

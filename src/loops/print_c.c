@@ -245,7 +245,9 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
   case LN_FOR:
     loop_pragma(out, n, level);
     sb_printf(&line, "for (int64_t %s = %s; %s < %s; ", n->var, n->lo, n->var, n->hi);
-    if (n->step_expr)
+    if (n->next_value)
+      sb_printf(&line, "%s = %s)", n->var, n->next_value);
+    else if (n->step_expr)
       sb_printf(&line, "%s += %s)", n->var, n->step_expr);
     else if (n->step == 1)
       sb_printf(&line, "++%s)", n->var);

@@ -73,7 +73,9 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
     return;
   case LN_FOR:
     sb_printf(out, "for %s = %s .. %s", n->var, n->lo, n->hi);
-    if (n->step_expr)
+    if (n->next_value)
+      sb_printf(out, " next %s", n->next_value);
+    else if (n->step_expr)
       sb_printf(out, " step %s", n->step_expr);
     else if (n->step != 1)
       sb_printf(out, " step %lld", (long long)n->step);

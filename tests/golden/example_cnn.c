@@ -48,6 +48,47 @@ typedef _Bool lgen_bool;
 #endif
 
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a model graph's region shares an op's iterations out in chunks that the
+ * threads claim as they come (lgen_claim), and waits until all are done
+ * (lgen_wait) where a barrier would wait until every thread arrives: a
+ * thread that the system has descheduled (another process holds its
+ * core) does not stop the others at every op; it finds the work taken
+ * when it runs again */
+static inline int64_t lgen_claim(int64_t *next, int64_t chunk) {
+  int64_t first;
+  LGEN_OMP(omp atomic capture)
+  {
+    first = *next;
+    *next += chunk;
+  }
+  return first;
+}
+static inline void lgen_finish(int64_t *done, int64_t count) {
+  LGEN_OMP(omp flush)
+  LGEN_OMP(omp atomic)
+  *done += count;
+}
+/* a wait that has spun for a while gives the core away: the thread it
+ * waits for may be queued behind it (sched_yield is POSIX's <sched.h>,
+ * which -std=c99 hides) */
+#if defined(_OPENMP) && (defined(__unix__) || defined(__APPLE__))
+int sched_yield(void);
+#define LGEN_YIELD() ((void)sched_yield())
+#else
+#define LGEN_YIELD() ((void)0)
+#endif
+static inline void lgen_wait(int64_t *done, int64_t total) {
+  for (int spins = 0;; spins += spins < 4096) {
+    int64_t seen;
+    LGEN_OMP(omp atomic read)
+    seen = *done;
+    if (seen >= total)
+      break;
+    if (spins == 4096)
+      LGEN_YIELD();
+  }
+  LGEN_OMP(omp flush)
+}
 
 extern const float lgenpk1_cnn_conv0_W_folded[432];
 extern const float lgenpk3_cnn_conv1_W_folded[2304];
@@ -74,72 +115,55 @@ size_t cnn_workspace_size(void)
 void cnn_run(const float *restrict x, float *restrict y, void *restrict workspace)
 {
   /* one parallel region for the whole graph: the ops share its threads */
+  int64_t claims[16] = {0};
   LGEN_OMP(omp parallel)
   {
-    LGEN_OMP(omp single)
     {
-      float *restrict n0_padded_input = (float *)workspace;
-      /* conv0: Conv */
-      for (int64_t d1 = 0; d1 < 3; ++d1) {
-        for (int64_t d2 = 0; d2 < 34; ++d2) {
-          LGEN_OMP_SIMD(omp simd)
-          for (int64_t d3 = 0; d3 < 34; ++d3) {
-            n0_padded_input[(d2 * 34 + d3) * 3 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                0 <= (d3 - 1) && (d3 - 1) < 32 ? x[(d1 * 32 + (d2 - 1)) * 32 + (d3 - 1)] : 0x0p+0f;
+      if (lgen_claim(&claims[0], 1) == 0) { /* one thread runs it */
+        {
+          float *restrict n0_padded_input = (float *)workspace;
+          /* conv0: Conv */
+          for (int64_t d1 = 0; d1 < 3; ++d1) {
+            for (int64_t d2 = 0; d2 < 34; ++d2) {
+              LGEN_OMP_SIMD(omp simd)
+              for (int64_t d3 = 0; d3 < 34; ++d3) {
+                n0_padded_input[(d2 * 34 + d3) * 3 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+                    0 <= (d3 - 1) && (d3 - 1) < 32 ? x[(d1 * 32 + (d2 - 1)) * 32 + (d3 - 1)] :
+                    0x0p+0f;
+              }
+            }
           }
         }
+        lgen_finish(&claims[1], 1);
       }
+      lgen_wait(&claims[1], 1);
     }
     {
       const float *restrict conv0_bias_folded = lgen_cnn_conv0_bias_folded;
       float *restrict n0_padded_input = (float *)workspace;
       float *restrict r0 = (float *)((char *)workspace + 73984);
       /* conv0: Conv + relu0: Relu (epilogue) */
-      LGEN_OMP(omp for collapse(2))
-      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
-        for (int64_t o0 = 0; o0 < 32; ++o0) {
-          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
-          /* conv0_W_folded_pack: packed at generation time */
-          const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
-          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-              const int64_t o1_len = lgen_min(8, 32 - o1_r);
-              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                float r0_acc[8][16];
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                  }
-                }
-                for (int64_t c = 0; c < 3; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          r0_acc[o1_i][f_i] = LGEN_FMAF(
-                              n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
-                              conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                              3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    const float t0 = r0_acc[o1_i][f_i];
-                    r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
-                        t0;
-                  }
-                }
-              } else {
-                if (f_len == 16) {
-                  if (o1_len & 4) {
-                    const int64_t o1_off = o1_len & ~(int64_t)7;
-                    float r0_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+      {
+        const int64_t claim_total = (((16) - (0) + 15) / 16) * (32);
+        const int64_t claim_chunk = (claim_total + 31) / 32;
+        for (int64_t claim_first = lgen_claim(&claims[2],
+            claim_chunk); claim_first < claim_total; claim_first = lgen_claim(
+            &claims[2], claim_chunk)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it = claim_first; claim_it < lgen_min(claim_first + claim_chunk,
+              claim_total); ++claim_it) {
+            const int64_t f_t0 = 0 + (claim_it / ((32))) * 16;
+            const int64_t o0 = (claim_it) % (32);
+            {
+              const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+              /* conv0_W_folded_pack: packed at generation time */
+              const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
+              for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                    float r0_acc[8][16];
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
                       }
@@ -147,11 +171,11 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     for (int64_t c = 0; c < 3; ++c) {
                       for (int64_t k0 = 0; k0 < 3; ++k0) {
                         for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                             LGEN_OMP_SIMD(omp simd)
                             for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                              r0_acc[o1_i][f_i] = LGEN_FMAF(
+                                  n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
                                   conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
                                   3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
                             }
@@ -159,121 +183,171 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                         }
                       }
                     }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         const float t0 = r0_acc[o1_i][f_i];
-                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                        r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
                             0x0p+0f : t0;
                       }
                     }
-                  }
-                  if (o1_len & 2) {
-                    const int64_t o1_off = o1_len & ~(int64_t)3;
-                    float r0_acc[2][16];
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 3; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
-                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                  } else {
+                    if (f_len == 16) {
+                      if (o1_len & 4) {
+                        const int64_t o1_off = o1_len & ~(int64_t)7;
+                        float r0_acc[4][16];
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 3; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                                }
+                              }
                             }
                           }
                         }
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r0_acc[o1_i][f_i];
+                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+                          }
+                        }
                       }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r0_acc[o1_i][f_i];
-                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  }
-                  if (o1_len & 1) {
-                    const int64_t o1_off = o1_len & ~(int64_t)1;
-                    float r0_acc[1][16];
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 3; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
-                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                      if (o1_len & 2) {
+                        const int64_t o1_off = o1_len & ~(int64_t)3;
+                        float r0_acc[2][16];
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 3; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                                }
+                              }
                             }
                           }
                         }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r0_acc[o1_i][f_i];
-                        r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    float r0_acc[16] = {0};
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      r0_acc[f_i] = conv0_bias_folded[(f_r + f_i)];
-                    }
-                    for (int64_t c = 0; c < 3; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                            r0_acc[f_i] = LGEN_FMAF(
-                                n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
-                                conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                                3 + k1) * 16 + f_i], r0_acc[f_i]);
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r0_acc[o1_i][f_i];
+                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
                           }
                         }
                       }
-                    }
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      const float t0 = r0_acc[f_i];
-                      r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
-                          t0;
+                      if (o1_len & 1) {
+                        const int64_t o1_off = o1_len & ~(int64_t)1;
+                        float r0_acc[1][16];
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 3; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
+                                }
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r0_acc[o1_i][f_i];
+                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+                          }
+                        }
+                      }
+                    } else {
+                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
+                        float r0_acc[16] = {0};
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          r0_acc[f_i] = conv0_bias_folded[(f_r + f_i)];
+                        }
+                        for (int64_t c = 0; c < 3; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              LGEN_OMP_SIMD(omp simd)
+                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                                r0_acc[f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
+                                    34 + ((o1_r + o1_i) + k1)) * 3 + c],
+                                    conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
+                                    3 + k1) * 16 + f_i], r0_acc[f_i]);
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          const float t0 = r0_acc[f_i];
+                          r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                              0x0p+0f : t0;
+                        }
+                      }
                     }
                   }
-                }
-              }
-            } /* o1_r */
-          } /* f_r */
-        } /* o0 */
-      } /* f_t0 */
+                } /* o1_r */
+              } /* f_r */
+            }
+          } /* claim_it */
+          lgen_finish(&claims[3], lgen_min(claim_first + claim_chunk, claim_total) - claim_first);
+        } /* claim_first */
+        lgen_wait(&claims[3], claim_total);
+      }
     }
     {
       float *restrict r0 = (float *)((char *)workspace + 73984);
       float *restrict n1_padded_input = (float *)workspace;
       /* conv1: Conv */
-      LGEN_OMP(omp for collapse(2))
-      for (int64_t d2 = 0; d2 < 34; ++d2) {
-        for (int64_t d3 = 0; d3 < 34; ++d3) {
-          LGEN_OMP_SIMD(omp simd)
-          for (int64_t d1 = 0; d1 < 16; ++d1) {
-            n1_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                0 <= (d3 - 1) && (d3 - 1) < 32 ? r0[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] : 0x0p+0f;
+      {
+        const int64_t claim_total_2 = (34) * (34);
+        const int64_t claim_chunk_2 = (claim_total_2 + 31) / 32;
+        for (int64_t claim_first_2 = lgen_claim(&claims[4],
+            claim_chunk_2); claim_first_2 < claim_total_2; claim_first_2 = lgen_claim(
+            &claims[4], claim_chunk_2)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it_2 = claim_first_2; claim_it_2 < lgen_min(
+              claim_first_2 + claim_chunk_2, claim_total_2); ++claim_it_2) {
+            const int64_t d2 = claim_it_2 / ((34));
+            const int64_t d3 = (claim_it_2) % (34);
+            {
+              LGEN_OMP_SIMD(omp simd)
+              for (int64_t d1 = 0; d1 < 16; ++d1) {
+                n1_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+                    0 <= (d3 - 1) && (d3 - 1) < 32 ? r0[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] :
+                    0x0p+0f;
+              }
+            }
           }
+          lgen_finish(&claims[5], lgen_min(claim_first_2 + claim_chunk_2, claim_total_2) -
+              claim_first_2);
         }
+        lgen_wait(&claims[5], claim_total_2);
       }
     }
     {
@@ -281,51 +355,27 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       float *restrict n1_padded_input = (float *)workspace;
       float *restrict r1 = (float *)((char *)workspace + 139520);
       /* conv1: Conv + relu1: Relu (epilogue) */
-      LGEN_OMP(omp for collapse(2))
-      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
-        for (int64_t o0 = 0; o0 < 32; ++o0) {
-          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
-          /* conv1_W_folded_pack: packed at generation time */
-          const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
-          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-              const int64_t o1_len = lgen_min(8, 32 - o1_r);
-              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                float r1_acc[8][16];
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                  }
-                }
-                for (int64_t c = 0; c < 16; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          r1_acc[o1_i][f_i] = LGEN_FMAF(
-                              n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                              conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                              3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    const float t0 = r1_acc[o1_i][f_i];
-                    r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
-                        t0;
-                  }
-                }
-              } else {
-                if (f_len == 16) {
-                  if (o1_len & 4) {
-                    const int64_t o1_off = o1_len & ~(int64_t)7;
-                    float r1_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+      {
+        const int64_t claim_total_3 = (((16) - (0) + 15) / 16) * (32);
+        const int64_t claim_chunk_3 = (claim_total_3 + 31) / 32;
+        for (int64_t claim_first_3 = lgen_claim(&claims[6],
+            claim_chunk_3); claim_first_3 < claim_total_3; claim_first_3 = lgen_claim(
+            &claims[6], claim_chunk_3)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it_3 = claim_first_3; claim_it_3 < lgen_min(
+              claim_first_3 + claim_chunk_3, claim_total_3); ++claim_it_3) {
+            const int64_t f_t0 = 0 + (claim_it_3 / ((32))) * 16;
+            const int64_t o0 = (claim_it_3) % (32);
+            {
+              const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+              /* conv1_W_folded_pack: packed at generation time */
+              const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
+              for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                    float r1_acc[8][16];
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
                       }
@@ -333,11 +383,11 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     for (int64_t c = 0; c < 16; ++c) {
                       for (int64_t k0 = 0; k0 < 3; ++k0) {
                         for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                             LGEN_OMP_SIMD(omp simd)
                             for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                              r1_acc[o1_i][f_i] = LGEN_FMAF(
+                                  n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
                                   conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
                                   3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
                             }
@@ -345,121 +395,172 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                         }
                       }
                     }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         const float t0 = r1_acc[o1_i][f_i];
-                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                        r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
                             0x0p+0f : t0;
                       }
                     }
-                  }
-                  if (o1_len & 2) {
-                    const int64_t o1_off = o1_len & ~(int64_t)3;
-                    float r1_acc[2][16];
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                  } else {
+                    if (f_len == 16) {
+                      if (o1_len & 4) {
+                        const int64_t o1_off = o1_len & ~(int64_t)7;
+                        float r1_acc[4][16];
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                                }
+                              }
                             }
                           }
                         }
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r1_acc[o1_i][f_i];
+                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+                          }
+                        }
                       }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r1_acc[o1_i][f_i];
-                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  }
-                  if (o1_len & 1) {
-                    const int64_t o1_off = o1_len & ~(int64_t)1;
-                    float r1_acc[1][16];
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                      if (o1_len & 2) {
+                        const int64_t o1_off = o1_len & ~(int64_t)3;
+                        float r1_acc[2][16];
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                                }
+                              }
                             }
                           }
                         }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r1_acc[o1_i][f_i];
-                        r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    float r1_acc[16] = {0};
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      r1_acc[f_i] = conv1_bias_folded[(f_r + f_i)];
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                            r1_acc[f_i] = LGEN_FMAF(
-                                n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                3 + k1) * 16 + f_i], r1_acc[f_i]);
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r1_acc[o1_i][f_i];
+                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
                           }
                         }
                       }
-                    }
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      const float t0 = r1_acc[f_i];
-                      r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f :
-                          t0;
+                      if (o1_len & 1) {
+                        const int64_t o1_off = o1_len & ~(int64_t)1;
+                        float r1_acc[1][16];
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
+                                }
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            const float t0 = r1_acc[o1_i][f_i];
+                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+                          }
+                        }
+                      }
+                    } else {
+                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
+                        float r1_acc[16] = {0};
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          r1_acc[f_i] = conv1_bias_folded[(f_r + f_i)];
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              LGEN_OMP_SIMD(omp simd)
+                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                                r1_acc[f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
+                                    34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                                    conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                    3 + k1) * 16 + f_i], r1_acc[f_i]);
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          const float t0 = r1_acc[f_i];
+                          r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
+                              0x0p+0f : t0;
+                        }
+                      }
                     }
                   }
-                }
-              }
-            } /* o1_r */
-          } /* f_r */
-        } /* o0 */
-      } /* f_t0 */
+                } /* o1_r */
+              } /* f_r */
+            }
+          } /* claim_it_3 */
+          lgen_finish(&claims[7], lgen_min(claim_first_3 + claim_chunk_3, claim_total_3) -
+              claim_first_3);
+        } /* claim_first_3 */
+        lgen_wait(&claims[7], claim_total_3);
+      }
     }
     {
       float *restrict r1 = (float *)((char *)workspace + 139520);
       float *restrict n2_padded_input = (float *)workspace;
       /* conv2: Conv */
-      LGEN_OMP(omp for collapse(2))
-      for (int64_t d2 = 0; d2 < 34; ++d2) {
-        for (int64_t d3 = 0; d3 < 34; ++d3) {
-          LGEN_OMP_SIMD(omp simd)
-          for (int64_t d1 = 0; d1 < 16; ++d1) {
-            n2_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                0 <= (d3 - 1) && (d3 - 1) < 32 ? r1[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] : 0x0p+0f;
+      {
+        const int64_t claim_total_4 = (34) * (34);
+        const int64_t claim_chunk_4 = (claim_total_4 + 31) / 32;
+        for (int64_t claim_first_4 = lgen_claim(&claims[8],
+            claim_chunk_4); claim_first_4 < claim_total_4; claim_first_4 = lgen_claim(
+            &claims[8], claim_chunk_4)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it_4 = claim_first_4; claim_it_4 < lgen_min(
+              claim_first_4 + claim_chunk_4, claim_total_4); ++claim_it_4) {
+            const int64_t d2 = claim_it_4 / ((34));
+            const int64_t d3 = (claim_it_4) % (34);
+            {
+              LGEN_OMP_SIMD(omp simd)
+              for (int64_t d1 = 0; d1 < 16; ++d1) {
+                n2_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
+                    0 <= (d3 - 1) && (d3 - 1) < 32 ? r1[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] :
+                    0x0p+0f;
+              }
+            }
           }
+          lgen_finish(&claims[9], lgen_min(claim_first_4 + claim_chunk_4, claim_total_4) -
+              claim_first_4);
         }
+        lgen_wait(&claims[9], claim_total_4);
       }
     }
     {
@@ -467,256 +568,279 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       float *restrict n2 = (float *)((char *)workspace + 139520);
       float *restrict n2_padded_input = (float *)workspace;
       /* conv2: Conv */
-      LGEN_OMP(omp for collapse(2))
-      for (int64_t f_t0 = 0; f_t0 < 16; f_t0 += 16) {
-        for (int64_t o0 = 0; o0 < 32; ++o0) {
-          const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
-          /* conv2_W_folded_pack: packed at generation time */
-          const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
-          for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-            const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-            for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-              const int64_t o1_len = lgen_min(8, 32 - o1_r);
-              if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                float n2_acc[8][16];
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                  }
-                }
-                for (int64_t c = 0; c < 16; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          n2_acc[o1_i][f_i] = LGEN_FMAF(
-                              n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                              conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                              3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+      {
+        const int64_t claim_total_5 = (((16) - (0) + 15) / 16) * (32);
+        const int64_t claim_chunk_5 = (claim_total_5 + 31) / 32;
+        for (int64_t claim_first_5 = lgen_claim(&claims[10],
+            claim_chunk_5); claim_first_5 < claim_total_5; claim_first_5 = lgen_claim(
+            &claims[10], claim_chunk_5)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it_5 = claim_first_5; claim_it_5 < lgen_min(
+              claim_first_5 + claim_chunk_5, claim_total_5); ++claim_it_5) {
+            const int64_t f_t0 = 0 + (claim_it_5 / ((32))) * 16;
+            const int64_t o0 = (claim_it_5) % (32);
+            {
+              const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
+              /* conv2_W_folded_pack: packed at generation time */
+              const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
+              for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
+                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
+                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
+                    float n2_acc[8][16];
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                      }
+                    }
+                    for (int64_t c = 0; c < 16; ++c) {
+                      for (int64_t k0 = 0; k0 < 3; ++k0) {
+                        for (int64_t k1 = 0; k1 < 3; ++k1) {
+                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                            LGEN_OMP_SIMD(omp simd)
+                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                              n2_acc[o1_i][f_i] = LGEN_FMAF(
+                                  n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                            }
+                          }
+                        }
+                      }
+                    }
+                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                        n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
+                      }
+                    }
+                  } else {
+                    if (f_len == 16) {
+                      if (o1_len & 4) {
+                        const int64_t o1_off = o1_len & ~(int64_t)7;
+                        float n2_acc[4][16];
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                                }
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                n2_acc[o1_i][f_i];
+                          }
+                        }
+                      }
+                      if (o1_len & 2) {
+                        const int64_t o1_off = o1_len & ~(int64_t)3;
+                        float n2_acc[2][16];
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                                }
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                n2_acc[o1_i][f_i];
+                          }
+                        }
+                      }
+                      if (o1_len & 1) {
+                        const int64_t o1_off = o1_len & ~(int64_t)1;
+                        float n2_acc[1][16];
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+                          }
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                                LGEN_OMP_SIMD(omp simd)
+                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
+                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
+                                }
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
+                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
+                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
+                                n2_acc[o1_i][f_i];
+                          }
+                        }
+                      }
+                    } else {
+                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
+                        float n2_acc[16] = {0};
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          n2_acc[f_i] = conv2_bias_folded[(f_r + f_i)];
+                        }
+                        for (int64_t c = 0; c < 16; ++c) {
+                          for (int64_t k0 = 0; k0 < 3; ++k0) {
+                            for (int64_t k1 = 0; k1 < 3; ++k1) {
+                              LGEN_OMP_SIMD(omp simd)
+                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                                n2_acc[f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
+                                    34 + ((o1_r + o1_i) + k1)) * 16 + c],
+                                    conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
+                                    3 + k1) * 16 + f_i], n2_acc[f_i]);
+                              }
+                            }
+                          }
+                        }
+                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
+                          n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[f_i];
                         }
                       }
                     }
                   }
+                } /* o1_r */
+              } /* f_r */
+            }
+          } /* claim_it_5 */
+          lgen_finish(&claims[11], lgen_min(claim_first_5 + claim_chunk_5, claim_total_5) -
+              claim_first_5);
+        } /* claim_first_5 */
+        lgen_wait(&claims[11], claim_total_5);
+      }
+    }
+    {
+      if (lgen_claim(&claims[12], 1) == 0) { /* one thread runs it */
+        {
+          float *restrict r0 = (float *)((char *)workspace + 73984);
+          float *restrict n2 = (float *)((char *)workspace + 139520);
+          float *restrict p = (float *)workspace;
+          /* residual: Add + relu2: Relu + gap: GlobalAveragePool */
+          for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 256) {
+            const int64_t d1_t0_end = lgen_min(d1_t0 + 256, 16);
+            for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 32) {
+              const int64_t d1_len = lgen_min(32, d1_t0_end - d1_r);
+              if (d1_len == 32) { /* a full register block: constant extents */
+                float p_acc[32];
+                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                  p_acc[d1_i] = 0x0p+0f;
                 }
-                for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
+                for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+                  for (int64_t r3 = 0; r3 < 32; ++r3) {
+                    LGEN_OMP_SIMD(omp simd)
+                    for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                      const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+                          r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+                      p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+                    }
                   }
+                }
+                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                  p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
                 }
               } else {
-                if (f_len == 16) {
-                  if (o1_len & 4) {
-                    const int64_t o1_off = o1_len & ~(int64_t)7;
-                    float n2_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                            n2_acc[o1_i][f_i];
-                      }
-                    }
-                  }
-                  if (o1_len & 2) {
-                    const int64_t o1_off = o1_len & ~(int64_t)3;
-                    float n2_acc[2][16];
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                            n2_acc[o1_i][f_i];
-                      }
-                    }
-                  }
-                  if (o1_len & 1) {
-                    const int64_t o1_off = o1_len & ~(int64_t)1;
-                    float n2_acc[1][16];
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                  34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                            n2_acc[o1_i][f_i];
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                    float n2_acc[16] = {0};
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      n2_acc[f_i] = conv2_bias_folded[(f_r + f_i)];
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                            n2_acc[f_i] = LGEN_FMAF(
-                                n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                3 + k1) * 16 + f_i], n2_acc[f_i]);
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                      n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[f_i];
-                    }
-                  }
-                }
-              }
-            } /* o1_r */
-          } /* f_r */
-        } /* o0 */
-      } /* f_t0 */
-    }
-    LGEN_OMP(omp single)
-    {
-      float *restrict r0 = (float *)((char *)workspace + 73984);
-      float *restrict n2 = (float *)((char *)workspace + 139520);
-      float *restrict p = (float *)workspace;
-      /* residual: Add + relu2: Relu + gap: GlobalAveragePool */
-      for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 256) {
-        const int64_t d1_t0_end = lgen_min(d1_t0 + 256, 16);
-        for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 32) {
-          const int64_t d1_len = lgen_min(32, d1_t0_end - d1_r);
-          if (d1_len == 32) { /* a full register block: constant extents */
-            float p_acc[32];
-            for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
-              p_acc[d1_i] = 0x0p+0f;
-            }
-            for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
-              for (int64_t r3 = 0; r3 < 32; ++r3) {
-                LGEN_OMP_SIMD(omp simd)
-                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
-                  const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
-                      r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-                  p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
-                }
-              }
-            }
-            for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
-              p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
-            }
-          } else {
-            float p_acc[32] = {0};
-            for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-              p_acc[d1_i] = 0x0p+0f;
-            }
-            for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
-              for (int64_t r3 = 0; r3 < 32; ++r3) {
-                LGEN_OMP_SIMD(omp simd)
+                float p_acc[32] = {0};
                 for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-                  const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
-                      r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-                  p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+                  p_acc[d1_i] = 0x0p+0f;
+                }
+                for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+                  for (int64_t r3 = 0; r3 < 32; ++r3) {
+                    LGEN_OMP_SIMD(omp simd)
+                    for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
+                      const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+                          r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+                      p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+                    }
+                  }
+                }
+                for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
+                  p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
                 }
               }
-            }
-            for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-              p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
-            }
-          }
-        } /* d1_r */
-      } /* d1_t0 */
+            } /* d1_r */
+          } /* d1_t0 */
+        }
+        lgen_finish(&claims[13], 1);
+      }
+      lgen_wait(&claims[13], 1);
     }
-    LGEN_OMP(omp single)
     {
-      const float *restrict fc_b = lgen_cnn_fc_b;
-      const float *restrict fc_out = lgen_cnn_fc_out;
-      float *restrict f = (float *)workspace;
-      /* fc: Gemm */
-      for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 256) {
-        const int64_t n_t0_end = lgen_min(n_t0 + 256, 10);
-        for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-          const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-          if (n_len == 32) { /* a full register block: constant extents */
-            float y_acc[32];
-            for (int64_t n_i = 0; n_i < 32; ++n_i) {
-              y_acc[n_i] = 0x0p+0f;
-            }
-            for (int64_t k = 0; k < 16; ++k) {
-              LGEN_OMP_SIMD(omp simd)
-              for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
+      if (lgen_claim(&claims[14], 1) == 0) { /* one thread runs it */
+        {
+          const float *restrict fc_b = lgen_cnn_fc_b;
+          const float *restrict fc_out = lgen_cnn_fc_out;
+          float *restrict f = (float *)workspace;
+          /* fc: Gemm */
+          for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 256) {
+            const int64_t n_t0_end = lgen_min(n_t0 + 256, 10);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
+              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
+              if (n_len == 32) { /* a full register block: constant extents */
+                float y_acc[32];
+                for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  y_acc[n_i] = 0x0p+0f;
+                }
+                for (int64_t k = 0; k < 16; ++k) {
+                  LGEN_OMP_SIMD(omp simd)
+                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
+                  }
+                }
+                for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
+                }
+              } else {
+                float y_acc[32] = {0};
+                for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                  y_acc[n_i] = 0x0p+0f;
+                }
+                for (int64_t k = 0; k < 16; ++k) {
+                  LGEN_OMP_SIMD(omp simd)
+                  for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                    y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
+                  }
+                }
+                for (int64_t n_i = 0; n_i < n_len; ++n_i) {
+                  y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
+                }
               }
-            }
-            for (int64_t n_i = 0; n_i < 32; ++n_i) {
-              y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
-            }
-          } else {
-            float y_acc[32] = {0};
-            for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-              y_acc[n_i] = 0x0p+0f;
-            }
-            for (int64_t k = 0; k < 16; ++k) {
-              LGEN_OMP_SIMD(omp simd)
-              for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
-              }
-            }
-            for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-              y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
-            }
-          }
-        } /* n_r */
-      } /* n_t0 */
+            } /* n_r */
+          } /* n_t0 */
+        }
+        lgen_finish(&claims[15], 1);
+      }
+      lgen_wait(&claims[15], 1);
     }
   }
 }
