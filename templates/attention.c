@@ -41,8 +41,8 @@ enum { lgen_attn_qt_@S@ = 128, lgen_attn_kt_@S@ = 128 };
 /* st[c][r] (rows QT apart) = sum_d k[c][d] qp[r / 32][d][r % 32] for the
  * keys c < kb * 8 (k's rows D apart) and the queries r < qb * 32: 8 x 32
  * register blocks */
-static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp, @C@ *restrict st, int64_t kb,
-                             int64_t qb, int64_t D)
+static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp,
+                             @C@ *restrict st, int64_t kb, int64_t qb, int64_t D)
 {
   enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < qb; r++)
@@ -66,8 +66,8 @@ static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp, @C@ 
 
 /* oa[r][x] += sum_c pt[c][r] v[c][x] for rb blocks of 8 queries, c < nk,
  * x < Dv (pt's rows QT apart, v's Dv apart): 8 x 32 register blocks */
-static void lgen_attn_pv_@S@(const @C@ *restrict pt, const @C@ *restrict v, @C@ *restrict oa, int64_t rb,
-                             int64_t nk, int64_t Dv)
+static void lgen_attn_pv_@S@(const @C@ *restrict pt, const @C@ *restrict v,
+                             @C@ *restrict oa, int64_t rb, int64_t nk, int64_t Dv)
 {
   enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < rb; r++) {
@@ -99,13 +99,16 @@ static void lgen_attn_pv_@S@(const @C@ *restrict pt, const @C@ *restrict v, @C@ 
   }
 }
 
-static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, const @T@ *restrict v,
-                               const @T@ *restrict fmask, const unsigned char *restrict bmask,
-                               const @I@ *restrict kv_lens, @T@ *restrict o, @T@ *restrict mx, @T@ *restrict sm,
-                               @T@ *restrict scores, @C@ *restrict ws, int64_t slot_floats, int64_t nslots,
-                               int64_t B, int64_t H, int64_t Hkv, int64_t Lq, int64_t Lk, int64_t D, int64_t Dv,
-                               int64_t msb, int64_t msh, int64_t msi, int64_t msj, int64_t mask_lk, @C@ scale,
-                               @C@ softcap, int causal, int64_t causal_off, int causal_lens, int qk_mode)
+static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
+                               const @T@ *restrict v, const @T@ *restrict fmask,
+                               const unsigned char *restrict bmask, const @I@ *restrict kv_lens,
+                               @T@ *restrict o, @T@ *restrict mx, @T@ *restrict sm,
+                               @T@ *restrict scores, @C@ *restrict ws, int64_t slot_floats,
+                               int64_t nslots, int64_t B, int64_t H, int64_t Hkv, int64_t Lq,
+                               int64_t Lk, int64_t D, int64_t Dv, int64_t msb, int64_t msh,
+                               int64_t msi, int64_t msj, int64_t mask_lk, @C@ scale,
+                               @C@ softcap, int causal, int64_t causal_off, int causal_lens,
+                               int qk_mode)
 {
   enum { QT = lgen_attn_qt_@S@, KT = lgen_attn_kt_@S@ };
   const @C@ ninf = -1.0f / 0.0f;
@@ -124,7 +127,8 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k, con
     @C@ *restrict m = oa + QT * Dv, *restrict l = m + QT;
     @C@ mnew[QT], msub[QT], sum[QT];
     const @T@ *qh = q + ((b * H + h) * Lq + i0) * D;
-    const @T@ *kh = k + (b * Hkv + h / group) * Lk * D, *vh = v + (b * Hkv + h / group) * Lk * Dv;
+    const @T@ *kh = k + (b * Hkv + h / group) * Lk * D;
+    const @T@ *vh = v + (b * Hkv + h / group) * Lk * Dv;
     int64_t off = causal_lens && kv_lens ? (int64_t)kv_lens[b] - Lq : causal_off;
     int64_t kend = Lk; /* keys past it are masked for every row of the tile */
     if (causal && i0 + nq - 1 + off + 1 < kend)

@@ -22,8 +22,8 @@ typedef struct {
 } lgen_fft_plan_@S@;
 
 /* In place, radix-2, length m (a power of two), table tw of m pairs. */
-static void lgen_fft_radix2_@S@(double *restrict re, double *restrict im, int64_t m, const double *restrict tw,
-                                int inverse)
+static void lgen_fft_radix2_@S@(double *restrict re, double *restrict im, int64_t m,
+                                const double *restrict tw, int inverse)
 {
   double sign = inverse ? 1.0 : -1.0; /* forward: e^{-i theta} */
   for (int64_t i = 1, j = 0; i < m; i++) { /* bit-reversal permutation */
@@ -169,9 +169,10 @@ static void lgen_fft_core_@S@(double *restrict re, double *restrict im, double *
  * the first nout bins are kept (onesided: len / 2 + 1). hermitian: the n
  * points are a half spectrum, extended to len by X[len - j] = conj(X[j])
  * (numpy.fft.irfft, with the real part kept). */
-static void lgen_fft_@S@(const @T@ *restrict xr, const @T@ *restrict xi, @T@ *restrict yr, @T@ *restrict yi,
-                         double *restrict buf, double *restrict tab, int64_t outer, int64_t n, int64_t inner,
-                         int64_t cin, int64_t len, int64_t nout, int64_t cout, int inverse, int hermitian)
+static void lgen_fft_@S@(const @T@ *restrict xr, const @T@ *restrict xi,
+                         @T@ *restrict yr, @T@ *restrict yi, double *restrict buf,
+                         double *restrict tab, int64_t outer, int64_t n, int64_t inner, int64_t cin,
+                         int64_t len, int64_t nout, int64_t cout, int inverse, int hermitian)
 {
   double scale = inverse && len > 0 ? 1.0 / (double)len : 1.0;
   lgen_fft_plan_@S@ plan = lgen_fft_setup_@S@(tab, len);

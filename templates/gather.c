@@ -1,8 +1,9 @@
 /* gather (ONNX Gather): out[o, j, i] = data[o, idx[j], i] over a data of
  * [outer, n, inner] and count indices; a negative index counts from the
  * end, one still outside [0, n) gives zeros. */
-static void lgen_gather_@S@(const @T@ *restrict data, const @I@ *restrict idx, @T@ *restrict out,
-                            int64_t outer, int64_t n, int64_t inner, int64_t count)
+static void lgen_gather_@S@(const @T@ *restrict data, const @I@ *restrict idx,
+                            @T@ *restrict out, int64_t outer, int64_t n, int64_t inner,
+                            int64_t count)
 {
   LGEN_OMP(omp for)
   for (int64_t r = 0; r < outer * count; r++) {

@@ -2,8 +2,9 @@
  * idx[c]] for every coordinate c of the indices (shape ishape, rank dims);
  * the data has shape dshape. A negative index counts from the end, one
  * still outside the axis gives zero. */
-static void lgen_gather_elements_@S@(const @T@ *restrict data, const @I@ *restrict idx, @T@ *restrict out,
-                                     int rank, const int64_t *ishape, const int64_t *dshape, int axis)
+static void lgen_gather_elements_@S@(const @T@ *restrict data, const @I@ *restrict idx,
+                                     @T@ *restrict out, int rank, const int64_t *ishape,
+                                     const int64_t *dshape, int axis)
 {
   int64_t total = 1;
   for (int d = 0; d < rank; d++)

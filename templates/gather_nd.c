@@ -3,8 +3,9 @@
  * elements at those coordinates of the batch's block of the data, whose
  * indexed dims are dims[0..m). A negative coordinate counts from the end;
  * a row with one still out of range gives zeros. */
-static void lgen_gather_nd_@S@(const @T@ *restrict data, const @I@ *restrict idx, @T@ *restrict out,
-                               int64_t batch, int64_t tuples, int m, const int64_t *dims, int64_t slice)
+static void lgen_gather_nd_@S@(const @T@ *restrict data, const @I@ *restrict idx,
+                               @T@ *restrict out, int64_t batch, int64_t tuples, int m,
+                               const int64_t *dims, int64_t slice)
 {
   int64_t block = 1;
   for (int j = 0; j < m; j++)

@@ -3,9 +3,10 @@
  * order: a conv is then this matrix times the HWCF filter seen as
  * [kh * kw * c, f]. Points in the padding are zeros. Each window row is
  * kw runs of c contiguous elements. */
-static void lgen_im2col_@S@(const @T@ *restrict x, @T@ *restrict col, int64_t nb, int64_t h, int64_t w, int64_t c,
-                            int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
-                            int64_t dw, int64_t ph, int64_t pw)
+static void lgen_im2col_@S@(const @T@ *restrict x, @T@ *restrict col, int64_t nb,
+                            int64_t h, int64_t w, int64_t c, int64_t oh, int64_t ow, int64_t kh,
+                            int64_t kw, int64_t sh, int64_t sw, int64_t dh, int64_t dw, int64_t ph,
+                            int64_t pw)
 {
   LGEN_OMP(omp for)
   for (int64_t r = 0; r < nb * oh * ow; r++) {

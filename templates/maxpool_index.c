@@ -5,9 +5,10 @@
  * equal values the first in window order (rows, then columns) wins, as
  * NumPy's argmax over the window. A window with no position inside the
  * image, or only NaN, gives -1. x: [nc, h, w]; idx: [nc, oh, ow]. */
-static void lgen_maxpool_index_@S@(const @T@ *restrict x, @I@ *restrict idx, int64_t nc, int64_t h, int64_t w,
-                                   int64_t oh, int64_t ow, int64_t kh, int64_t kw, int64_t sh, int64_t sw,
-                                   int64_t dh, int64_t dw, int64_t ph, int64_t pw, int colmajor)
+static void lgen_maxpool_index_@S@(const @T@ *restrict x, @I@ *restrict idx,
+                                   int64_t nc, int64_t h, int64_t w, int64_t oh, int64_t ow,
+                                   int64_t kh, int64_t kw, int64_t sh, int64_t sw, int64_t dh,
+                                   int64_t dw, int64_t ph, int64_t pw, int colmajor)
 {
   LGEN_OMP(omp for)
   for (int64_t p = 0; p < nc * oh; p++) {

@@ -12,10 +12,13 @@ static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
   }
 }
 
-static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t outer, int64_t n, int64_t inner,
-                          int combiner, int inclusive, int reverse)
+static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t outer,
+                          int64_t n, int64_t inner, int combiner, int inclusive, int reverse)
 {
-  const @T@ identity = combiner == 0 ? (@T@)0 : combiner == 1 ? (@T@)1 : combiner == 2 ? @LOWEST@ : @HIGHEST@;
+  const @T@ identity = combiner == 0   ? (@T@)0
+                      : combiner == 1 ? (@T@)1
+                      : combiner == 2 ? @LOWEST@
+                                      : @HIGHEST@;
   LGEN_OMP(omp for)
   for (int64_t r = 0; r < outer * inner; r++) {
     int64_t base = (r / inner) * n * inner + r % inner;

@@ -19,9 +19,10 @@ static void lgen_scatter_combine_@S@(int combiner, @T@ *restrict d, @T@ v)
   }
 }
 
-static void lgen_scatter_@S@(const @T@ *restrict orig, const @I@ *restrict idx, const @T@ *restrict upd,
-                             @T@ *restrict out, int rank, const int64_t *dims, int m, const int64_t *dmap,
-                             int64_t count, int combiner)
+static void lgen_scatter_@S@(const @T@ *restrict orig, const @I@ *restrict idx,
+                             const @T@ *restrict upd, @T@ *restrict out, int rank,
+                             const int64_t *dims, int m, const int64_t *dmap, int64_t count,
+                             int combiner)
 {
   int64_t total = 1, slice = 1, strides[16];
   int mapped[16];

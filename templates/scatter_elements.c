@@ -15,10 +15,10 @@ static void lgen_scatter_elements_combine_@S@(int combiner, @T@ *restrict d, @T@
   }
 }
 
-static void lgen_scatter_elements_@S@(const @T@ *restrict orig, const @I@ *restrict idx,
-                                      const @T@ *restrict upd, @T@ *restrict out, int rank,
-                                      const int64_t *ishape, const int64_t *dshape, int axis,
-                                      int combiner)
+static void lgen_scatter_elements_@S@(const @T@ *restrict orig,
+                                      const @I@ *restrict idx, const @T@ *restrict upd,
+                                      @T@ *restrict out, int rank, const int64_t *ishape,
+                                      const int64_t *dshape, int axis, int combiner)
 {
   int64_t total = 1, lines = 1, istride = 1, dstride = 1;
   for (int d = 0; d < rank; d++) {
@@ -51,7 +51,8 @@ static void lgen_scatter_elements_@S@(const @T@ *restrict orig, const @I@ *restr
       if (x < 0)
         x += dshape[axis];
       if (x >= 0 && x < dshape[axis])
-        lgen_scatter_elements_combine_@S@(combiner, &out[doff + x * dstride], upd[ioff + j * istride]);
+        lgen_scatter_elements_combine_@S@(combiner, &out[doff + x * dstride],
+                                          upd[ioff + j * istride]);
     }
   }
 }

@@ -79,7 +79,8 @@ static @T@ lgen_softmax_unkey_@S@(@SINT@ i)
 }
 
 /* The max of m and scale * x[0, n). */
-static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale, @T@ m)
+static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale,
+                                @T@ m)
 {
   @SINT@ k = lgen_softmax_key_@S@(m);
   for (int64_t j = 0; j < n; j++) {
@@ -90,7 +91,8 @@ static @T@ lgen_softmax_max_@S@(const @T@ *restrict x, int64_t n, @T@ scale, @T@
 }
 
 /* y[0, n) in blocks of B: block b times f[b] (softmax's second pass). */
-static void lgen_softmax_rescale_@S@(@T@ *restrict y, int64_t n, int64_t B, const @T@ *f)
+static void lgen_softmax_rescale_@S@(@T@ *restrict y, int64_t n, int64_t B,
+                                     const @T@ *f)
 {
   for (int64_t j0 = 0, b = 0; j0 < n; j0 += B, b++) {
     int64_t j1 = j0 + B < n ? j0 + B : n;
@@ -112,9 +114,10 @@ static void lgen_softmax_rescale_@S@(@T@ *restrict y, int64_t n, int64_t B, cons
  * loads from memory to wait for, then runs while the next row's loads are
  * in flight (4096 x 4096 at 1 thread: 1.36 -> 1.3 x the copy floor).
  * Log-softmax finishes its row itself (prev is NULL then). */
-static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
-                                 @T@ scale, @T@ post, int is_log, const @T@ *xend, @T@ *restrict prev,
-                                 const @T@ *prev_f, @T@ *f_out)
+static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y,
+                                 @T@ *m_io, @T@ *s_io, int64_t n, @T@ scale,
+                                 @T@ post, int is_log, const @T@ *xend,
+                                 @T@ *restrict prev, const @T@ *prev_f, @T@ *f_out)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK);
@@ -218,8 +221,9 @@ static void lgen_softmax_row_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_
 }
 
 /* w <= LANES columns of a row whose elements lie `inner` apart. */
-static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *m_io, @T@ *s_io, int64_t n,
-                                  int64_t inner, int w, @T@ scale, @T@ post, int is_log)
+static void lgen_softmax_cols_@S@(const @T@ *restrict x, @T@ *restrict y,
+                                  @T@ *m_io, @T@ *s_io, int64_t n, int64_t inner, int w,
+                                  @T@ scale, @T@ post, int is_log)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_@S@(n, 64);
@@ -306,9 +310,11 @@ static int64_t lgen_softmax_chunk_@S@(int64_t outer, int64_t inner, int is_log)
  * out among threads itself (an orphaned `omp for` over them), so that an
  * elementwise op after the softmax can run on a chunk's rows while they
  * are in cache (row fusion, man page). */
-static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restrict ymax, @T@ *restrict ysum,
-                             @T@ *restrict yscale, const @T@ *restrict max_init, const @T@ *restrict sum_init,
-                             int64_t outer, int64_t n, int64_t inner, @T@ scale, @T@ post, int is_log, int64_t u0,
+static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y,
+                             @T@ *restrict ymax, @T@ *restrict ysum,
+                             @T@ *restrict yscale, const @T@ *restrict max_init,
+                             const @T@ *restrict sum_init, int64_t outer, int64_t n,
+                             int64_t inner, @T@ scale, @T@ post, int is_log, int64_t u0,
                              int64_t u1)
 {
   enum { L = LGEN_SOFTMAX_LANES };
@@ -341,5 +347,6 @@ static void lgen_softmax_@S@(const @T@ *restrict x, @T@ *restrict y, @T@ *restri
     }
   }
   if (pending) /* the chunk's last row */
-    lgen_softmax_rescale_@S@(pending, n, lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK), factors[(u1 - 1) % 2]);
+    lgen_softmax_rescale_@S@(pending, n, lgen_softmax_block_@S@(n, LGEN_SOFTMAX_MIN_BLOCK),
+                             factors[(u1 - 1) % 2]);
 }

@@ -10,8 +10,9 @@ static int lgen_sort_first_@S@(@T@ v, @T@ u, int descending)
   return descending ? v > u : v < u;
 }
 
-static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out, @T@ *restrict scratch, int64_t outer,
-                          int64_t n, int64_t inner, int descending)
+static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out,
+                          @T@ *restrict scratch, int64_t outer, int64_t n, int64_t inner,
+                          int descending)
 {
   LGEN_OMP(omp for)
   for (int64_t r = 0; r < outer * inner; r++) {

@@ -8,7 +8,8 @@
  * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). */
 static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int largest)
 {
-  int na = @ISNAN@(va), nb = @ISNAN@(vb); /* NaN is worse than any number (then by index, as NumPy's stable sort) */
+  /* NaN is worse than any number (then by index, as NumPy's stable sort) */
+  int na = @ISNAN@(va), nb = @ISNAN@(vb);
   if (na || nb)
     return na == nb ? a < b : nb;
   if (va != vb)
@@ -23,8 +24,8 @@ static int lgen_topk_beats_@S@(@T@ v, @T@ w, int largest)
   return @ISNAN@(w) ? !@ISNAN@(v) : largest ? v > w : v < w;
 }
 
-static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *restrict h, int64_t size,
-                               int64_t at, int largest)
+static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *restrict h,
+                               int64_t size, int64_t at, int largest)
 {
   for (;;) {
     int64_t w = at, l = 2 * at + 1, r = l + 1;
@@ -42,8 +43,9 @@ static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *re
 }
 
 /* Heap h (root: the worst kept) of the k best of p[lo, hi) (hi - lo >= k). */
-static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner, int64_t *restrict h, int64_t lo,
-                                  int64_t hi, int64_t k, int largest)
+static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner,
+                                  int64_t *restrict h, int64_t lo, int64_t hi, int64_t k,
+                                  int largest)
 {
   for (int64_t j = 0; j < k; j++)
     h[j] = lo + j;
@@ -117,8 +119,9 @@ static int64_t lgen_topk_parts_@S@(int64_t rows, int64_t n, int64_t k, int threa
   return parts < 1 ? 1 : parts;
 }
 
-static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals, @I@ *restrict idx, int64_t *restrict heap,
-                          int64_t outer, int64_t n, int64_t inner, int64_t k, int largest, int threads)
+static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals,
+                          @I@ *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
+                          int64_t inner, int64_t k, int largest, int threads)
 {
   if (k == 0)
     return;
@@ -128,8 +131,8 @@ static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals, @I@ *restri
   LGEN_OMP(omp for)
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
-    lgen_topk_segment_@S@(x + o * n * inner + i, inner, heap + w * k, lo, lo + len < n ? lo + len : n, k,
-                          largest);
+    int64_t hi = lo + len < n ? lo + len : n;
+    lgen_topk_segment_@S@(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest);
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */

@@ -1,14 +1,16 @@
 /* Winograd F(2x2, 3x3) filter transform: U = G g G^T per (c, f), for the
  * HWCF filter g [3, 3, c, f]; U is [4, 4, c, f].
  *   G = [1 0 0; 1/2 1/2 1/2; 1/2 -1/2 1/2; 0 0 1] */
-static void lgen_winograd_filter_@S@(const @T@ *restrict g, @T@ *restrict u, int64_t c, int64_t f)
+static void lgen_winograd_filter_@S@(const @T@ *restrict g, @T@ *restrict u,
+                                     int64_t c, int64_t f)
 {
   int64_t cf = c * f;
   LGEN_OMP(omp for)
   for (int64_t e = 0; e < cf; e++) {
     @T@ t[4][3];
     for (int j = 0; j < 3; j++) { /* G g: columns j */
-      @T@ g0 = g[(0 * 3 + j) * cf + e], g1 = g[(1 * 3 + j) * cf + e], g2 = g[(2 * 3 + j) * cf + e];
+      @T@ g0 = g[(0 * 3 + j) * cf + e], g1 = g[(1 * 3 + j) * cf + e];
+      @T@ g2 = g[(2 * 3 + j) * cf + e];
       t[0][j] = g0;
       t[1][j] = (@T@)0.5 * (g0 + g1 + g2);
       t[2][j] = (@T@)0.5 * (g0 - g1 + g2);

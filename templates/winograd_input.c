@@ -6,8 +6,9 @@
  * Channels go in blocks of 32: the tile's 16 rows of a block are copied (or
  * zeroed in the padding) into a local array, so that the arithmetic runs
  * over contiguous channels and vectorizes. */
-static void lgen_winograd_input_@S@(const @T@ *restrict x, @T@ *restrict v, int64_t nb, int64_t h, int64_t w,
-                                    int64_t c, int64_t th, int64_t tw, int64_t ph, int64_t pw)
+static void lgen_winograd_input_@S@(const @T@ *restrict x, @T@ *restrict v,
+                                    int64_t nb, int64_t h, int64_t w, int64_t c, int64_t th,
+                                    int64_t tw, int64_t ph, int64_t pw)
 {
   int64_t tiles = nb * th * tw;
   LGEN_OMP(omp for)
@@ -19,7 +20,8 @@ static void lgen_winograd_input_@S@(const @T@ *restrict x, @T@ *restrict v, int6
       for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
           int64_t iy = y0 + i, ix = x0 + j;
-          const @T@ *restrict s = iy < 0 || iy >= h || ix < 0 || ix >= w ? 0 : x + ((b * h + iy) * w + ix) * c + k0;
+          int outside = iy < 0 || iy >= h || ix < 0 || ix >= w;
+          const @T@ *restrict s = outside ? 0 : x + ((b * h + iy) * w + ix) * c + k0;
           for (int64_t k = 0; k < kn; k++)
             d[i][j][k] = s ? s[k] : (@T@)0;
         }

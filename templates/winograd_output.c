@@ -2,8 +2,9 @@
  * 4x4 products M [4, 4, nb * th * tw, f], written as the 2x2 output tile at
  * (2 y, 2 x) of the NHWF result [nb, oh, ow, f] (cut at odd edges).
  *   A^T = [1 1 1 0; 0 1 -1 -1] */
-static void lgen_winograd_output_@S@(const @T@ *restrict m, @T@ *restrict out, int64_t nb, int64_t oh, int64_t ow,
-                                     int64_t f, int64_t th, int64_t tw)
+static void lgen_winograd_output_@S@(const @T@ *restrict m, @T@ *restrict out,
+                                     int64_t nb, int64_t oh, int64_t ow, int64_t f, int64_t th,
+                                     int64_t tw)
 {
   int64_t tiles = nb * th * tw;
   LGEN_OMP(omp for)

@@ -9,14 +9,27 @@
 #include <stdio.h>
 #include <string.h>
 
+/* A statement over LOOPS_WIDTH columns is broken as the loop printer
+ * breaks them (loops_put_line); preprocessor lines and text of several
+ * lines go out as they are. */
 void line(Emitter *e, const char *fmt, ...) {
-  for (int i = 0; i < e->indent; i++)
-    sb_puts(e->out, "  ");
+  StrBuf text = {0};
   va_list ap;
   va_start(ap, fmt);
-  sb_vprintf(e->out, fmt, ap);
+  sb_vprintf(&text, fmt, ap);
   va_end(ap);
-  sb_putc(e->out, '\n');
+  const char *s = sb_cstr(&text);
+  int lead = (int)strspn(s, " ");
+  if (s[lead] == '#' || strchr(s, '\n')) {
+    for (int i = 0; i < e->indent; i++)
+      sb_puts(e->out, "  ");
+    sb_puts(e->out, s);
+    sb_putc(e->out, '\n');
+  } else {
+    int columns = 2 * e->indent + lead;
+    loops_put_line(e->out, columns, columns + 4, s + lead);
+  }
+  sb_free(&text);
 }
 
 /* ---- signatures ---- */
@@ -80,6 +93,33 @@ static void signature(Emitter *e, StrBuf *out, const char *restrict_kw) {
   sb_putc(out, ')');
 }
 
+/* text as " * " lines of a block comment, words wrapped at LOOPS_WIDTH
+ * (a word longer than a line gets a line of its own). */
+static void put_comment_body(StrBuf *out, const char *text) {
+  size_t col = 0;
+  while (*text) {
+    while (*text == ' ')
+      text++;
+    size_t n = strcspn(text, " ");
+    if (!n)
+      break;
+    if (col && col + 1 + n > LOOPS_WIDTH) {
+      sb_putc(out, '\n');
+      col = 0;
+    }
+    if (!col) {
+      sb_puts(out, " *");
+      col = 2;
+    }
+    sb_putc(out, ' ');
+    sb_putn(out, text, n);
+    col += 1 + n;
+    text += n;
+  }
+  if (col)
+    sb_putc(out, '\n');
+}
+
 static void doc_comment(Emitter *e) {
   const Kernel *k = e->k;
   StrBuf sb = {0};
@@ -93,7 +133,7 @@ static void doc_comment(Emitter *e) {
       p++;
     size_t n = strcspn(p, "\r\n");
     if (n)
-      sb_printf(e->out, " * %s\n", c_comment_text(e->arena, arena_strndup(e->arena, p, n)));
+      put_comment_body(e->out, c_comment_text(e->arena, arena_strndup(e->arena, p, n)));
   }
   /* Whether an output's value on entry matters: it does when the first
    * comprehension that touches the output reads it. */
@@ -106,9 +146,10 @@ static void doc_comment(Emitter *e) {
       int touched = op_reads_tensor(op, t) ? 2 : op_writes_tensor(op, t) ? 1 : 0;
       if (!touched)
         continue;
-      sb_printf(e->out, touched == 2 ? " * Updates %s: its value on entry is read (accumulated into).\n"
-                                     : " * Overwrites %s.\n",
-                k->tensors[t].name);
+      put_comment_body(e->out, arena_printf(e->arena,
+                                            touched == 2 ? "Updates %s: its value on entry is read (accumulated into)."
+                                                         : "Overwrites %s.",
+                                            c_comment_text(e->arena, k->tensors[t].name)));
       break;
     }
   }
@@ -413,7 +454,8 @@ static bool module_uses_type(const Module *m, ElemType t) {
  * every f16 and a sample of floats. Only on other targets, where the
  * native conversions vectorise, are they used. */
 static const char *const f16_native_condition =
-    "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && !defined(__x86_64__) && !defined(__i386__)\n";
+    "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && \\\n"
+    "    !defined(__x86_64__) && !defined(__i386__)\n";
 
 static const char *const f16_widen =
     "static inline float lgen_f16_to_f32(lgen_f16 h) {\n"

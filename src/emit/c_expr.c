@@ -48,6 +48,7 @@
  * Ops whose C spelling would repeat an operand, or needs casts, become small
  * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once. */
 #include "emit/c_emit.h"
+#include "loops/loops.h"
 
 #include <math.h>
 #include <string.h>
@@ -121,12 +122,18 @@ static bool helper_seen(ExprCtx *ctx, const char *name) {
   return false;
 }
 
-/* Emits (once) `static inline T name(T a, T b) { return BODY; }` and returns name. */
+/* Emits (once) `static inline T name(T a, T b) { return BODY; }` (on three
+ * lines where one is too long) and returns name. */
 static const char *binary_helper(ExprCtx *ctx, const char *stem, ElemType t, const char *body) {
   const char *name = arena_printf(ctx->arena, "lgen_%s_%s", stem, elem_type_name(t));
-  if (!helper_seen(ctx, name))
-    sb_printf(ctx->helpers, "static inline %s %s(%s a, %s b) { return %s; }\n", c_type_name(t), name,
-              c_type_name(t), c_type_name(t), body);
+  if (helper_seen(ctx, name))
+    return name;
+  const char *head = arena_printf(ctx->arena, "static inline %s %s(%s a, %s b) {", c_type_name(t), name,
+                                  c_type_name(t), c_type_name(t));
+  if (strlen(head) + strlen(body) + 12 <= LOOPS_WIDTH)
+    sb_printf(ctx->helpers, "%s return %s; }\n", head, body);
+  else
+    sb_printf(ctx->helpers, "%s\n  return %s;\n}\n", head, body);
   return name;
 }
 

@@ -210,7 +210,8 @@ static float lgen_softmax_unkey_f32(int32_t i)
 }
 
 /* The max of m and scale * x[0, n). */
-static float lgen_softmax_max_f32(const float *restrict x, int64_t n, float scale, float m)
+static float lgen_softmax_max_f32(const float *restrict x, int64_t n, float scale,
+                                float m)
 {
   int32_t k = lgen_softmax_key_f32(m);
   for (int64_t j = 0; j < n; j++) {
@@ -221,7 +222,8 @@ static float lgen_softmax_max_f32(const float *restrict x, int64_t n, float scal
 }
 
 /* y[0, n) in blocks of B: block b times f[b] (softmax's second pass). */
-static void lgen_softmax_rescale_f32(float *restrict y, int64_t n, int64_t B, const float *f)
+static void lgen_softmax_rescale_f32(float *restrict y, int64_t n, int64_t B,
+                                     const float *f)
 {
   for (int64_t j0 = 0, b = 0; j0 < n; j0 += B, b++) {
     int64_t j1 = j0 + B < n ? j0 + B : n;
@@ -243,9 +245,10 @@ static void lgen_softmax_rescale_f32(float *restrict y, int64_t n, int64_t B, co
  * loads from memory to wait for, then runs while the next row's loads are
  * in flight (4096 x 4096 at 1 thread: 1.36 -> 1.3 x the copy floor).
  * Log-softmax finishes its row itself (prev is NULL then). */
-static void lgen_softmax_row_f32(const float *restrict x, float *restrict y, float *m_io, float *s_io, int64_t n,
-                                 float scale, float post, int is_log, const float *xend, float *restrict prev,
-                                 const float *prev_f, float *f_out)
+static void lgen_softmax_row_f32(const float *restrict x, float *restrict y,
+                                 float *m_io, float *s_io, int64_t n, float scale,
+                                 float post, int is_log, const float *xend,
+                                 float *restrict prev, const float *prev_f, float *f_out)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_f32(n, LGEN_SOFTMAX_MIN_BLOCK);
@@ -349,8 +352,9 @@ static void lgen_softmax_row_f32(const float *restrict x, float *restrict y, flo
 }
 
 /* w <= LANES columns of a row whose elements lie `inner` apart. */
-static void lgen_softmax_cols_f32(const float *restrict x, float *restrict y, float *m_io, float *s_io, int64_t n,
-                                  int64_t inner, int w, float scale, float post, int is_log)
+static void lgen_softmax_cols_f32(const float *restrict x, float *restrict y,
+                                  float *m_io, float *s_io, int64_t n, int64_t inner, int w,
+                                  float scale, float post, int is_log)
 {
   enum { L = LGEN_SOFTMAX_LANES };
   const int64_t B = lgen_softmax_block_f32(n, 64);
@@ -437,9 +441,11 @@ static int64_t lgen_softmax_chunk_f32(int64_t outer, int64_t inner, int is_log)
  * out among threads itself (an orphaned `omp for` over them), so that an
  * elementwise op after the softmax can run on a chunk's rows while they
  * are in cache (row fusion, man page). */
-static void lgen_softmax_f32(const float *restrict x, float *restrict y, float *restrict ymax, float *restrict ysum,
-                             float *restrict yscale, const float *restrict max_init, const float *restrict sum_init,
-                             int64_t outer, int64_t n, int64_t inner, float scale, float post, int is_log, int64_t u0,
+static void lgen_softmax_f32(const float *restrict x, float *restrict y,
+                             float *restrict ymax, float *restrict ysum,
+                             float *restrict yscale, const float *restrict max_init,
+                             const float *restrict sum_init, int64_t outer, int64_t n,
+                             int64_t inner, float scale, float post, int is_log, int64_t u0,
                              int64_t u1)
 {
   enum { L = LGEN_SOFTMAX_LANES };
@@ -472,7 +478,8 @@ static void lgen_softmax_f32(const float *restrict x, float *restrict y, float *
     }
   }
   if (pending) /* the chunk's last row */
-    lgen_softmax_rescale_f32(pending, n, lgen_softmax_block_f32(n, LGEN_SOFTMAX_MIN_BLOCK), factors[(u1 - 1) % 2]);
+    lgen_softmax_rescale_f32(pending, n, lgen_softmax_block_f32(n, LGEN_SOFTMAX_MIN_BLOCK),
+                             factors[(u1 - 1) % 2]);
 }
 
 
@@ -494,7 +501,8 @@ extern const float lgen_mlp_fc1_out[192];
 size_t mlp_workspace_size(int64_t N)
 {
   size_t lgen_scratch_bytes = 0;
-  return (size_t)(lgen_floordiv(48 * N + 63, 64) * 64 + lgen_floordiv(32 * N + 63, 64) * 64 + lgen_floordiv(4 * N + 63, 64) * 64 + lgen_floordiv(4 * N + 63, 64) * 64) + lgen_scratch_bytes;
+  return (size_t)(lgen_floordiv(48 * N + 63, 64) * 64 + lgen_floordiv(32 * N + 63, 64) * 64 +
+      lgen_floordiv(4 * N + 63, 64) * 64 + lgen_floordiv(4 * N + 63, 64) * 64) + lgen_scratch_bytes;
 }
 
 void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restrict workspace)

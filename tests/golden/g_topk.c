@@ -44,7 +44,8 @@
  * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). */
 static int lgen_topk_better_f32_i32(float va, int64_t a, float vb, int64_t b, int largest)
 {
-  int na = LGEN_ISNAN(va), nb = LGEN_ISNAN(vb); /* NaN is worse than any number (then by index, as NumPy's stable sort) */
+  /* NaN is worse than any number (then by index, as NumPy's stable sort) */
+  int na = LGEN_ISNAN(va), nb = LGEN_ISNAN(vb);
   if (na || nb)
     return na == nb ? a < b : nb;
   if (va != vb)
@@ -59,8 +60,8 @@ static int lgen_topk_beats_f32_i32(float v, float w, int largest)
   return LGEN_ISNAN(w) ? !LGEN_ISNAN(v) : largest ? v > w : v < w;
 }
 
-static void lgen_topk_sift_f32_i32(const float *restrict p, int64_t inner, int64_t *restrict h, int64_t size,
-                               int64_t at, int largest)
+static void lgen_topk_sift_f32_i32(const float *restrict p, int64_t inner, int64_t *restrict h,
+                               int64_t size, int64_t at, int largest)
 {
   for (;;) {
     int64_t w = at, l = 2 * at + 1, r = l + 1;
@@ -78,8 +79,9 @@ static void lgen_topk_sift_f32_i32(const float *restrict p, int64_t inner, int64
 }
 
 /* Heap h (root: the worst kept) of the k best of p[lo, hi) (hi - lo >= k). */
-static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner, int64_t *restrict h, int64_t lo,
-                                  int64_t hi, int64_t k, int largest)
+static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner,
+                                  int64_t *restrict h, int64_t lo, int64_t hi, int64_t k,
+                                  int largest)
 {
   for (int64_t j = 0; j < k; j++)
     h[j] = lo + j;
@@ -153,8 +155,9 @@ static int64_t lgen_topk_parts_f32_i32(int64_t rows, int64_t n, int64_t k, int t
   return parts < 1 ? 1 : parts;
 }
 
-static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals, int32_t *restrict idx, int64_t *restrict heap,
-                          int64_t outer, int64_t n, int64_t inner, int64_t k, int largest, int threads)
+static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals,
+                          int32_t *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
+                          int64_t inner, int64_t k, int largest, int threads)
 {
   if (k == 0)
     return;
@@ -164,8 +167,8 @@ static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals, int
   LGEN_OMP(omp for)
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
-    lgen_topk_segment_f32_i32(x + o * n * inner + i, inner, heap + w * k, lo, lo + len < n ? lo + len : n, k,
-                          largest);
+    int64_t hi = lo + len < n ? lo + len : n;
+    lgen_topk_segment_f32_i32(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest);
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */

@@ -19,8 +19,12 @@
 #endif
 #endif
 
-static inline int32_t lgen_add_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a + (uint32_t)b); }
-static inline int32_t lgen_mul_i32(int32_t a, int32_t b) { return (int32_t)((uint32_t)a * (uint32_t)b); }
+static inline int32_t lgen_add_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a + (uint32_t)b);
+}
+static inline int32_t lgen_mul_i32(int32_t a, int32_t b) {
+  return (int32_t)((uint32_t)a * (uint32_t)b);
+}
 
 /* matmul_i8_i8_i32(A: i8(M, K), B: i8(K, N)) -> (C: i32(M, N))
  * Updates C: its value on entry is read (accumulated into).

@@ -22,7 +22,8 @@ typedef uint16_t lgen_f16; /* IEEE binary16 bits */
 #endif
 #endif
 
-#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && !defined(__x86_64__) && !defined(__i386__)
+#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus) && \
+    !defined(__x86_64__) && !defined(__i386__)
 #define LGEN_F16_TO_F32(h) ((float)(h))
 #define LGEN_F32_TO_F16(f) ((lgen_f16)(f))
 #else
