@@ -473,25 +473,34 @@ static void emit_reshape_copy(Lower *L, int dst, int src) {
 
 /* ---- elementwise ---- */
 
+/* The one scalar op graph op `op` is on floats (float_type) or integers
+ * (elementwise.def); -1: none. */
+static int direct_scalar_op(GraphOp op, bool float_type) {
+  enum { SOP_NONE = -1 };
+  static const struct {
+    GraphOp op;
+    int on_float, on_int;
+  } table[] = {
+#define E(G, F, I) {GOP_##G, SOP_##F, SOP_##I},
+#include "graph/lower/elementwise.def"
+#undef E
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    if (table[i].op == op)
+      return float_type ? table[i].on_float : table[i].on_int;
+  return -1;
+}
+
 static int unary_float(OpBuilder *b, GraphOp op, int x, ElemType t) {
   Lower *L = b->L;
+  int direct = direct_scalar_op(op, true);
+  if (direct >= 0)
+    return op1(b, (ScalarOp)direct, x);
   switch (op) {
-  case GOP_NEG:
-    return op1(b, SOP_NEGF, x);
-  case GOP_ABS:
-    return op1(b, SOP_ABSF, x);
-  case GOP_EXP:
-    return op1(b, SOP_EXP, x);
-  case GOP_LOG:
-    return op1(b, SOP_LOG, x);
-  case GOP_SQRT:
-    return op1(b, SOP_SQRT, x);
   case GOP_RSQRT:
     return op2(b, SOP_DIVF, op_const(b, t, 1), op1(b, SOP_SQRT, x));
   case GOP_RECIPROCAL:
     return op2(b, SOP_DIVF, op_const(b, t, 1), x);
-  case GOP_TANH:
-    return op1(b, SOP_TANH, x);
   case GOP_SIGMOID:
     return op2(b, SOP_DIVF, op_const(b, t, 1), op2(b, SOP_ADDF, op_const(b, t, 1), op1(b, SOP_EXP, op1(b, SOP_NEGF, x))));
   case GOP_RELU:
@@ -509,12 +518,6 @@ static int unary_float(OpBuilder *b, GraphOp op, int x, ElemType t) {
     }
     return op2(b, SOP_MULF, half_x, op2(b, SOP_ADDF, op_const(b, t, 1), inner));
   }
-  case GOP_ERF:
-    return op1(b, SOP_ERF, x);
-  case GOP_FLOOR:
-    return op1(b, SOP_FLOORF, x);
-  case GOP_CEIL:
-    return op1(b, SOP_CEILF, x);
   case GOP_LEAKY_RELU: {
     int ax = op2(b, SOP_MULF, op_const(b, t, attr_float(L, "alpha", 0.01)), x);
     return op3(b, SOP_SELECT, op2(b, SOP_CMPF_OLT, x, op_const(b, t, 0)), ax, x);
@@ -574,9 +577,10 @@ static int unary_int(OpBuilder *b, GraphOp op, int x, ElemType t) {
    * x < 0 on them would be a comparison compilers warn about) */
   if (elem_type_is_unsigned(t) && (op == GOP_ABS || op == GOP_RELU))
     return x;
+  int direct = direct_scalar_op(op, false);
+  if (direct >= 0)
+    return op1(b, (ScalarOp)direct, x);
   switch (op) {
-  case GOP_BITWISE_NOT:
-    return op1(b, SOP_NOTI, x);
   case GOP_NEG:
     return op2(b, SOP_SUBI, op_const(b, t, 0), x);
   case GOP_ABS:
@@ -626,43 +630,10 @@ static int unary(OpBuilder *b, GraphOp op, int x, ElemType t, ElemType result) {
 
 static int binary(OpBuilder *b, GraphOp op, int x, int y, ElemType t) {
   bool f = elem_type_is_float(t);
-  switch (op) {
-  case GOP_ADD:
-    return op2(b, f ? SOP_ADDF : SOP_ADDI, x, y);
-  case GOP_SUB:
-    return op2(b, f ? SOP_SUBF : SOP_SUBI, x, y);
-  case GOP_MUL:
-    return op2(b, f ? SOP_MULF : SOP_MULI, x, y);
-  case GOP_DIV:
-    return op2(b, f ? SOP_DIVF : SOP_DIVIS, x, y);
-  case GOP_MAX:
-    return op2(b, f ? SOP_MAXF : SOP_MAXSI, x, y);
-  case GOP_MIN:
-    return op2(b, f ? SOP_MINF : SOP_MINSI, x, y);
-  case GOP_EQUAL:
-    return op2(b, f ? SOP_CMPF_OEQ : SOP_CMPI_EQ, x, y);
-  case GOP_LESS:
-    return op2(b, f ? SOP_CMPF_OLT : SOP_CMPI_SLT, x, y);
-  case GOP_GREATER:
-    return op2(b, f ? SOP_CMPF_OGT : SOP_CMPI_SGT, x, y);
-  case GOP_POW:
-    if (f)
-      return op2(b, SOP_POWF, x, y);
-    break;
-  case GOP_BITWISE_AND:
-    return op2(b, SOP_ANDI, x, y);
-  case GOP_BITWISE_OR:
-    return op2(b, SOP_ORI, x, y);
-  case GOP_BITWISE_XOR:
-    return op2(b, SOP_XORI, x, y);
-  case GOP_SHIFT_LEFT:
-    return op2(b, SOP_SHLI, x, y);
-  case GOP_SHIFT_RIGHT:
-    return op2(b, SOP_SHRUI, x, y);
-  default:
-    break;
-  }
-  node_error(b->L, "this op takes floating-point inputs");
+  int direct = direct_scalar_op(op, f);
+  if (direct < 0)
+    node_error(b->L, f ? "this op takes integer inputs" : "this op takes floating-point inputs");
+  return op2(b, (ScalarOp)direct, x, y);
 }
 
 static void lower_elementwise(Lower *L) {
