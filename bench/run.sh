@@ -24,6 +24,10 @@
 # (examples, real, or names: --models=resnet18,bert_layer_s128), --rounds=,
 # --runs=, --warmup=, --block-ms=, --no-contended, --nofuse and --list-models
 # go to run_models.py alone and imply --only=models; --threads= goes to both.
+# Then the generator's own cost (bench/scale.py): generation time and peak
+# RSS for graphs of 1,000, 10,000 and 100,000 nodes, and the generated C's
+# size and gcc -O2 time for the largest graph and for 100 MB of weights
+# embedded and in a C file (--weights); --only=scale runs only that.
 set -eu
 
 srcdir=${1:?usage: run.sh SRCDIR BUILDDIR [bench options]}
@@ -42,12 +46,14 @@ fi
 
 # --only=models: the model benchmark alone; no --only: kernels, then models.
 only_models=no
+only_scale=no
 any_only=no
 model_args=
 kernel_args=
 for a in ${BENCH_ARGS:-} "$@"; do
   case $a in
     --only=models) only_models=yes ;;
+    --only=scale) only_scale=yes ;;
     --only=*) any_only=yes; kernel_args="$kernel_args $a" ;;
     --models=* | --rounds=* | --runs=* | --warmup=* | --block-ms=* | --no-contended | --nofuse)
       only_models=yes; model_args="$model_args $a" ;;
@@ -56,6 +62,14 @@ for a in ${BENCH_ARGS:-} "$@"; do
     *) kernel_args="$kernel_args $a" ;;
   esac
 done
+run_scale() {
+  echo "bench: the generator at scale (bench/scale.py)"
+  /usr/bin/python3 "$srcdir/bench/scale.py" "$srcdir" "$builddir"
+}
+if [ "$only_scale" = yes ]; then
+  run_scale
+  exit $?
+fi
 run_models() {
   echo "bench: model graphs against ONNX Runtime"
   /usr/bin/python3 "$srcdir/bench/models/run_models.py" "$srcdir" "$builddir" $model_args
@@ -130,5 +144,6 @@ cat "$out/ext_bench.out"
   status=1
 if [ "$any_only" = no ]; then
   run_models || status=1
+  run_scale || status=1
 fi
 exit $status

@@ -56,6 +56,7 @@ typedef struct {
   size_t ninput_shapes;
   const char *dump;         /* stages to print the program after, comma-separated ("fuse,loops";
                                NULL: none); see lgen_dump_stage_known */
+  int no_ir;                /* non-zero: lgen_output.ir is left empty (its text takes time on big graphs) */
 } lgen_options;
 
 typedef struct {

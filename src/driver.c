@@ -626,7 +626,8 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
   emit_c_header(&cx->h, &cx->module, &eo, arena);
   if (eo.separate_weights)
     emit_c_weights(&cx->weights, &cx->module, &eo, arena);
-  ir_print_module(&cx->ir, &cx->module);
+  if (!options->no_ir)
+    ir_print_module(&cx->ir, &cx->module);
   list_ops(&cx->list, &cx->module);
 }
 

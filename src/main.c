@@ -635,6 +635,7 @@ int main(int argc, char **argv) {
     const char *slash = strrchr(o.header, '/');
     o.lib.header_name = slash ? slash + 1 : o.header;
   }
+  o.lib.no_ir = o.emit != EMIT_IR;
   lgen_output out;
   int rc = lgen_compile(sources, (size_t)o.ninputs, &o.lib, &out);
   for (int i = 0; i < o.ninputs; i++)

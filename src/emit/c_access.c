@@ -59,8 +59,24 @@ const char *affine_str(Emitter *e, const AffineExpr *x) {
   return s;
 }
 
-/* Whether tensor t lives in chunk buffers (Emitter.chunk_group). */
+void emitter_view(Emitter *e, const Kernel *k) {
+  e->k = k;
+  if (!k->view_tensor) {
+    e->kn.tensors = e->kn.kernel_tensors;
+    return;
+  }
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(k->ntensors + 1));
+  for (int t = 0; t < k->ntensors; t++)
+    names[t] = e->kn.kernel_tensors[k->view_tensor[t]];
+  e->kn.tensors = names;
+}
+
+int emitter_kernel_tensor(const Emitter *e, int t) { return e->k->view_tensor ? e->k->view_tensor[t] : t; }
+
+/* Whether tensor t (of e->k) lives in chunk buffers (Emitter.chunk_group,
+ * which names the kernel's tensors). */
 static bool in_chunk_buffer(const Emitter *e, int t) {
+  t = e->chunk_group ? emitter_kernel_tensor(e, t) : t;
   for (int c = 0; e->chunk_group && c < e->chunk_group->nchunk_local; c++)
     if (e->chunk_group->chunk_local[c] == t)
       return true;
@@ -80,11 +96,11 @@ const char *access_str(Emitter *e, const Operand *o) {
                       in_chunk_buffer(e, o->tensor) ? " - lgen_shift" : "");
 }
 
-/* Is `name` used as an identifier in the C code `text` (string literals,
- * such as --checks messages, and comments do not count)? One pass over the
- * text. */
-bool mentions_identifier(const char *text, const char *name) {
-  size_t n = strlen(name);
+/* Calls found(ctx, start, length) for each identifier of the C code
+ * `text`, in order, outside string literals (such as --checks messages)
+ * and comments ("pack l1 into l1_pack" is no use of l1), until found
+ * returns true; returns whether it did. One pass over the text. */
+static bool each_identifier(const char *text, bool (*found)(void *, const char *, size_t), void *ctx) {
   for (const char *p = text; *p;) {
     if (*p == '"') { /* skip a string literal */
       for (p++; *p && *p != '"'; p++)
@@ -92,14 +108,14 @@ bool mentions_identifier(const char *text, const char *name) {
           p++;
       if (*p)
         p++;
-    } else if (p[0] == '/' && p[1] == '*') { /* skip a comment ("pack l1 into l1_pack" is no use of l1) */
+    } else if (p[0] == '/' && p[1] == '*') { /* skip a comment */
       const char *end = strstr(p + 2, "*/");
       p = end ? end + 2 : p + strlen(p);
     } else if (*p == '_' || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
       const char *start = p;
       while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
         p++;
-      if ((size_t)(p - start) == n && memcmp(start, name, n) == 0)
+      if (found(ctx, start, (size_t)(p - start)))
         return true;
     } else if (*p >= '0' && *p <= '9') { /* a number, suffixes included */
       while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
@@ -109,6 +125,31 @@ bool mentions_identifier(const char *text, const char *name) {
     }
   }
   return false;
+}
+
+static bool is_name(void *name, const char *s, size_t n) {
+  return strlen(name) == n && memcmp(s, name, n) == 0;
+}
+
+bool mentions_identifier(const char *text, const char *name) {
+  return each_identifier(text, is_name, (void *)name);
+}
+
+typedef struct {
+  StrMap *set;
+  Arena *arena;
+} IdentifierSet;
+
+static bool add_identifier(void *ctx, const char *s, size_t n) {
+  IdentifierSet *ids = ctx;
+  if (!strmap_has_n(ids->set, s, n))
+    strmap_put(ids->set, ids->arena, arena_strndup(ids->arena, s, n), (void *)1);
+  return false;
+}
+
+void identifiers_of(StrMap *set, const char *text, Arena *arena) {
+  IdentifierSet ids = {set, arena};
+  each_identifier(text, add_identifier, &ids);
 }
 
 /* The text of a statement list: what declarations look at to find the

@@ -178,10 +178,13 @@ static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const
  * static array draws a warning); external ones are all kept, so that the
  * --weights file defines every constant. */
 void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
+  bool is_static = !external_file && !e->opt->separate_weights;
+  StrMap used = {0};
+  if (is_static)
+    identifiers_of(&used, body, e->arena);
   for (int t = 0; t < e->k->ntensors; t++) {
     const TensorParam *tp = &e->k->tensors[t];
-    bool is_static = !external_file && !e->opt->separate_weights;
-    if (tp->storage == TS_CONST && (!is_static || mentions_identifier(body, const_symbol(e, t))))
+    if (tp->storage == TS_CONST && (!is_static || strmap_has(&used, const_symbol(e, t))))
       constant_array(out, e, tp, const_symbol(e, t), external_file);
   }
 }

@@ -182,9 +182,9 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     int mark = names_mark(&e->kn.table);
     e->cur = k->nops > 1 ? &put(e, loops_block(e->arena, REGION_NONE))->body : &tree;
     e->sched = &plan->s;
-    e->k = plan->view.k;
+    emitter_view(e, plan->view.k);
     emit_op(e, plan->view.op, i);
-    e->k = k;
+    emitter_view(e, k);
     e->cur = &tree;
     names_release(&e->kn.table, mark);
   }

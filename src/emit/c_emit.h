@@ -79,7 +79,8 @@ void names_release(NameTable *t, int mark);
 /* Names of one kernel's parameters and locals in C. */
 typedef struct {
   const char *function;
-  const char **tensors;
+  const char **tensors;        /* of the kernel or op view being emitted (emitter_view) */
+  const char **kernel_tensors; /* of the kernel: view_tensor[] indexes these */
   const char **sizes;
   const char **attrs;
   const char **attr_counts; /* T[] attributes: the element-count parameter */

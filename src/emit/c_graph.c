@@ -6,6 +6,7 @@
  * ops that cannot; and the scratch area's size. */
 #include "emit/c_internal.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Where tensor `root` (not an alias) lives, as a C pointer expression. */
@@ -15,18 +16,36 @@ static const char *root_address(Emitter *e, const BufferPlan *plan, int root, co
     return const_symbol(e, root);
   if (tp->storage != TS_WORKSPACE)
     return e->kn.tensors[root];
-  for (int i = 0; i < plan->nbuffers; i++)
-    if (plan->buffers[i].tensor == root) {
-      const AffineExpr *off = plan->buffers[i].offset;
-      if (off->kind == AE_CONST && off->value == 0)
-        return ws;
-      return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
-    }
+  if (e->buffer_plan != plan) { /* the plan's buffers by tensor, built once per plan */
+    int n = 0;
+    for (int i = 0; i < plan->nbuffers; i++)
+      n = plan->buffers[i].tensor >= n ? plan->buffers[i].tensor + 1 : n;
+    int *of = arena_alloc(e->arena, sizeof(int) * (size_t)(n + 1));
+    for (int t = 0; t < n; t++)
+      of[t] = -1;
+    for (int i = plan->nbuffers - 1; i >= 0; i--) /* the first buffer of a tensor, as a scan finds */
+      of[plan->buffers[i].tensor] = i;
+    e->buffer_plan = plan;
+    e->buffer_of = of;
+    e->nbuffer_of = n;
+  }
+  int i = root < e->nbuffer_of ? e->buffer_of[root] : -1;
+  if (i >= 0) {
+    const AffineExpr *off = plan->buffers[i].offset;
+    if (off->kind == AE_CONST && off->value == 0)
+      return ws;
+    return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
+  }
   diag_bug(e->opt->diag, "intermediate %s has no place in the buffer plan", tp->name);
 }
 
 /* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
 static const char *const scratch_name = "lgen_scratch";
+
+static int compare_tensor_ids(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
 
 static void graph_packing(Emitter *e) {
   e->scratch = scratch_name;
@@ -40,25 +59,33 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
                                 LoopList *code, const char *ws) {
   const Kernel *k = e->k;
   const char *text = tree_text(e, code);
-  bool *used = arena_alloc(e->arena, (size_t)k->ntensors + 1);
+  /* the ops' tensors that the code uses, in tensor order (a graph has a
+   * tensor per node: only these are looked at, never all of them) */
+  int cap = 1;
   for (int i = 0; i < n; i++)
-    for (int o = 0; o < op_all_operands(list[i]); o++) {
-      int t = op_operand_at(list[i], o)->tensor;
-      used[t] = mentions_identifier(text, e->kn.tensors[t]);
-    }
-  for (int o = 0; e->prologue && o < e->prologue->noperands; o++) { /* what its pack copy computes from */
-    int t = e->prologue->operands[o].tensor;
-    used[t] = mentions_identifier(text, e->kn.tensors[t]);
-  }
+    cap += op_all_operands(list[i]);
+  cap += e->prologue ? e->prologue->noperands : 0;
+  int *cand = arena_alloc(e->arena, sizeof(int) * (size_t)cap), ncand = 0;
+  for (int i = 0; i < n; i++)
+    for (int o = 0; o < op_all_operands(list[i]); o++)
+      cand[ncand++] = op_operand_at(list[i], o)->tensor;
+  for (int o = 0; e->prologue && o < e->prologue->noperands; o++) /* what its pack copy computes from */
+    cand[ncand++] = e->prologue->operands[o].tensor;
+  qsort(cand, (size_t)ncand, sizeof(int), compare_tensor_ids);
+  int nused = 0;
+  for (int i = 0; i < ncand; i++)
+    if ((nused == 0 || cand[nused - 1] != cand[i]) && mentions_identifier(text, e->kn.tensors[cand[i]]))
+      cand[nused++] = cand[i];
   LoopList decls = {0};
-  for (int t = 0; t < k->ntensors; t++) {
+  for (int i = 0; i < nused; i++) {
+    int t = cand[i];
     const TensorParam *tp = &k->tensors[t];
-    if (!used[t] || tp->storage == TS_PARAM)
+    if (tp->storage == TS_PARAM)
       continue;
     int root = alias_root(k, t);
     bool shared = false;
-    for (int u = 0; u < k->ntensors; u++)
-      shared |= u != t && used[u] && alias_root(k, u) == root;
+    for (int j = 0; j < nused; j++)
+      shared |= j != i && alias_root(k, cand[j]) == root;
     const TensorParam *rp = &k->tensors[root];
     bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output);
     const char *cq = read_only ? "const " : "";
@@ -93,9 +120,9 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
     int64_t v;
     e->sched = &op_plan->s;
-    e->k = op_plan->view.k;
+    emitter_view(e, op_plan->view.k);
     const char *bytes = op_scratch_bytes(e, op_plan->view.op, &v);
-    e->k = k;
+    emitter_view(e, k);
     if (v >= 0) {
       most = v > most ? v : most;
       continue;
@@ -119,6 +146,49 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
   return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
 }
 
+/* The op's view extended with the tensors of P, the producer its pack copy
+ * computes (schedule/prologue.c: P's tensors are the kernel's, the view
+ * holds only the op's own); e->prologue and e->prologue_tensor become P and
+ * t in the view's numbering. */
+static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t) {
+  const Kernel *k = view->view_base ? view->view_base : view;
+  int n = view->ntensors;
+  Kernel *vk = arena_alloc(e->arena, sizeof *vk);
+  *vk = *view;
+  vk->tensors = arena_alloc(e->arena, sizeof(TensorParam) * (size_t)(n + P->noperands + 2));
+  memcpy(vk->tensors, view->tensors, sizeof(TensorParam) * (size_t)n);
+  int *ids = arena_alloc(e->arena, sizeof(int) * (size_t)(n + P->noperands + 2));
+  for (int u = 0; u < n; u++)
+    ids[u] = view->view_tensor ? view->view_tensor[u] : u;
+  StructuredOp *p = arena_alloc(e->arena, sizeof *p);
+  *p = *P;
+  p->operands = arena_alloc(e->arena, sizeof(Operand) * (size_t)(P->noperands + 1));
+  memcpy(p->operands, P->operands, sizeof(Operand) * (size_t)P->noperands);
+  int local_t = -1;
+  for (int o = 0; o <= P->noperands; o++) {
+    int g = o < P->noperands ? P->operands[o].tensor : t, at = -1;
+    for (int u = 0; u < n && at < 0; u++)
+      at = ids[u] == g ? u : -1;
+    if (at < 0) {
+      at = n++;
+      ids[at] = g;
+      vk->tensors[at] = k->tensors[g];
+      if (vk->tensors[at].storage == TS_ALIAS) /* only read through: its root is not needed here */
+        vk->tensors[at].storage = TS_WORKSPACE;
+    }
+    if (o < P->noperands)
+      p->operands[o].tensor = at;
+    else
+      local_t = at;
+  }
+  vk->ntensors = n;
+  vk->view_base = k;
+  vk->view_tensor = ids;
+  e->prologue = p;
+  e->prologue_tensor = local_t;
+  return vk;
+}
+
 /* One op of G_run, into `code`. In the graph's parallel region
  * (e->graph_region), an op with no worksharing loop runs under `omp
  * single` (whose barrier orders it before the next op), and an op whose
@@ -129,13 +199,17 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i) {
   e->cur = code;
   e->sched = &op_plan->s;
-  e->k = op_plan->view.k;
+  const StructuredOp *prologue = e->prologue;
+  int prologue_tensor = e->prologue_tensor;
+  emitter_view(e, prologue ? with_prologue(e, op_plan->view.k, prologue, prologue_tensor) : op_plan->view.k);
   e->op_index = i;
   bool region = e->graph_region, own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
   e->graph_region = region && !own;
   emit_op(e, op_plan->view.op, i);
   e->graph_region = region;
-  e->k = k;
+  emitter_view(e, k);
+  e->prologue = prologue;
+  e->prologue_tensor = prologue_tensor;
   return region && (own || !loops_has_worksharing(code));
 }
 
@@ -163,7 +237,7 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
   row_group_bindings(&member, &k->ops[m], rows, values, bound);
   e->sched = &member.s;
-  e->k = member.view.k;
+  emitter_view(e, member.view.k);
   e->op_index = m;
   e->bound_dims = bound;
   bool saved_region = e->graph_region;
@@ -174,7 +248,7 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   e->graph_region = saved_region;
   e->bound_dims = NULL;
   e->sched = NULL;
-  e->k = k;
+  emitter_view(e, k);
 }
 
 /* The op before or after a softmax, row-fused with it (schedule/rows.c):

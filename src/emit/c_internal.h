@@ -62,6 +62,12 @@ typedef struct Emitter {
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
   const Schedule *sched;
+  struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
+  /* c_graph.c: buffer_of[t] is tensor t's buffer in buffer_plan (-1: none),
+   * for t < nbuffer_of */
+  const void *buffer_plan; /* a BufferPlan (graph/passes.h) */
+  const int *buffer_of;
+  int nbuffer_of;
 } Emitter;
 
 /* The emit files, bottom up; each calls only those above it:
@@ -107,6 +113,14 @@ const char *access_str(Emitter *e, const Operand *o);
 /* Is `name` used as an identifier in the C code `text` (string literals
  * and comments do not count)? */
 bool mentions_identifier(const char *text, const char *name);
+/* Makes k (the kernel, or a view of one of its ops: transform/reshape.h,
+ * which renumbers the op's tensors) the one that e->k and e->kn.tensors
+ * mean; emitter_kernel_tensor maps a tensor of the view to the kernel's. */
+void emitter_view(Emitter *e, const Kernel *k);
+int emitter_kernel_tensor(const Emitter *e, int t);
+/* Every identifier of `text` (as mentions_identifier sees them) into set:
+ * asking of many names, one pass over the text instead of one per name. */
+void identifiers_of(StrMap *set, const char *text, Arena *arena);
 /* The C text of a statement list (what mentions_identifier reads). */
 const char *tree_text(Emitter *e, const LoopList *list);
 

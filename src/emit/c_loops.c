@@ -62,7 +62,7 @@ typedef struct {
   const char *ext[LG_MAX_DIMS];
 } Pack;
 
-typedef struct {
+typedef struct Nest {
   Emitter *e;
   const StructuredOp *op;
   const Schedule *s;
@@ -101,7 +101,27 @@ typedef struct {
    * at point_off[d] within the register tile (see emit_partial_block). */
   int64_t sub_rows[LG_MAX_DIMS];
   const char *point_off[LG_MAX_DIMS];
+  struct Nest *next_spare; /* in Emitter.spare_nests */
 } Nest;
+
+/* A Nest is large (a Pack per tensor) and a graph builds one per op: one
+ * per op in the arena made memory grow with ops x LG_MAX_TENSORS. Released
+ * Nests are reused (the arena still owns them, so an error's longjmp out of
+ * a nest leaks nothing). */
+static Nest *nest_acquire(Emitter *e) {
+  Nest *n = e->spare_nests;
+  if (n)
+    e->spare_nests = n->next_spare;
+  else
+    n = arena_alloc(e->arena, sizeof *n);
+  memset(n, 0, sizeof *n);
+  return n;
+}
+
+static void nest_release(Emitter *e, Nest *n) {
+  n->next_spare = e->spare_nests;
+  e->spare_nests = n;
+}
 
 /* ---- one iteration ---- */
 
@@ -1733,7 +1753,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
     emit_library_call(e, op);
     return;
   }
-  Nest *n = arena_alloc(e->arena, sizeof *n);
+  Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
   n->s = e->sched;
@@ -1762,6 +1782,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
     put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehension %d", index + 1)));
   if (!n->hoisted) {
     emit_from(n, 0, false, false);
+    nest_release(e, n);
     return;
   }
   for (int i = 0; i < n->npacks; i++)
@@ -1789,13 +1810,14 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);
+  nest_release(e, n);
 }
 
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value) {
   *value = 0;
   if (op->ext || e->sched->library_call) /* an ext op's scratch is a workspace tensor of its own */
     return "0";
-  Nest *n = arena_alloc(e->arena, sizeof *n);
+  Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
   n->s = e->sched;
@@ -1814,5 +1836,6 @@ const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value)
     add_bytes(n, &once, &once_value, slots, n->slot_value >= 0 ? n->slot_value * LG_SCRATCH_THREAD_SLOTS : -1);
   }
   *value = once_value;
+  nest_release(e, n);
   return once;
 }

@@ -189,6 +189,7 @@ void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Are
   names_take(&kn->table, arena_printf(arena, "%s_workspace_size", kn->function));
   for (int i = 0; i < k->ntensors; i++)
     kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
+  kn->kernel_tensors = kn->tensors;
   for (int i = 0; i < k->nsizes; i++)
     kn->sizes[i] = names_claim(&kn->table, k->sizes[i].name);
   for (int i = 0; i < k->nattrs; i++) {

@@ -322,7 +322,7 @@ typedef struct {
   const char *what;
 } SizeAssume;
 
-typedef struct {
+typedef struct Kernel {
   const char *name;      /* C function name without prefix */
   const char *doc;       /* doc string or NULL */
   int ntensors;
@@ -339,6 +339,11 @@ typedef struct {
   /* An OpDSL def (frontend/opdsl.h): the generic config this kernel is one
    * instance of; a graph call instantiates it again for its operands. */
   const struct OpdslOp *opdsl;
+  /* A view of one op (transform/reshape.h): only the tensors that op
+   * touches, renumbered, and the kernel they belong to (NULL: not a view);
+   * view_tensor[i] is its tensor i's index there. */
+  const struct Kernel *view_base;
+  const int *view_tensor;
 } Kernel;
 
 typedef struct {
@@ -352,6 +357,16 @@ bool op_reads_tensor(const StructuredOp *op, int t);
 bool op_writes_tensor(const StructuredOp *op, int t);
 /* Its payload reads the value of loop index d (PN_INDEX); d < 0: of any. */
 bool op_reads_index(const StructuredOp *op, int d);
+
+/* ---- uses.c: the readers and writers of every tensor of a kernel ---- */
+typedef struct {
+  /* tensor t's readers are readers[read_start[t] .. + nreaders[t]), in op
+   * order (op_reads_tensor); writers likewise (op_writes_tensor) */
+  int *read_start, *readers, *nreaders;
+  int *write_start, *writers, *nwriters;
+} TensorUses;
+
+void tensor_uses(TensorUses *u, const Kernel *k, Arena *arena);
 
 /* ---- print.c: the stable text form of --emit=ir ---- */
 void ir_print_module(StrBuf *out, const Module *m);

@@ -1,6 +1,9 @@
 /* print.c - the stable text form of the IR (--emit=ir), diffed by golden tests. */
 #include "ir/ir.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 typedef struct {
   const Kernel *k;
   const StructuredOp *op;
@@ -47,17 +50,22 @@ static void print_tensor(StrBuf *out, const Kernel *k, const TensorParam *t, Nam
   sb_puts(out, "\n");
 }
 
-/* Whether some op reads or writes tensor t, directly or through an alias. */
-static bool tensor_used(const Kernel *k, int t) {
+/* used[t]: some op reads or writes tensor t, directly or through an alias
+ * (a heap array of k->ntensors flags). */
+static bool *tensors_used(const Kernel *k) {
+  bool *used = xmalloc((size_t)k->ntensors + 1);
+  memset(used, 0, (size_t)k->ntensors + 1);
   for (int i = 0; i < k->nops; i++)
     for (int o = 0; o < op_all_operands(&k->ops[i]); o++) {
       int u = op_operand_at(&k->ops[i], o)->tensor;
-      while (u != t && k->tensors[u].storage == TS_ALIAS)
+      for (int hops = 0; !used[u] && hops <= k->ntensors; hops++) {
+        used[u] = true;
+        if (k->tensors[u].storage != TS_ALIAS)
+          break;
         u = k->tensors[u].alias_of;
-      if (u == t)
-        return true;
+      }
     }
-  return false;
+  return used;
 }
 
 static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, const char *indent, Names *n) {
@@ -188,9 +196,11 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
 void ir_print_kernel(StrBuf *out, const Kernel *k) {
   Names n = {.k = k};
   sb_printf(out, "kernel @%s\n", k->name);
+  bool *used = tensors_used(k);
   for (int t = 0; t < k->ntensors; t++)
-    if (k->tensors[t].storage == TS_PARAM || tensor_used(k, t)) /* fusion leaves dead intermediates */
+    if (k->tensors[t].storage == TS_PARAM || used[t]) /* fusion leaves dead intermediates */
       print_tensor(out, k, &k->tensors[t], &n);
+  free(used);
   sb_puts(out, "  sizes (");
   for (int s = 0; s < k->nsizes; s++)
     sb_printf(out, "%s%s", s ? ", " : "", k->sizes[s].name);

@@ -29,13 +29,6 @@ static bool writes(const StructuredOp *op, int t) { return op_writes_tensor(op, 
 
 static bool reads(const StructuredOp *op, int t) { return op_reads_tensor(op, t); }
 
-static bool has_alias(const Kernel *k, int t) {
-  for (int u = 0; u < k->ntensors; u++)
-    if (u != t && root(k, u) == t)
-      return true;
-  return false;
-}
-
 /* Whether P is pointwise over the tensor it writes. */
 static bool pointwise_writer(const Kernel *k, const StructuredOp *P, int t) {
   if (P->ext || P->init || P->epilogue || P->nyields != 1 || P->ndims != k->tensors[t].rank ||
@@ -67,22 +60,42 @@ static bool pointwise_writer(const Kernel *k, const StructuredOp *P, int t) {
   return true;
 }
 
-/* Whether the view sees tensor t of k unchanged. */
+/* The view's index of the kernel's tensor t (a view keeps the kernel's
+ * order: transform/reshape.c), or -1 when the view does not have it. */
+static int in_view(const Kernel *view, int t) {
+  if (!view->view_tensor)
+    return t;
+  int lo = 0, hi = view->ntensors;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (view->view_tensor[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < view->ntensors && view->view_tensor[lo] == t ? lo : -1;
+}
+
+/* Whether the view sees tensor t of k unchanged (or not at all). */
 static bool same_view(const Kernel *k, const Kernel *view, int t) {
-  if (view->tensors[t].rank != k->tensors[t].rank)
+  int v = in_view(view, t);
+  if (v < 0)
+    return true;
+  if (view->tensors[v].rank != k->tensors[t].rank)
     return false;
   for (int i = 0; i < k->tensors[t].rank; i++)
-    if (!affine_equal(view->tensors[t].shape[i], k->tensors[t].shape[i]))
+    if (!affine_equal(view->tensors[v].shape[i], k->tensors[t].shape[i]))
       return false;
   return true;
 }
 
-/* Whether the view sees tensor t of k with at most some unit positions
- * dropped (its op's folded dims): the pack copy's coordinates then align
- * with t's positions, 0 at the dropped ones (prologue_position). */
-static bool unit_view(const Kernel *k, const Kernel *view, int t) {
+/* Whether the view sees tensor t of k (its tensor v) with at most some
+ * unit positions dropped (its op's folded dims): the pack copy's
+ * coordinates then align with t's positions, 0 at the dropped ones
+ * (prologue_position). */
+static bool unit_view(const Kernel *k, const Kernel *view, int t, int v) {
   int j = 0;
-  const TensorParam *a = &k->tensors[t], *b = &view->tensors[t];
+  const TensorParam *a = &k->tensors[t], *b = &view->tensors[v];
   for (int i = 0; i < a->rank; i++) {
     if (j < b->rank && affine_equal(b->shape[j], a->shape[i]))
       j++;
@@ -95,28 +108,33 @@ static bool unit_view(const Kernel *k, const Kernel *view, int t) {
 void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *arena) {
   for (int c = 0; c < k->nops; c++)
     plans[c].is_prologue = plans[c].has_prologue = false;
+  TensorUses uses;
+  tensor_uses(&uses, k, arena);
+  /* aliased[t]: another tensor's memory is t's */
+  bool *aliased = arena_alloc(arena, (size_t)k->ntensors + 1);
+  for (int u = 0; u < k->ntensors; u++)
+    if (root(k, u) != u)
+      aliased[root(k, u)] = true;
   for (int c = 0; c < k->nops; c++) {
     const StructuredOp *C = &k->ops[c];
     const OpPlan *cp = &plans[c];
+    const Kernel *view = cp->view.k;
     if (C->ext || cp->s.library_call || plans[c].has_prologue || plans[c].is_prologue)
       continue;
-    for (int t = 0; t < k->ntensors && t < LG_MAX_TENSORS; t++) {
-      if (!cp->s.pack[t] || k->tensors[t].storage != TS_WORKSPACE || has_alias(k, t) || !unit_view(k, cp->view.k, t))
+    for (int v = 0; v < view->ntensors && v < LG_MAX_TENSORS; v++) {
+      int t = view->view_tensor ? view->view_tensor[v] : v;
+      if (!cp->s.pack[v] || k->tensors[t].storage != TS_WORKSPACE || aliased[t] || !unit_view(k, view, t, v) ||
+          writes(C, t))
         continue;
-      int p = -1;
-      bool ok = true;
-      for (int q = 0; q < k->nops && ok; q++) {
-        if (q == c)
-          continue;
-        if (writes(&k->ops[q], t)) {
-          ok = p < 0 && q < c;
-          p = q;
-        } else if (reads(&k->ops[q], t)) {
-          ok = false;
-        }
+      /* t's one writer p comes before C, and no op but C and p reads it */
+      int p = uses.nwriters[t] == 1 ? uses.writers[uses.write_start[t]] : -1;
+      bool ok = p >= 0 && p < c;
+      for (int r = 0; r < uses.nreaders[t] && ok; r++) {
+        int q = uses.readers[uses.read_start[t] + r];
+        ok = q == c || q == p;
       }
-      if (!ok || p < 0 || plans[p].is_prologue || plans[p].has_prologue || plans[p].group_size ||
-          !pointwise_writer(k, &k->ops[p], t) || writes(C, t))
+      if (!ok || plans[p].is_prologue || plans[p].has_prologue || plans[p].group_size ||
+          !pointwise_writer(k, &k->ops[p], t))
         continue;
       const StructuredOp *P = &k->ops[p];
       for (int o = 0; o < C->noperands && ok; o++) /* one operand of t in C: the packed one */
@@ -128,10 +146,12 @@ void plan_prologues(const Kernel *k, OpPlan *plans, PtrVec *decisions, Arena *ar
         int in = P->operands[o].tensor;
         if (in == t)
           continue;
-        ok = same_view(k, cp->view.k, in) && !has_alias(k, root(k, in));
+        ok = same_view(k, view, in) && !aliased[root(k, in)];
         for (int q = p + 1; q < c && ok; q++) /* P's inputs hold their values until C */
-          for (int x = 0; x < k->ntensors && ok; x++)
-            ok = !(writes(&k->ops[q], x) && root(k, x) == root(k, in));
+          for (int x = 0; x < op_all_operands(&k->ops[q]) && ok; x++) {
+            int w = op_operand_at(&k->ops[q], x)->tensor;
+            ok = !(writes(&k->ops[q], w) && root(k, w) == root(k, in));
+          }
       }
       if (!ok)
         continue;

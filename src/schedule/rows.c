@@ -113,6 +113,54 @@ static int touched(const Kernel *k, const StructuredOp *op, int *list) {
   return n;
 }
 
+/* Which ops touch (touched) and write (touches(.., true)) each root
+ * tensor, in op order, and which tensors have aliases: the questions the
+ * grouping asks of every op, answered without a scan of every op. */
+typedef struct {
+  int *items;
+  int len, cap;
+} OpList;
+
+typedef struct {
+  OpList *touch, *write; /* per root */
+  bool *aliased;         /* per tensor: another tensor's memory is its */
+} RowIndex;
+
+static void list_add(Arena *a, OpList *l, int op) {
+  if (l->len && l->items[l->len - 1] == op)
+    return;
+  if (l->len == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    int *items = arena_alloc(a, sizeof(int) * (size_t)cap);
+    if (l->len)
+      memcpy(items, l->items, sizeof(int) * (size_t)l->len);
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->len++] = op;
+}
+
+static void row_index(RowIndex *x, const Kernel *k, Arena *arena) {
+  x->touch = arena_alloc(arena, sizeof(OpList) * (size_t)(k->ntensors + 1));
+  x->write = arena_alloc(arena, sizeof(OpList) * (size_t)(k->ntensors + 1));
+  x->aliased = arena_alloc(arena, (size_t)k->ntensors + 1);
+  for (int t = 0; t < k->ntensors; t++)
+    if (root(k, t) != t)
+      x->aliased[root(k, t)] = true;
+  int list[LG_MAX_TENSORS];
+  for (int j = 0; j < k->nops; j++) {
+    const StructuredOp *op = &k->ops[j];
+    int n = op->ext ? 0 : touched(k, op, list);
+    for (int i = 0; op->ext && i < op->ext->ninputs + op->ext->noutputs + op->ext->nscratch; i++)
+      list[n++] = op->ext->tensors[i];
+    for (int i = 0; i < n; i++) {
+      list_add(arena, &x->touch[root(k, list[i])], j);
+      if (!op->ext && touches(op, list[i], true))
+        list_add(arena, &x->write[root(k, list[i])], j);
+    }
+  }
+}
+
 /* Whether ops a and b (a before b) can share row loops over `rows`. */
 static bool rows_independent(const Kernel *k, const StructuredOp *a, const StructuredOp *b, unsigned long long rows) {
   int la[LG_MAX_TENSORS], lb[LG_MAX_TENSORS];
@@ -208,19 +256,30 @@ static unsigned long long row_mask(AffineExpr *const *extents, int n) {
 enum { MIN_ROWS = 16 };
 
 /* The bytes the ops first..last touch, when static (-1 otherwise). */
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
 static int64_t group_bytes(const Kernel *k, int first, int last) {
   int64_t total = 0;
-  bool *seen = calloc((size_t)k->ntensors + 1, 1);
+  int n = 0;
+  for (int i = first; i <= last; i++)
+    n += op_all_operands(&k->ops[i]);
+  int *seen = xmalloc(sizeof(int) * (size_t)(n + 1)), nseen = 0; /* the tensors counted, sorted */
   for (int i = first; i <= last; i++)
     for (int o = 0; o < op_all_operands(&k->ops[i]) && total >= 0; o++) {
       int t = op_operand_at(&k->ops[i], o)->tensor;
-      if (seen[t])
+      if (nseen && bsearch(&t, seen, (size_t)nseen, sizeof(int), compare_ints))
         continue;
-      seen[t] = true;
-      int64_t n = elem_type_bits(k->tensors[t].type) / 8;
-      for (int p = 0; p < k->tensors[t].rank && n >= 0; p++)
-        n = k->tensors[t].shape[p]->kind == AE_CONST ? n * k->tensors[t].shape[p]->value : -1;
-      total = n < 0 ? -1 : total + n;
+      int at = nseen++;
+      for (; at > 0 && seen[at - 1] > t; at--)
+        seen[at] = seen[at - 1];
+      seen[at] = t;
+      int64_t bytes = elem_type_bits(k->tensors[t].type) / 8;
+      for (int p = 0; p < k->tensors[t].rank && bytes >= 0; p++)
+        bytes = k->tensors[t].shape[p]->kind == AE_CONST ? bytes * k->tensors[t].shape[p]->value : -1;
+      total = bytes < 0 ? -1 : total + bytes;
     }
   free(seen);
   return total;
@@ -240,11 +299,13 @@ static bool few_rows(AffineExpr *const *extents, int n) {
 
 /* Whether op writes a tensor named in the keep overrides. */
 static bool writes_kept(const Kernel *k, const StructuredOp *op, const char *const *keep, int nkeep) {
-  for (int t = 0; t < k->ntensors; t++)
+  for (int o = 0; nkeep && o < op_all_operands(op); o++) { /* an op writes only its operands' tensors */
+    int t = op_operand_at(op, o)->tensor;
     if (touches(op, t, true))
       for (int i = 0; i < nkeep; i++)
         if (strcmp(keep[i], k->tensors[t].name) == 0)
           return true;
+  }
   return false;
 }
 
@@ -319,19 +380,6 @@ static bool softmax_member(const Kernel *k, const OpPlan *plans, int e, const Ex
   return true;
 }
 
-/* Whether op j touches any tensor stored in root r. */
-static bool op_touches_root(const Kernel *k, int j, int r) {
-  const StructuredOp *op = &k->ops[j];
-  bool input;
-  if (op->ext)
-    return ext_touches(k, op->ext, r, &input);
-  int list[LG_MAX_TENSORS];
-  for (int i = 0, n = touched(k, op, list); i < n; i++)
-    if (root(k, list[i]) == r)
-      return true;
-  return false;
-}
-
 /* The bytes of tensor t kept per thread, a chunk of rows each, when t can
  * be (-1 otherwise): t is an intermediate of its own (no alias shares its
  * memory) that only the group's ops first..last touch, of static shape
@@ -340,16 +388,15 @@ static bool op_touches_root(const Kernel *k, int j, int r) {
  * runs it, so a thread's buffer can take the next chunk's rows: t never
  * goes to memory whole, which saves writing it (a full pass over memory
  * for a tensor beyond the caches). */
-static int64_t chunk_local_bytes(const Kernel *k, int t, int first, int last) {
+static int64_t chunk_local_bytes(const Kernel *k, const RowIndex *x, int t, int first, int last) {
   const TensorParam *tp = &k->tensors[t];
-  if (tp->storage != TS_WORKSPACE)
+  if (tp->storage != TS_WORKSPACE || x->aliased[t])
     return -1;
-  for (int u = 0; u < k->ntensors; u++)
-    if (u != t && root(k, u) == t)
+  for (int i = 0; i < x->touch[t].len; i++) { /* t is a root: no alias */
+    int j = x->touch[t].items[i];
+    if (j < first || j > last)
       return -1;
-  for (int j = 0; j < k->nops; j++)
-    if ((j < first || j > last) && op_touches_root(k, j, t))
-      return -1;
+  }
   int64_t whole = elem_type_bits(tp->type) / 8;
   for (int p = 0; p < tp->rank; p++) {
     if (tp->shape[p]->kind != AE_CONST)
@@ -369,8 +416,8 @@ static int64_t chunk_local_bytes(const Kernel *k, int t, int first, int last) {
  * them, the op after just after it wrote them, so neither x nor y makes an
  * extra pass over memory. The softmax is op i; returns the group's first
  * op, or -1 when there is no group. */
-static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *target, const char *const *keep,
-                        int nkeep, Arena *arena, PtrVec *decisions) {
+static int softmax_rows(const Kernel *k, const RowIndex *rx, OpPlan *plans, int i, const Target *target,
+                        const char *const *keep, int nkeep, Arena *arena, PtrVec *decisions) {
   const ExtOp *x = k->ops[i].ext;
   if (!x || strcmp(x->tmpl, "softmax") != 0)
     return -1;
@@ -400,7 +447,7 @@ static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *tar
   OpPlan *head = &plans[first];
   int candidates[2] = {has_before ? xt : -1, has_after ? y : -1};
   for (int c = 0; c < 2; c++) {
-    int64_t bytes = candidates[c] >= 0 ? chunk_local_bytes(k, candidates[c], first, last) : -1;
+    int64_t bytes = candidates[c] >= 0 ? chunk_local_bytes(k, rx, candidates[c], first, last) : -1;
     if (bytes >= 0) {
       head->chunk_local[head->nchunk_local] = candidates[c];
       head->chunk_local_bytes[head->nchunk_local++] = bytes;
@@ -425,11 +472,39 @@ static int softmax_rows(const Kernel *k, OpPlan *plans, int i, const Target *tar
   return first;
 }
 
+/* Whether op j can join ops i..j-1 over these rows: independent of each
+ * that shares memory with it (a pair that shares none is: only the ops
+ * that touch a root j writes, or write one it touches, are asked). */
+static bool joins_rows(const Kernel *k, const RowIndex *x, int i, int j, unsigned long long rows) {
+  int list[LG_MAX_TENSORS];
+  const StructuredOp *b = &k->ops[j];
+  int n = touched(k, b, list);
+  for (int a = 0; a < n; a++) {
+    int r = root(k, list[a]);
+    bool b_writes = false;
+    for (int c = 0; c < n && !b_writes; c++)
+      b_writes = root(k, list[c]) == r && touches(b, list[c], true);
+    const OpList *l = b_writes ? &x->touch[r] : &x->write[r];
+    for (int m = 0; m < l->len; m++)
+      if (l->items[m] >= i && l->items[m] < j && !rows_independent(k, &k->ops[l->items[m]], b, rows))
+        return false;
+  }
+  return true;
+}
+
+/* A group has at most this many ops: a group that turns out too small
+ * (few rows, all in L2) is tried again from its next op, and its length
+ * bounds that work (a chain of 10^5 elementwise ops is one candidate). */
+enum { MAX_GROUP_OPS = 64 };
+
 void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const char *const *keep, int nkeep,
                      Arena *arena, PtrVec *decisions) {
   for (int i = 0; i < k->nops; i++)
     plans[i].group_size = plans[i].nchunk_local = 0;
+  RowIndex rx;
+  row_index(&rx, k, arena);
   OpPlan *cand = arena_alloc(arena, sizeof(OpPlan) * (size_t)(k->nops + 1));
+  bool *cand_done = arena_alloc(arena, (size_t)k->nops + 1); /* cand[j] is member_plan's (plans[j] is unchanged) */
   int i = 0;
   while (i < k->nops) {
     const StructuredOp *first = &k->ops[i];
@@ -438,30 +513,31 @@ void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const
       continue;
     }
     if (first->ext) {
-      int f = softmax_rows(k, plans, i, target, keep, nkeep, arena, decisions);
+      int f = softmax_rows(k, &rx, plans, i, target, keep, nkeep, arena, decisions);
       i = f >= 0 ? f + plans[f].group_size : i + 1;
       continue;
     }
     if (i + 1 < k->nops && k->ops[i + 1].ext &&
-        softmax_rows(k, plans, i + 1, target, keep, nkeep, arena, decisions) == i) {
+        softmax_rows(k, &rx, plans, i + 1, target, keep, nkeep, arena, decisions) == i) {
       i += plans[i].group_size;
       continue;
     }
     AffineExpr *extents[LG_MAX_DIMS];
     for (int d = 0; d < first->ndims && d < LG_MAX_DIMS; d++)
       extents[d] = first->dims[d].extent;
-    cand[i] = member_plan(k, &plans[i], first, target, arena);
+    if (!cand_done[i])
+      cand[i] = member_plan(k, &plans[i], first, target, arena);
+    cand_done[i] = true;
     int rows = row_dims_of(k, &cand[i], first, NULL, first->ndims < LG_MAX_DIMS ? first->ndims : LG_MAX_DIMS);
     int j = i + 1;
-    while (j < k->nops && rows > 0 && !writes_kept(k, &k->ops[j - 1], keep, nkeep)) {
-      cand[j] = member_plan(k, &plans[j], &k->ops[j], target, arena);
+    while (j < k->nops && j - i < MAX_GROUP_OPS && rows > 0 && !writes_kept(k, &k->ops[j - 1], keep, nkeep)) {
+      if (!cand_done[j])
+        cand[j] = member_plan(k, &plans[j], &k->ops[j], target, arena);
+      cand_done[j] = true;
       int r = row_dims_of(k, &cand[j], &k->ops[j], extents, rows);
       if (!row_mask(extents, r))
         break;
-      bool ok = true;
-      for (int m = i; m < j && ok; m++)
-        ok = rows_independent(k, &k->ops[m], &k->ops[j], row_mask(extents, r));
-      if (!ok)
+      if (!joins_rows(k, &rx, i, j, row_mask(extents, r)))
         break;
       rows = r;
       j++;

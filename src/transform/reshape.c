@@ -5,6 +5,7 @@
  * chain may span a folded unit position (A(m, 0, n) with shape (M, 1, N)). */
 #include "transform/reshape.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void reshape_identity(Reshape *r) {
@@ -62,6 +63,89 @@ static AffineExpr *product(Arena *a, AffineExpr *x, AffineExpr *y) {
   if (is_const(y, 1))
     return x;
   return affine_binary(a, AE_MUL, x, y);
+}
+
+/* ---- the op's own tensors ----
+ *
+ * A view holds only the tensors its op touches (its operands', its init's
+ * and epilogue's, and the roots of their aliases), in the kernel's order,
+ * renumbered from 0: a model graph's kernel has a tensor per node, and a
+ * copy of them all per op made the generator quadratic in the graph's size
+ * (and kept tensors after the first LG_MAX_TENSORS from being packed). */
+
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The position of t in the sorted ids[0..n). */
+static int local_index(const int *ids, int n, int t) {
+  int lo = 0, hi = n;
+  while (lo < hi) {
+    int mid = lo + (hi - lo) / 2;
+    if (ids[mid] < t)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static StructuredOp *renumbered(const StructuredOp *op, const int *ids, int n, Arena *a) {
+  StructuredOp *c = arena_alloc(a, sizeof *c);
+  *c = *op;
+  c->operands = arena_alloc(a, sizeof(Operand) * (size_t)(op->noperands + 1));
+  memcpy(c->operands, op->operands, sizeof(Operand) * (size_t)op->noperands);
+  for (int o = 0; o < op->noperands; o++)
+    c->operands[o].tensor = local_index(ids, n, op->operands[o].tensor);
+  if (op->init)
+    c->init = renumbered(op->init, ids, n, a);
+  if (op->epilogue)
+    c->epilogue = renumbered(op->epilogue, ids, n, a);
+  return c;
+}
+
+/* (k, op) as a view of op's own tensors; a view of a view views the same
+ * base kernel. A non-structured op stays as it is (it is never reshaped,
+ * and its ExtOp names the kernel's tensors). */
+static OpView localize(const Kernel *k, const StructuredOp *op, Arena *a) {
+  if (op->ext)
+    return (OpView){k, op};
+  int cap = op_all_operands(op) * 2 + 1, n = 0;
+  int *ids = arena_alloc(a, sizeof(int) * (size_t)cap);
+  for (int i = 0; i < op_all_operands(op); i++) {
+    /* the tensor and its aliases' chain down to the root, whose memory it is */
+    for (int t = op_operand_at(op, i)->tensor, hops = 0;; t = k->tensors[t].alias_of, hops++) {
+      if (n == cap) {
+        int *more = arena_alloc(a, sizeof(int) * (size_t)cap * 2);
+        memcpy(more, ids, sizeof(int) * (size_t)n);
+        ids = more;
+        cap *= 2;
+      }
+      ids[n++] = t;
+      if (k->tensors[t].storage != TS_ALIAS || hops > k->ntensors)
+        break;
+    }
+  }
+  qsort(ids, (size_t)n, sizeof *ids, compare_ints);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (m == 0 || ids[m - 1] != ids[i])
+      ids[m++] = ids[i];
+  Kernel *vk = arena_alloc(a, sizeof *vk);
+  *vk = *k;
+  vk->ntensors = m;
+  vk->tensors = arena_alloc(a, sizeof(TensorParam) * (size_t)(m + 1));
+  int *base_ids = arena_alloc(a, sizeof(int) * (size_t)(m + 1));
+  for (int i = 0; i < m; i++) {
+    vk->tensors[i] = k->tensors[ids[i]];
+    if (vk->tensors[i].storage == TS_ALIAS)
+      vk->tensors[i].alias_of = local_index(ids, m, k->tensors[ids[i]].alias_of);
+    base_ids[i] = k->view_tensor ? k->view_tensor[ids[i]] : ids[i];
+  }
+  vk->view_base = k->view_base ? k->view_base : k;
+  vk->view_tensor = base_ids;
+  return (OpView){vk, renumbered(op, ids, m, a)};
 }
 
 /* Copies of the kernel and op that a stage may rewrite: own tensor, dim and
@@ -287,6 +371,9 @@ static OpView collapse_dims(const Kernel *k, const StructuredOp *op, const int *
 /* ---- the public steps ---- */
 
 void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *arena) {
+  OpView own = localize(k, op, arena);
+  k = own.k;
+  op = own.op;
   reshape_identity(r);
   for (int d = 0; d < op->ndims; d++)
     r->fold[d] = reshape_fold_problem(op, d) == NULL;
@@ -327,6 +414,9 @@ const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, co
     return epilogue_problem;
   if (r->fold[a] || r->fold[b])
     return arena_printf(arena, "'%s' is folded away and cannot be merged", op->dims[r->fold[a] ? a : b].name);
+  OpView own = localize(k, op, arena);
+  k = own.k;
+  op = own.op;
   int dim_map[LG_MAX_DIMS];
   OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
   return pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
@@ -385,8 +475,11 @@ static OpView fold_with_attached(const Kernel *k, const StructuredOp *op, const 
 }
 
 OpView reshape_apply(const Kernel *k, const StructuredOp *op, const Reshape *r, Arena *arena) {
+  OpView own = localize(k, op, arena);
   if (reshape_is_identity(r, op->ndims))
-    return (OpView){k, op};
+    return own;
+  k = own.k;
+  op = own.op;
   if (op->epilogue || op->init)
     return fold_with_attached(k, op, r->fold, arena); /* reshape_*_problem refuse collapsing */
   int dim_map[LG_MAX_DIMS];

@@ -13,9 +13,13 @@
  *    agrees. Then the merged index (d1*E2 + d2)*E3 + ... lands on the same
  *    row-major address, so the tensor's view merges those positions.
  *
- * The result is an OpView: a copy of the kernel whose tensors have the
- * reshaped shapes (the C signature and pointers are untouched, only how the
- * op's loops index them changes) and the rewritten op. Schedules then speak
+ * The result is an OpView: a view kernel holding only the tensors the op
+ * touches (renumbered; Kernel.view_base and view_tensor lead back to the
+ * kernel's), with the reshaped shapes (the C signature and pointers are
+ * untouched, only how the op's loops index them changes), and the
+ * rewritten op, its operands numbered in the view. Every view of a
+ * structured op is such a view, reshaped or not; a non-structured op's is
+ * the kernel and the op themselves. Schedules then speak
  * about the view's dims; a merged dim keeps the name of its first dim. */
 #ifndef LGEN_RESHAPE_H
 #define LGEN_RESHAPE_H

@@ -26,11 +26,18 @@
  * tensor is read once (see "sibling reductions" below). */
 #include "graph/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/analysis.h"
 
 enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 0 };
+
+/* Op indices, in an arena. */
+typedef struct {
+  int *items;
+  int len, cap;
+} OpList;
 
 typedef struct {
   Kernel *k;
@@ -40,6 +47,25 @@ typedef struct {
   FuseReport *report;
   bool *removed; /* per op */
   bool *used;    /* per override */
+  /* Which ops touch (and write) the memory of each root tensor (an alias's
+   * root is the tensor whose memory it is): every op that does is listed,
+   * maybe also some that no longer do (an op is added again whenever it
+   * changes; the questions below check the op itself). The passes ask
+   * "which ops read T", "does any op between P and C write X" of every
+   * op: answered from these lists, not by a scan of every op and tensor. */
+  OpList *touch, *write;
+  bool *aliased; /* per tensor: another tensor's memory is its */
+  /* The arrays inline_into gives an op live on the heap (heap[op]), not in
+   * the arena: a chain is inlined one op at a time, each step copying the
+   * payload so far, and the arena would keep every copy (memory quadratic
+   * in the payload, up to MAX_FUSED_NODES). A copy is freed when the op's
+   * next rewrite replaces it or the op is inlined away; the ones left are
+   * copied into the arena at the end. */
+  struct HeapArrays {
+    void *nodes, *operands, *dims, *yields;
+  } *heap;
+  int *sorted;   /* scratch for ops_touching */
+  int sorted_cap;
 } Fuser;
 
 /* Non-structured ops (ExtOp) take part only as readers and writers: they
@@ -56,11 +82,55 @@ static int root_of(const Kernel *k, int t) {
   return t;
 }
 
-static bool has_alias(const Kernel *k, int t) {
-  for (int i = 0; i < k->ntensors; i++)
-    if (i != t && k->tensors[i].storage == TS_ALIAS && root_of(k, i) == t)
-      return true;
-  return false;
+static bool has_alias(const Fuser *f, int t) { return f->aliased[t]; }
+
+static void list_add(Arena *a, OpList *l, int op) {
+  if (l->len && l->items[l->len - 1] == op)
+    return;
+  if (l->len == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    int *items = arena_alloc(a, sizeof(int) * (size_t)cap);
+    if (l->len)
+      memcpy(items, l->items, sizeof(int) * (size_t)l->len);
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->len++] = op;
+}
+
+/* Lists op i under every tensor it touches now (call again when it changes). */
+static void index_op(Fuser *f, int i) {
+  const StructuredOp *op = &f->k->ops[i];
+  for (int o = 0; o < op_all_operands(op); o++) {
+    int t = op_operand_at(op, o)->tensor, r = root_of(f->k, t);
+    list_add(f->arena, &f->touch[r], i);
+    if (op_writes_tensor(op, t))
+      list_add(f->arena, &f->write[r], i);
+  }
+}
+
+static int compare_ints(const void *a, const void *b) {
+  int x = *(const int *)a, y = *(const int *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* The ops (not removed) in list l strictly between lo and hi, in order, in
+ * f->sorted (valid until the next call); their count. */
+static int ops_in(Fuser *f, const OpList *l, int lo, int hi) {
+  if (f->sorted_cap < l->len + 1) {
+    f->sorted_cap = (l->len + 1) * 2;
+    f->sorted = arena_alloc(f->arena, sizeof(int) * (size_t)f->sorted_cap);
+  }
+  int n = 0;
+  for (int i = 0; i < l->len; i++)
+    if (l->items[i] > lo && l->items[i] < hi && !f->removed[l->items[i]])
+      f->sorted[n++] = l->items[i];
+  qsort(f->sorted, (size_t)n, sizeof(int), compare_ints);
+  int m = 0;
+  for (int i = 0; i < n; i++)
+    if (m == 0 || f->sorted[m - 1] != f->sorted[i])
+      f->sorted[m++] = f->sorted[i];
+  return m;
 }
 
 /* If P can be inlined, the tensor it writes, with pos_of_dim[d] = the
@@ -73,7 +143,7 @@ static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
   const Operand *out = &op->operands[op->yields[0].operand];
   int t = out->tensor;
   const TensorParam *T = &k->tensors[t];
-  if (T->storage != TS_WORKSPACE || T->rank != op->ndims || has_alias(k, t) || op_reads(op, t))
+  if (T->storage != TS_WORKSPACE || T->rank != op->ndims || has_alias(f, t) || op_reads(op, t))
     return -1;
   for (int d = 0; d < op->ndims; d++) {
     if (op->dims[d].kind != ITER_PARALLEL)
@@ -86,9 +156,12 @@ static int inlinable_output(const Fuser *f, int p, int *pos_of_dim) {
       return -1;
     pos_of_dim[m->index] = i;
   }
-  for (int q = 0; q < k->nops; q++)
+  const OpList *w = &f->write[root_of(k, t)];
+  for (int i = 0; i < w->len; i++) {
+    int q = w->items[i];
     if (q != p && !f->removed[q] && op_writes(&k->ops[q], t))
       return -1;
+  }
   return t;
 }
 
@@ -161,6 +234,50 @@ static bool writes_root(const Kernel *k, const StructuredOp *op, int root) {
   return false;
 }
 
+/* Whether an op strictly between lo and hi writes memory of `root`. */
+static bool written_between(const Fuser *f, int root, int lo, int hi) {
+  const OpList *w = &f->write[root];
+  for (int i = 0; i < w->len; i++) {
+    int q = w->items[i];
+    if (q > lo && q < hi && !f->removed[q] && writes_root(f->k, &f->k->ops[q], root))
+      return true;
+  }
+  return false;
+}
+
+/* Whether an op strictly between lo and hi writes memory of `root`
+ * through any tensor it writes (its init's and epilogue's included). */
+static bool written_any_between(const Fuser *f, int root, int lo, int hi) {
+  const OpList *w = &f->write[root];
+  for (int i = 0; i < w->len; i++) {
+    int q = w->items[i];
+    if (q <= lo || q >= hi || f->removed[q])
+      continue;
+    const StructuredOp *Q = &f->k->ops[q];
+    for (int o = 0; o < op_all_operands(Q); o++) {
+      int x = op_operand_at(Q, o)->tensor;
+      if (root_of(f->k, x) == root && op_writes_tensor(Q, x))
+        return true;
+    }
+  }
+  return false;
+}
+
+/* Whether an op strictly between lo and hi touches memory of `root`. */
+static bool touched_between(const Fuser *f, int root, int lo, int hi) {
+  const OpList *l = &f->touch[root];
+  for (int i = 0; i < l->len; i++) {
+    int q = l->items[i];
+    if (q <= lo || q >= hi || f->removed[q])
+      continue;
+    const StructuredOp *Q = &f->k->ops[q];
+    for (int o = 0; o < op_all_operands(Q); o++)
+      if (root_of(f->k, op_operand_at(Q, o)->tensor) == root)
+        return true;
+  }
+  return false;
+}
+
 /* Whether consumer c can take P (writing t) at every read of t. */
 static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
   const Kernel *k = f->k;
@@ -185,15 +302,54 @@ static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
   }
   /* P's inputs must hold the same values when C runs: nothing in between
    * (C included) may write them */
-  for (int q = p + 1; q <= c; q++) {
-    if (f->removed[q])
-      continue;
-    for (int o = 0; o < P->noperands; o++) {
-      if (writes_root(k, &k->ops[q], root_of(k, P->operands[o].tensor)))
-        return false;
-    }
-  }
+  for (int o = 0; o < P->noperands; o++)
+    if (written_between(f, root_of(k, P->operands[o].tensor), p, c + 1))
+      return false;
   return true;
+}
+
+static void *heap_array(size_t size, int n) {
+  void *p = xmalloc(size * (size_t)(n > 0 ? n : 1));
+  memset(p, 0, size * (size_t)(n > 0 ? n : 1));
+  return p;
+}
+
+/* Frees op i's heap arrays (which its StructuredOp may still point at). */
+static void heap_release(Fuser *f, int i) {
+  free(f->heap[i].nodes);
+  free(f->heap[i].operands);
+  free(f->heap[i].dims);
+  free(f->heap[i].yields);
+  f->heap[i] = (struct HeapArrays){NULL, NULL, NULL, NULL};
+}
+
+/* op's arrays copied into the arena (its init's and epilogue's too): the
+ * heap ones are freed when fusion ends. */
+static void settle(Arena *a, StructuredOp *op) {
+  Dim *dims = arena_alloc(a, sizeof(Dim) * (size_t)(op->ndims + 1));
+  memcpy(dims, op->dims, sizeof(Dim) * (size_t)op->ndims);
+  Operand *operands = arena_alloc(a, sizeof(Operand) * (size_t)(op->noperands + 1));
+  memcpy(operands, op->operands, sizeof(Operand) * (size_t)op->noperands);
+  PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)(op->nnodes + 1));
+  memcpy(nodes, op->nodes, sizeof(PayloadNode) * (size_t)op->nnodes);
+  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)(op->nyields + 1));
+  memcpy(yields, op->yields, sizeof(Yield) * (size_t)op->nyields);
+  op->dims = dims;
+  op->operands = operands;
+  op->nodes = nodes;
+  op->yields = yields;
+  if (op->init) {
+    StructuredOp *init = arena_alloc(a, sizeof *init);
+    *init = *op->init;
+    settle(a, init);
+    op->init = init;
+  }
+  if (op->epilogue) {
+    StructuredOp *epilogue = arena_alloc(a, sizeof *epilogue);
+    *epilogue = *op->epilogue;
+    settle(a, epilogue);
+    op->epilogue = epilogue;
+  }
 }
 
 static bool same_operand(const Kernel *k, const Operand *a, const Operand *b) {
@@ -271,9 +427,11 @@ static bool same_node(const PayloadNode *a, const PayloadNode *b) {
   }
 }
 
-static void share_common_nodes(Arena *arena, StructuredOp *op) {
-  int *map = arena_alloc(arena, sizeof(int) * (size_t)(op->nnodes + 1));
-  PayloadNode *nodes = arena_alloc(arena, sizeof(PayloadNode) * (size_t)(op->nnodes + 1));
+/* In place: op's nodes and yields are inline_into's fresh heap arrays, and
+ * compacting only moves a node down (n <= i), after it was read. */
+static void share_common_nodes(StructuredOp *op) {
+  int *map = heap_array(sizeof(int), op->nnodes);
+  PayloadNode *nodes = op->nodes;
   int n = 0;
   for (int i = 0; i < op->nnodes; i++) {
     PayloadNode x = op->nodes[i];
@@ -288,12 +446,10 @@ static void share_common_nodes(Arena *arena, StructuredOp *op) {
       nodes[n++] = x;
     }
   }
-  Yield *yields = arena_alloc(arena, sizeof(Yield) * (size_t)(op->nyields + 1));
   for (int y = 0; y < op->nyields; y++)
-    yields[y] = (Yield){op->yields[y].operand, map[op->yields[y].value]};
-  op->nodes = nodes;
+    op->yields[y].value = map[op->yields[y].value];
   op->nnodes = n;
-  op->yields = yields;
+  free(map);
 }
 
 /* Rewrites consumer C so that every read of t computes P's payload instead.
@@ -302,11 +458,17 @@ static void share_common_nodes(Arena *arena, StructuredOp *op) {
 static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int *pos_of_dim, bool keep) {
   const Kernel *k = f->k;
   StructuredOp *C = &f->k->ops[c];
-  Arena *a = f->arena;
-  int max_operands = C->noperands + P->noperands * C->nnodes + 1;
-  Operand *operands = arena_alloc(a, sizeof(Operand) * (size_t)max_operands);
+  Arena *a = f->arena; /* for the composed maps; the arrays are on the heap (Fuser.heap) */
+  /* sized for what the rewrite makes: each read of t becomes P's nodes
+   * (and P's operands); a chain inlined step by step is rewritten once per
+   * op, so room for more would grow with the chain */
+  int reads = 0;
+  for (int n = 0; n < C->nnodes; n++)
+    reads += C->nodes[n].kind == PN_READ && C->operands[C->nodes[n].operand].tensor == t;
+  int max_operands = C->noperands + P->noperands * reads + 2; /* + keep's */
+  Operand *operands = heap_array(sizeof(Operand), max_operands);
   int noperands = 0;
-  int *operand_map = arena_alloc(a, sizeof(int) * (size_t)C->noperands);
+  int *operand_map = heap_array(sizeof(int), C->noperands);
   for (int o = 0; o < C->noperands; o++) {
     bool written = false; /* C rewriting t in place (an epilogue composed before it) keeps its write */
     for (int y = 0; y < C->nyields; y++)
@@ -314,12 +476,12 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
     operand_map[o] = C->operands[o].tensor == t && !written ? -1 : add_operand(k, operands, &noperands, C->operands[o]);
   }
 
-  int max_nodes = C->nnodes * (P->nnodes + 1) + 1, kept_value = -1, kept_operand = -1;
-  PayloadNode *nodes = arena_alloc(a, sizeof(PayloadNode) * (size_t)max_nodes);
+  int max_nodes = C->nnodes + P->nnodes * reads + 1, kept_value = -1, kept_operand = -1;
+  PayloadNode *nodes = heap_array(sizeof(PayloadNode), max_nodes);
   int nnodes = 0;
-  int *node_map = arena_alloc(a, sizeof(int) * (size_t)C->nnodes);
-  int *p_node_map = arena_alloc(a, sizeof(int) * (size_t)P->nnodes);
-  AffineExpr **dim_values = arena_alloc(a, sizeof(AffineExpr *) * (size_t)(P->ndims + 1));
+  int *node_map = heap_array(sizeof(int), C->nnodes);
+  int *p_node_map = heap_array(sizeof(int), P->nnodes);
+  AffineExpr **dim_values = heap_array(sizeof(AffineExpr *), P->ndims + 1);
   for (int n = 0; n < C->nnodes; n++) {
     PayloadNode x = C->nodes[n];
     if (x.kind == PN_READ && C->operands[x.operand].tensor == t) {
@@ -357,18 +519,24 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
     nodes[nnodes++] = x;
   }
   int nyields = 0;
-  Yield *yields = arena_alloc(a, sizeof(Yield) * (size_t)(C->nyields + 1));
+  Yield *yields = heap_array(sizeof(Yield), C->nyields + 1);
   if (kept_value >= 0)
     yields[nyields++] = (Yield){kept_operand, kept_value};
   for (int y = 0; y < C->nyields; y++) {
     yields[nyields].operand = operand_map[C->yields[y].operand];
     yields[nyields++].value = node_map[C->yields[y].value];
   }
-  Dim *dims = arena_alloc(a, sizeof(Dim) * (size_t)(C->ndims + 1));
+  Dim *dims = heap_array(sizeof(Dim), C->ndims + 1);
   memcpy(dims, C->dims, sizeof(Dim) * (size_t)C->ndims);
   for (int d = 0; d < C->ndims; d++)
     if (dims[d].extent_operand >= 0)
       dims[d].extent_operand = operand_map[dims[d].extent_operand];
+  free(operand_map);
+  free(node_map);
+  free(p_node_map);
+  free(dim_values);
+  heap_release(f, c); /* C's previous arrays: read above, referenced by nothing else (see Fuser.heap) */
+  f->heap[c] = (struct HeapArrays){nodes, operands, dims, yields};
   C->dims = dims;
   C->operands = operands;
   C->noperands = noperands;
@@ -376,7 +544,7 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   C->nnodes = nnodes;
   C->yields = yields;
   C->nyields = nyields;
-  share_common_nodes(a, C);
+  share_common_nodes(C);
   /* preconditions speak of the old operands; graph ops have none */
   C->npre = 0;
   C->origin = joined_origin(a, P->origin, C->origin, NULL);
@@ -424,9 +592,13 @@ static void try_inline(Fuser *f, int p) {
   if (!cheap) /* a diamond: its branches become one op, which computes P once */
     merge_branches(f, p, t);
   int consumers = 0;
-  for (int c = p + 1; c < k->nops; c++) {
-    if (f->removed[c] || !op_reads(&k->ops[c], t))
-      continue;
+  int ntouch = ops_in(f, &f->touch[root_of(k, t)], p, k->nops);
+  int *readers = arena_alloc(f->arena, sizeof(int) * (size_t)(ntouch + 1)), nreaders = 0;
+  for (int i = 0; i < ntouch; i++)
+    if (op_reads(&k->ops[f->sorted[i]], t))
+      readers[nreaders++] = f->sorted[i];
+  for (int i = 0; i < nreaders; i++) {
+    int c = readers[i];
     if (!consumer_accepts(f, p, c, t, cheap)) {
       if (o)
         diag_warning(f->diag, o->loc, "'%s' cannot be inlined into the op writing '%s' (a padded read, a write of "
@@ -438,14 +610,16 @@ static void try_inline(Fuser *f, int p) {
   }
   if (consumers == 0) /* a dead value: lowering keeps only what is used, so leave it */
     return;
-  for (int c = p + 1; c < k->nops; c++)
-    if (!f->removed[c] && op_reads(&k->ops[c], t)) {
-      vec_push(f->arena, &f->report->decisions,
-               arena_printf(f->arena, "inline '%s' into the op writing '%s'", k->tensors[t].name,
-                            op_label(k, &k->ops[c])));
-      inline_into(f, &k->ops[p], c, t, pos_of_dim, false);
-    }
+  for (int i = 0; i < nreaders; i++) {
+    int c = readers[i];
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "inline '%s' into the op writing '%s'", k->tensors[t].name,
+                          op_label(k, &k->ops[c])));
+    inline_into(f, &k->ops[p], c, t, pos_of_dim, false);
+    index_op(f, c);
+  }
   f->removed[p] = true;
+  heap_release(f, p); /* its payload now lives in its consumers */
 }
 
 /* ---- epilogues ----
@@ -548,10 +722,12 @@ static Operand *renamed_operands(Fuser *f, const StructuredOp *op, int from, int
 /* The op that can take P's result T as an epilogue's input: T's first
  * reader after P, which must be its only reader, or rewrite T in place
  * (later readers then see what P with the epilogue stores). -1: none. */
-static int sole_reader(const Fuser *f, int p, int t) {
+static int sole_reader(Fuser *f, int p, int t) {
   int c = -1;
-  for (int q = 0; q < f->k->nops; q++) {
-    if (f->removed[q] || q == p)
+  int n = ops_in(f, &f->touch[root_of(f->k, t)], -1, f->k->nops);
+  for (int i = 0; i < n; i++) {
+    int q = f->sorted[i];
+    if (q == p)
       continue;
     const StructuredOp *Q = &f->k->ops[q];
     if (op_reads(Q, t)) {
@@ -582,28 +758,23 @@ static bool try_epilogue(Fuser *f, int p) {
   bool in_place = u == t;
   const StructuredOp *P = &k->ops[p], *C = &k->ops[c], *old = P->epilogue;
   /* T vanishes unless C rewrites it in place: then nothing else may see it */
-  if (!in_place && (k->tensors[t].storage != TS_WORKSPACE || has_alias(k, t)))
+  if (!in_place && (k->tensors[t].storage != TS_WORKSPACE || has_alias(f, t)))
     return false;
   if (old && old->nnodes + C->nnodes > MAX_FUSED_NODES)
     return false;
-  for (int q = 0; q < k->nops && !in_place; q++) /* U has one writer, C */
+  const OpList *uw = &f->write[root_of(k, u)];
+  for (int i = 0; i < uw->len && !in_place; i++) { /* U has one writer, C */
+    int q = uw->items[i];
     if (q != c && !f->removed[q] && op_writes(&k->ops[q], u))
       return false;
+  }
   /* the epilogue runs when P does: C's inputs must hold their values by
    * then, and nothing in between may look at U's memory */
-  for (int q = p + 1; q < c; q++) {
-    if (f->removed[q])
-      continue;
-    const StructuredOp *Q = &k->ops[q];
-    for (int o = 0; o < op_all_operands(Q); o++)
-      if (root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, u))
-        return false;
-    for (int x = 0; x < k->ntensors; x++)
-      if (op_writes(Q, x))
-        for (int o = 0; o < C->noperands; o++)
-          if (C->operands[o].tensor != t && root_of(k, C->operands[o].tensor) == root_of(k, x))
-            return false;
-  }
+  if (touched_between(f, root_of(k, u), p, c))
+    return false;
+  for (int o = 0; o < C->noperands; o++)
+    if (C->operands[o].tensor != t && written_any_between(f, root_of(k, C->operands[o].tensor), p, c))
+      return false;
   const FuseOverride *o = override_of(f, t);
   if (o && !o->inline_it && !in_place) {
     vec_push(f->arena, &f->report->decisions,
@@ -631,12 +802,18 @@ static bool try_epilogue(Fuser *f, int p) {
   for (int d = 0; d < P->ndims; d++)
     if (out_pos[d] >= 0)
       dims[c_out->map[out_pos[d]]->index] = d;
-  for (int q = 0; q <= p && !in_place; q++)
-    if (!f->removed[q] && op_writes(&k->ops[q], t))
+  int nw = in_place ? 0 : ops_in(f, &f->write[root_of(k, t)], -1, p + 1);
+  for (int i = 0; i < nw; i++) {
+    int q = f->sorted[i];
+    if (op_writes(&k->ops[q], t)) {
       k->ops[q].operands = renamed_operands(f, &k->ops[q], t, u);
+      index_op(f, q);
+    }
+  }
   k->ops[p].epilogue = E;
   k->ops[p].epilogue_dims = dims;
   k->ops[p].origin = joined_origin(f->arena, P->origin, C->origin, "epilogue");
+  index_op(f, p);
   f->removed[c] = true;
   const char *what = old ? "is applied after the epilogue of" : "is applied in";
   if (in_place)
@@ -665,16 +842,12 @@ static void try_init(Fuser *f, int p) {
   int t = P->init || op_reads_index(P, -1) ? -1 : accumulated_output(k, P, out_pos);
   if (t < 0)
     return;
-  int q = p - 1; /* the last op before P that touches T's memory */
-  for (; q >= 0; q--) {
-    if (f->removed[q])
-      continue;
-    const StructuredOp *Q = &k->ops[q];
-    bool touches = false;
-    for (int o = 0; o < op_all_operands(Q) && !touches; o++)
-      touches = root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, t);
-    if (touches)
-      break;
+  int q = -1; /* the last op before P that touches T's memory */
+  for (int i = ops_in(f, &f->touch[root_of(k, t)], -1, p) - 1; i >= 0 && q < 0; i--) {
+    const StructuredOp *Q = &k->ops[f->sorted[i]];
+    for (int o = 0; o < op_all_operands(Q) && q < 0; o++)
+      if (root_of(k, op_operand_at(Q, o)->tensor) == root_of(k, t))
+        q = f->sorted[i];
   }
   if (q < 0 || op_reads_index(&k->ops[q], -1))
     return;
@@ -697,14 +870,9 @@ static void try_init(Fuser *f, int p) {
     seen[m->index] = true;
   }
   /* Q's inputs must hold their values when P runs */
-  for (int r = q + 1; r < p; r++) {
-    if (f->removed[r])
-      continue;
-    for (int o = 0; o < Q->noperands; o++)
-      for (int x = 0; x < k->ntensors; x++)
-        if (op_writes(&k->ops[r], x) && root_of(k, x) == root_of(k, Q->operands[o].tensor))
-          return;
-  }
+  for (int o = 0; o < Q->noperands; o++)
+    if (written_any_between(f, root_of(k, Q->operands[o].tensor), q, p))
+      return;
   int *dims = arena_alloc(f->arena, sizeof(int) * (size_t)(Q->ndims + 1));
   const Operand *out = &P->operands[P->yields[0].operand];
   for (int i = 0; i < T->rank; i++)
@@ -716,6 +884,7 @@ static void try_init(Fuser *f, int p) {
   P->init = init;
   P->origin = joined_origin(f->arena, P->origin, Q->origin, "init");
   P->init_dims = dims;
+  index_op(f, p);
   f->removed[q] = true;
   vec_push(f->arena, &f->report->decisions,
            arena_printf(f->arena, "init: the op writing '%s' starts its accumulators from the op that filled it",
@@ -941,16 +1110,48 @@ static bool can_move_up(const Fuser *f, int p, int q) {
     bool q_writes = writes_root(k, Q, root);
     if (writes_root(k, P, root) || (q_writes && touches_root(k, P, root)))
       return false;
-    for (int r = p + 1; r < q; r++)
-      if (!f->removed[r] && (writes_root(k, &k->ops[r], root) || (q_writes && touches_root(k, &k->ops[r], root))))
-        return false;
+    if (written_between(f, root, p, q) || (q_writes && touched_between(f, root, p, q)))
+      return false;
   }
   return true;
 }
 
+/* The ops after `after` that read a tensor P reads (the only ones that can
+ * be its siblings: shared_read), in order; their count. */
+static int sibling_candidates(Fuser *f, const StructuredOp *P, int after, int **out) {
+  int n = 0;
+  for (int o = 0; o < P->noperands; o++)
+    n += f->touch[root_of(f->k, P->operands[o].tensor)].len;
+  int *c = arena_alloc(f->arena, sizeof(int) * (size_t)(n + 1)), m = 0;
+  for (int o = 0; o < P->noperands; o++) {
+    const OpList *l = &f->touch[root_of(f->k, P->operands[o].tensor)];
+    for (int i = 0; i < l->len; i++)
+      if (l->items[i] > after && !f->removed[l->items[i]])
+        c[m++] = l->items[i];
+  }
+  qsort(c, (size_t)m, sizeof(int), compare_ints);
+  n = 0;
+  for (int i = 0; i < m; i++)
+    if (n == 0 || c[n - 1] != c[i])
+      c[n++] = c[i];
+  *out = c;
+  return n;
+}
+
 static void try_siblings(Fuser *f, int p) {
   Kernel *k = f->k;
-  for (int q = p + 1; q < k->nops; q++) {
+  /* what the loop below asks of P alone: a reduction whose yields all
+   * accumulate and combine alike */
+  const StructuredOp *P0 = &k->ops[p];
+  if (P0->ext || P0->ndims > LG_MAX_DIMS || P0->nyields < 1 || !combine_class(P0, 0))
+    return;
+  for (int y = 0; y < P0->nyields; y++)
+    if (combine_class(P0, y) != combine_class(P0, 0) || !accumulates(k, P0, y))
+      return;
+  int *cand;
+  int ncand = sibling_candidates(f, P0, p, &cand);
+  for (int i = 0; i < ncand; i++) {
+    int q = cand[i];
     StructuredOp *P = &k->ops[p];
     const StructuredOp *Q = &k->ops[q];
     if (f->removed[q] || P->ext || Q->ext || Q->nyields != 1 || P->ndims != Q->ndims || P->ndims > LG_MAX_DIMS ||
@@ -998,9 +1199,12 @@ static void try_siblings(Fuser *f, int p) {
     M->epilogue_dims = epilogue_dims;
     M->origin = joined_origin(f->arena, P->origin, Q->origin, "siblings");
     *P = *M;
+    index_op(f, p);
     f->removed[q] = true;
     vec_push(f->arena, &f->report->decisions,
              arena_printf(f->arena, "siblings: '%s' and '%s' share one pass over '%s'", a, b, k->tensors[x].name));
+    ncand = sibling_candidates(f, P, q, &cand); /* P reads Q's tensors too now */
+    i = -1;
   }
 }
 
@@ -1064,10 +1268,11 @@ static const Operand *read_once(const Kernel *k, const StructuredOp *C, int t) {
 
 /* Whether an op with a reduction writes tensor x: C, reading x, may become
  * that op's epilogue, which a merged op (two yields) cannot. */
-static bool written_by_reduction(const Fuser *f, int x) {
-  for (int q = 0; q < f->k->nops; q++) {
-    const StructuredOp *Q = &f->k->ops[q];
-    if (f->removed[q] || Q->ext || !op_writes(Q, x))
+static bool written_by_reduction(Fuser *f, int x) {
+  int n = ops_in(f, &f->write[root_of(f->k, x)], -1, f->k->nops);
+  for (int i = 0; i < n; i++) {
+    const StructuredOp *Q = &f->k->ops[f->sorted[i]];
+    if (Q->ext || !op_writes(Q, x))
       continue;
     for (int d = 0; d < Q->ndims; d++)
       if (Q->dims[d].kind == ITER_REDUCTION)
@@ -1081,7 +1286,7 @@ static bool written_by_reduction(const Fuser *f, int x) {
  * inlined further, into an op where the branches meet again; there the
  * shared value is one node after all), and reading nothing a reduction
  * writes (it may become that op's epilogue). */
-static bool branch_merges(const Fuser *f, const StructuredOp *C, int t) {
+static bool branch_merges(Fuser *f, const StructuredOp *C, int t) {
   const Kernel *k = f->k;
   /* a branch reading a loop index keeps its own dims (merged, they would
    * be renamed to the first branch's) */
@@ -1100,7 +1305,12 @@ static bool merge_branches(Fuser *f, int p, int t) {
   Kernel *k = f->k;
   int first = -1;
   bool merged = false;
-  for (int c = p + 1; c < k->nops; c++) {
+  /* the ops after P touching t's memory (a copy: the calls below reuse f->sorted) */
+  int ntouch = ops_in(f, &f->touch[root_of(k, t)], p, k->nops);
+  int *after = arena_alloc(f->arena, sizeof(int) * (size_t)(ntouch + 1));
+  memcpy(after, f->sorted, sizeof(int) * (size_t)ntouch);
+  for (int i = 0; i < ntouch; i++) {
+    int c = after[i];
     if (f->removed[c] || !op_reads(&k->ops[c], t) || !branch_merges(f, &k->ops[c], t))
       continue;
     if (first < 0) {
@@ -1119,6 +1329,7 @@ static bool merge_branches(Fuser *f, int p, int t) {
     StructuredOp *M = appended(f, B, C, values);
     M->origin = joined_origin(f->arena, B->origin, C->origin, "one pass");
     *B = *M;
+    index_op(f, first);
     f->removed[c] = true;
     merged = true;
     vec_push(f->arena, &f->report->decisions,
@@ -1136,13 +1347,14 @@ static void try_keep_store(Fuser *f, int p) {
     return;
   int t = P->operands[P->yields[0].operand].tensor, pos_of_dim[LG_MAX_DIMS];
   const TensorParam *T = &k->tensors[t];
-  if (T->storage != TS_PARAM || !T->is_output || has_alias(k, t) || op_reads(P, t))
+  if (T->storage != TS_PARAM || !T->is_output || has_alias(f, t) || op_reads(P, t))
     return;
   for (int i = 0; i < T->rank; i++)
     pos_of_dim[P->operands[P->yields[0].operand].map[i]->index] = i;
-  int c = -1;
-  for (int q = 0; q < k->nops && c < 0; q++) {
-    if (q == p || f->removed[q] || !(op_reads(&k->ops[q], t) || op_writes(&k->ops[q], t)))
+  int c = -1, ntouch = ops_in(f, &f->touch[root_of(k, t)], -1, k->nops);
+  for (int i = 0; i < ntouch && c < 0; i++) {
+    int q = f->sorted[i];
+    if (q == p || !(op_reads(&k->ops[q], t) || op_writes(&k->ops[q], t)))
       continue;
     if (q < p || !op_reads(&k->ops[q], t))
       return; /* another writer, or a reader before P */
@@ -1157,7 +1369,9 @@ static void try_keep_store(Fuser *f, int p) {
            arena_printf(f->arena, "store '%s' from the op writing '%s', which computes it and reads it in registers",
                         T->name, op_label(k, &k->ops[c])));
   inline_into(f, P, c, t, pos_of_dim, true);
+  index_op(f, c);
   f->removed[p] = true;
+  heap_release(f, p); /* its payload now lives in C */
 }
 
 void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *arena, Diag *diag) {
@@ -1170,6 +1384,16 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
   Fuser f = {.k = k, .arena = arena, .diag = diag, .opt = opt, .report = report};
   f.removed = arena_alloc(arena, sizeof(bool) * (size_t)k->nops);
   f.used = arena_alloc(arena, sizeof(bool) * (size_t)(opt->noverrides + 1));
+  f.touch = arena_alloc(arena, sizeof(OpList) * (size_t)(k->ntensors + 1));
+  f.write = arena_alloc(arena, sizeof(OpList) * (size_t)(k->ntensors + 1));
+  f.aliased = arena_alloc(arena, sizeof(bool) * (size_t)(k->ntensors + 1));
+  f.heap = xmalloc(sizeof *f.heap * (size_t)(k->nops + 1));
+  memset(f.heap, 0, sizeof *f.heap * (size_t)(k->nops + 1));
+  for (int t = 0; t < k->ntensors; t++)
+    if (root_of(k, t) != t)
+      f.aliased[root_of(k, t)] = true;
+  for (int i = 0; i < k->nops; i++)
+    index_op(&f, i);
   /* in op order: once P is inlined into C, C may be inlined further, so a
    * chain folds into its last op in one pass, each step linear in size */
   for (int p = 0; p < k->nops; p++)
@@ -1194,8 +1418,14 @@ void fuse_kernel(Kernel *k, const FuseOptions *opt, FuseReport *report, Arena *a
                    opt->overrides[i].tensor, k->name);
   int n = 0;
   for (int i = 0; i < k->nops; i++)
-    if (!f.removed[i])
+    if (!f.removed[i]) {
+      if (f.heap[i].nodes || k->ops[i].init || k->ops[i].epilogue)
+        settle(arena, &k->ops[i]); /* an init or epilogue may be a removed op's arrays */
       k->ops[n++] = k->ops[i];
+    }
+  for (int i = 0; i < k->nops; i++)
+    heap_release(&f, i);
+  free(f.heap);
   k->nops = n;
   for (int i = 0; i < k->nops; i++)
     ir_verify_op(diag, k, &k->ops[i]);

@@ -17,6 +17,7 @@
  * sums of the earlier slots' sizes. */
 #include "graph/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/poly.h"
@@ -176,8 +177,6 @@ static Buffer *collect_buffers(const Kernel *k, const OpSpan *spans, const int64
   return bufs;
 }
 
-static bool live_overlap(const Buffer *a, const Buffer *b) { return !(a->last < b->first || b->last < a->first); }
-
 /* ---- static sizes: greedy offsets ---- */
 
 typedef int (*BufferOrder)(const Buffer *a, const Buffer *b);
@@ -199,38 +198,114 @@ static int by_first_op(const Buffer *a, const Buffer *b) {
   return a->tensor - b->tensor;
 }
 
-/* order[] = the buffer indices sorted by cmp (insertion sort: a plan has a
- * few dozen buffers, and qsort would need its comparator's context in a
- * global). cmp is a total order, so the result is deterministic. */
+/* order[] = the buffer indices sorted by cmp: a merge sort (a graph of
+ * 10^5 ops has as many buffers; qsort would need its comparator's context
+ * in a global). cmp is a total order, so the result is deterministic. */
 static void sort_buffers(const Buffer *bufs, int n, BufferOrder cmp, int *order) {
-  for (int i = 0; i < n; i++) {
-    int j = i;
-    for (; j > 0 && cmp(&bufs[order[j - 1]], &bufs[i]) > 0; j--)
-      order[j] = order[j - 1];
-    order[j] = i;
+  int *tmp = xmalloc(sizeof(int) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    order[i] = i;
+  for (int width = 1; width < n; width *= 2) {
+    for (int lo = 0; lo < n; lo += 2 * width) {
+      int mid = lo + width < n ? lo + width : n, hi = lo + 2 * width < n ? lo + 2 * width : n;
+      int a = lo, b = mid, o = lo;
+      while (a < mid && b < hi)
+        tmp[o++] = cmp(&bufs[order[b]], &bufs[order[a]]) < 0 ? order[b++] : order[a++];
+      while (a < mid)
+        tmp[o++] = order[a++];
+      while (b < hi)
+        tmp[o++] = order[b++];
+    }
+    memcpy(order, tmp, sizeof(int) * (size_t)n);
   }
+  free(tmp);
+}
+
+/* Which buffers' live ranges overlap which: live[op] lists the buffers
+ * live at op, starts[op] those whose range starts there (CSR arrays). The
+ * buffers overlapping b are those live at b's first op and those starting
+ * after it within b's range: found in time proportional to their number
+ * and b's length, not to all buffers. */
+typedef struct {
+  int nops;
+  int *live_at, *live; /* live[live_at[op] .. live_at[op + 1]) */
+  int *start_at, *starts;
+} Overlaps;
+
+static void overlaps_build(Overlaps *ov, const Buffer *bufs, int n, int nops) {
+  ov->nops = nops;
+  ov->live_at = xmalloc(sizeof(int) * (size_t)(nops + 2));
+  ov->start_at = xmalloc(sizeof(int) * (size_t)(nops + 2));
+  memset(ov->live_at, 0, sizeof(int) * (size_t)(nops + 2));
+  memset(ov->start_at, 0, sizeof(int) * (size_t)(nops + 2));
+  size_t total = 0;
+  for (int i = 0; i < n; i++) {
+    for (int op = bufs[i].first; op <= bufs[i].last; op++)
+      ov->live_at[op + 1]++;
+    ov->start_at[bufs[i].first + 1]++;
+    total += (size_t)(bufs[i].last - bufs[i].first + 1);
+  }
+  for (int op = 0; op <= nops; op++) {
+    ov->live_at[op + 1] += ov->live_at[op];
+    ov->start_at[op + 1] += ov->start_at[op];
+  }
+  ov->live = xmalloc(sizeof(int) * (total + 1));
+  ov->starts = xmalloc(sizeof(int) * (size_t)(n + 1));
+  int *fill = xmalloc(sizeof(int) * (size_t)(nops + 1));
+  memcpy(fill, ov->live_at, sizeof(int) * (size_t)(nops + 1));
+  for (int i = 0; i < n; i++)
+    for (int op = bufs[i].first; op <= bufs[i].last; op++)
+      ov->live[fill[op]++] = i;
+  memcpy(fill, ov->start_at, sizeof(int) * (size_t)(nops + 1));
+  for (int i = 0; i < n; i++)
+    ov->starts[fill[bufs[i].first]++] = i;
+  free(fill);
+}
+
+static void overlaps_free(Overlaps *ov) {
+  free(ov->live_at);
+  free(ov->live);
+  free(ov->start_at);
+  free(ov->starts);
+}
+
+/* The buffers (b itself included) whose live ranges overlap b's, into
+ * out (room for n); their count. */
+static int overlapping(const Overlaps *ov, const Buffer *b, int *out) {
+  int m = 0;
+  for (int j = ov->live_at[b->first]; j < ov->live_at[b->first + 1]; j++)
+    out[m++] = ov->live[j];
+  for (int op = b->first + 1; op <= b->last; op++)
+    for (int j = ov->start_at[op]; j < ov->start_at[op + 1]; j++)
+      out[m++] = ov->starts[j];
+  return m;
 }
 
 /* Places bufs in `order`, each at the lowest offset (0 or the end of a
  * placed conflicting buffer) that clears every placed conflicting buffer.
  * Returns the total. */
-static int64_t place_greedy(const Buffer *bufs, int n, const int *order, int64_t *offset, bool *placed) {
+static int64_t place_greedy(const Buffer *bufs, int n, const int *order, const Overlaps *ov, int64_t *offset,
+                            bool *placed) {
   int64_t total = 0;
+  int *conflicts = xmalloc(sizeof(int) * (size_t)(n + 1));
   memset(placed, 0, sizeof *placed * (size_t)n);
   for (int oi = 0; oi < n; oi++) {
     int i = order[oi];
+    int m = 0, all = overlapping(ov, &bufs[i], conflicts);
+    for (int x = 0; x < all; x++)
+      if (placed[conflicts[x]])
+        conflicts[m++] = conflicts[x];
     int64_t best = -1;
-    for (int c = -1; c < n; c++) {
-      if (c >= 0 && !(placed[c] && live_overlap(&bufs[i], &bufs[c])))
-        continue;
-      int64_t at = c < 0 ? 0 : offset[c] + bufs[c].size;
+    for (int c = -1; c < m; c++) {
+      int64_t at = c < 0 ? 0 : offset[conflicts[c]] + bufs[conflicts[c]].size;
       if (best >= 0 && at >= best)
         continue;
       bool clear = true;
-      for (int j = 0; j < n && clear; j++)
-        if (placed[j] && live_overlap(&bufs[i], &bufs[j]) && at < offset[j] + bufs[j].size &&
-            offset[j] < at + bufs[i].size)
+      for (int x = 0; x < m && clear; x++) {
+        int j = conflicts[x];
+        if (at < offset[j] + bufs[j].size && offset[j] < at + bufs[i].size)
           clear = false;
+      }
       if (clear)
         best = at;
     }
@@ -239,20 +314,26 @@ static int64_t place_greedy(const Buffer *bufs, int n, const int *order, int64_t
     if (best + bufs[i].size > total)
       total = best + bufs[i].size;
   }
+  free(conflicts);
   return total;
 }
 
 /* The bytes live at once, maximised over the ops. */
 static int64_t max_live(const Kernel *k, const Buffer *bufs, int n) {
-  int64_t best = 0;
+  int64_t *delta = xmalloc(sizeof(int64_t) * (size_t)(k->nops + 2));
+  memset(delta, 0, sizeof(int64_t) * (size_t)(k->nops + 2));
+  for (int i = 0; i < n; i++)
+    if (bufs[i].first <= bufs[i].last && bufs[i].first < k->nops) {
+      delta[bufs[i].first] += bufs[i].size;
+      delta[(bufs[i].last < k->nops ? bufs[i].last : k->nops - 1) + 1] -= bufs[i].size;
+    }
+  int64_t best = 0, live = 0;
   for (int op = 0; op < k->nops; op++) {
-    int64_t live = 0;
-    for (int i = 0; i < n; i++)
-      if (bufs[i].first <= op && op <= bufs[i].last)
-        live += bufs[i].size;
+    live += delta[op];
     if (live > best)
       best = live;
   }
+  free(delta);
   return best;
 }
 
@@ -263,15 +344,18 @@ static void plan_static(const Kernel *k, const Buffer *bufs, int n, BufferPlan *
   int64_t *best_offset = arena_alloc(arena, sizeof *best_offset * (size_t)(n + 1));
   bool *placed = arena_alloc(arena, sizeof *placed * (size_t)(n + 1));
   int64_t best_total = -1;
+  Overlaps ov;
+  overlaps_build(&ov, bufs, n, k->nops);
   for (size_t s = 0; s < sizeof strategies / sizeof *strategies; s++) {
     sort_buffers(bufs, n, strategies[s].before, order);
-    int64_t total = place_greedy(bufs, n, order, offset, placed);
+    int64_t total = place_greedy(bufs, n, order, &ov, offset, placed);
     if (best_total < 0 || total < best_total) {
       best_total = total;
       memcpy(best_offset, offset, sizeof *offset * (size_t)n);
       plan->strategy = strategies[s].name;
     }
   }
+  overlaps_free(&ov);
   int64_t sum = 0;
   for (int i = 0; i < n; i++) {
     plan->buffers[i].offset = affine_const(arena, best_offset[i]);
@@ -303,10 +387,36 @@ static int compare_sizes(const Buffer *a, const Buffer *b, Arena *arena) {
   return nonneg ? 1 : nonpos ? -1 : 0;
 }
 
+/* p as an affine expression, when its variables are all size symbols
+ * (NULL otherwise): its terms in order, each as coefficient * symbols. */
+static AffineExpr *affine_of_poly(const Poly *p, Arena *arena) {
+  AffineExpr *sum = NULL;
+  for (int i = 0; i < p->nterms; i++) {
+    const Term *t = &p->terms[i];
+    AffineExpr *x = NULL;
+    for (int v = 0; v < t->degree; v++) {
+      if (poly_var_kind(t->vars[v]) != PV_SIZE)
+        return NULL;
+      AffineExpr *leaf = affine_leaf(arena, AE_SIZE, poly_var_index(t->vars[v]), 0);
+      x = x ? affine_binary(arena, AE_MUL, x, leaf) : leaf;
+    }
+    if (!x)
+      x = affine_const(arena, t->coef);
+    else if (t->coef != 1)
+      x = affine_binary(arena, AE_MUL, affine_const(arena, t->coef), x);
+    sum = sum ? affine_binary(arena, AE_ADD, sum, x) : x;
+  }
+  return sum ? sum : affine_const(arena, 0);
+}
+
 static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena) {
   int *order = arena_alloc(arena, sizeof *order * (size_t)(n + 1));
   int *slot = arena_alloc(arena, sizeof *slot * (size_t)(n + 1));
   int *largest = arena_alloc(arena, sizeof *largest * (size_t)(n + 1)); /* per slot: its biggest buffer */
+  /* per slot: the last op of its buffers' ranges. Buffers come in order
+   * of their first op, so one overlaps a slot's buffers iff it starts by
+   * then. */
+  int *slot_last = arena_alloc(arena, sizeof *slot_last * (size_t)(n + 1));
   int nslots = 0;
   sort_buffers(bufs, n, by_first_op, order);
   for (int i = 0; i < n; i++)
@@ -314,30 +424,37 @@ static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena
   for (int oi = 0; oi < n; oi++) {
     int i = order[oi];
     for (int s = 0; s < nslots && slot[i] < 0; s++) {
-      bool fits = true;
-      for (int j = 0; j < n && fits; j++)
-        if (slot[j] == s && live_overlap(&bufs[i], &bufs[j]))
-          fits = false;
+      bool fits = slot_last[s] < bufs[i].first;
       int cmp = fits ? compare_sizes(&bufs[i], &bufs[largest[s]], arena) : 0;
       if (cmp != 0) {
         slot[i] = s;
         if (cmp > 0)
           largest[s] = i;
+        if (bufs[i].last > slot_last[s])
+          slot_last[s] = bufs[i].last;
       }
     }
     if (slot[i] < 0) {
       slot[i] = nslots;
+      slot_last[nslots] = bufs[i].last;
       largest[nslots++] = i;
     }
   }
-  /* a slot's offset is the sum of the sizes of the slots before it */
+  /* a slot's offset is the sum of the sizes of the slots before it, its
+   * like terms collected (64 * N + 64 * N is 128 * N): the sum of a
+   * thousand slots written out term by term made the C quadratic in size */
   AffineExpr **slot_offset = arena_alloc(arena, sizeof *slot_offset * (size_t)(nslots + 1));
   AffineExpr *end = affine_const(arena, 0);
+  Poly *end_poly = poly_const(arena, 0);
   for (int s = 0; s < nslots; s++) {
-    slot_offset[s] = end;
+    AffineExpr *collected = end_poly ? affine_of_poly(end_poly, arena) : NULL;
+    slot_offset[s] = collected ? collected : end;
     const AffineExpr *size = bufs[largest[s]].bytes;
     end = s == 0 ? (AffineExpr *)size : affine_binary(arena, AE_ADD, end, (AffineExpr *)size);
+    end_poly = end_poly ? poly_add(arena, end_poly, poly_from_affine(arena, size), 1) : NULL;
   }
+  if (end_poly && affine_of_poly(end_poly, arena))
+    end = affine_of_poly(end_poly, arena);
   for (int i = 0; i < n; i++) {
     plan->buffers[i].offset = slot_offset[slot[i]];
     plan->buffers[i].slot = slot[i];
@@ -357,12 +474,13 @@ static void plan_slots(const Buffer *bufs, int n, BufferPlan *plan, Arena *arena
  * and writes the U element at the same address, in the same iteration.
  * U then shares T's buffer (same type and shape, so the same bytes). */
 
-static int buffer_of(const Buffer *bufs, int n, int t) {
-  for (int i = 0; i < n; i++)
-    if (bufs[i].tensor == t)
-      return i;
-  return -1;
-}
+/* What in_place_pair asks of every op's tensors, indexed once. */
+typedef struct {
+  int *buffer_of; /* per tensor: its buffer, or -1 */
+  bool *aliased;  /* per tensor: another tensor's memory is its */
+} TensorIndex;
+
+static int buffer_of(const TensorIndex *x, int t) { return x->buffer_of[t]; }
 
 static bool same_map(const Kernel *k, const Operand *a, const Operand *b) {
   for (int i = 0; i < k->tensors[a->tensor].rank; i++)
@@ -373,7 +491,8 @@ static bool same_map(const Kernel *k, const Operand *a, const Operand *b) {
 
 /* The buffer U of op i's output that can take over buffer of T, read by op
  * i, or -1; *from gets T's buffer. */
-static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *bufs, int n, int i, int *from) {
+static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *bufs, const TensorIndex *x, int i,
+                         int *from) {
   const StructuredOp *op = &k->ops[i];
   if (op->ext || op->init || op->epilogue || op->nyields != 1 || (spans && spans[i].first != spans[i].last))
     return -1;
@@ -382,7 +501,7 @@ static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *buf
       return -1;
   const Operand *out = &op->operands[op->yields[0].operand];
   const TensorParam *U = &k->tensors[out->tensor];
-  int bu = buffer_of(bufs, n, out->tensor);
+  int bu = buffer_of(x, out->tensor);
   if (U->storage != TS_WORKSPACE || bu < 0 || bufs[bu].first != i || U->rank != op->ndims)
     return -1;
   bool seen[LG_MAX_DIMS] = {false};
@@ -395,7 +514,7 @@ static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *buf
   for (int o = 0; o < op->noperands; o++) {
     int t = op->operands[o].tensor;
     const TensorParam *T = &k->tensors[t];
-    int bt = buffer_of(bufs, n, t);
+    int bt = buffer_of(x, t);
     if (t == out->tensor || bt < 0 || bufs[bt].last != i || T->type != U->type || T->rank != U->rank ||
         op->operands[o].guarded || op->operands[o].shape_only)
       continue;
@@ -405,8 +524,7 @@ static int in_place_pair(const Kernel *k, const OpSpan *spans, const Buffer *buf
     for (int q = 0; q < op->noperands && ok; q++) /* every read of T at U's point; nothing else aliases T */
       if (storage_root(k, op->operands[q].tensor) == t)
         ok = op->operands[q].tensor == t && same_map(k, &op->operands[q], out);
-    for (int a = 0; a < k->ntensors && ok; a++)
-      ok = !(a != t && k->tensors[a].storage == TS_ALIAS && storage_root(k, a) == t);
+    ok = ok && !x->aliased[t];
     if (ok) {
       *from = bt;
       return bu;
@@ -420,8 +538,20 @@ static int *merge_in_place(const Kernel *k, const OpSpan *spans, Buffer *bufs, i
   int *same = arena_alloc(arena, sizeof *same * (size_t)(n + 1));
   for (int i = 0; i < n; i++)
     same[i] = -1;
+  TensorIndex x;
+  x.buffer_of = xmalloc(sizeof(int) * (size_t)(k->ntensors + 1));
+  x.aliased = xmalloc(sizeof(bool) * (size_t)(k->ntensors + 1));
+  for (int t = 0; t < k->ntensors; t++) {
+    x.buffer_of[t] = -1;
+    x.aliased[t] = false;
+  }
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].storage == TS_ALIAS && storage_root(k, t) != t)
+      x.aliased[storage_root(k, t)] = true;
+  for (int i = n - 1; i >= 0; i--) /* the first buffer of a tensor, as a search would find */
+    x.buffer_of[bufs[i].tensor] = i;
   for (int i = 0; i < k->nops; i++) {
-    int bt, bu = in_place_pair(k, spans, bufs, n, i, &bt);
+    int bt, bu = in_place_pair(k, spans, bufs, &x, i, &bt);
     if (bu < 0 || same[bu] >= 0)
       continue;
     int root = bt;
@@ -431,6 +561,8 @@ static int *merge_in_place(const Kernel *k, const OpSpan *spans, Buffer *bufs, i
     if (bufs[bu].last > bufs[root].last)
       bufs[root].last = bufs[bu].last;
   }
+  free(x.buffer_of);
+  free(x.aliased);
   return same;
 }
 

@@ -37,11 +37,14 @@ struct Lower {
   bool *live;       /* per value: some output depends on it */
   const GraphNode *node; /* the node being lowered */
   Loc loc;          /* its location */
+  struct OpBuilder *spare; /* builders op_end is done with, for op_begin to reuse */
 };
 
-/* One StructuredOp under construction. */
-typedef struct {
+/* One StructuredOp under construction (10 KB: one per op, kept in the
+ * arena, was most of the memory a chain of 10^5 nodes took). */
+typedef struct OpBuilder {
   Lower *L;
+  struct OpBuilder *next_spare;
   int ndims;
   Dim dims[LG_MAX_DIMS];
   int noperands;
@@ -210,7 +213,13 @@ static int write_tensor(Lower *L, int i) {
 /* ---- the op builder ---- */
 
 static OpBuilder *op_begin(Lower *L) {
-  OpBuilder *b = arena_alloc(L->arena, sizeof *b);
+  OpBuilder *b = L->spare;
+  if (b) {
+    L->spare = b->next_spare;
+    memset(b, 0, sizeof *b);
+  } else {
+    b = arena_alloc(L->arena, sizeof *b);
+  }
   b->L = L;
   return b;
 }
@@ -375,6 +384,8 @@ static void op_end(OpBuilder *b) {
   op->loc = L->loc;
   op->origin = node_origin(L);
   vec_push(L->arena, &L->ops, op);
+  b->next_spare = L->spare; /* the caller is done with b */
+  L->spare = b;
 }
 
 /* ---- scalar helpers ---- */

@@ -1,0 +1,108 @@
+#!/usr/bin/python3
+"""The generator's own cost at scale (make bench; issue 14 items 4 and 5).
+
+  bench/scale.py SRCDIR BUILDDIR [--quick]
+
+1. Generation time and peak RSS for graphs of 1,000, 10,000 and 100,000
+   nodes (scripts/gen-graph: a relu chain, a mixed elementwise chain, and
+   transformer-like layers up to 10,000 nodes), with --fuse=auto and
+   --fuse=none. Time is wall clock and CPU (user + system) of the lgen
+   process; on a loaded machine the CPU time is the one to compare.
+2. For the largest model: the generated C's size and the time gcc -O2 takes
+   to compile it (the transformer of 10,000 nodes), and for a model of 100
+   MB of weights (scripts/bigweights-check's MLP): the C with embedded
+   weights and with --weights=FILE.c.
+
+One line per measurement ("bench scale ..." / "bench cc ..."), then tables.
+--quick stops at 10,000 nodes and 10 MB of weights.
+"""
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def measure(args, **kw):
+    """(wall s, cpu s, peak RSS MB, exit status) of one child process."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+    err = p.stderr.read()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = time.monotonic() - t0
+    rc = os.waitstatus_to_exitcode(status)
+    if rc != 0:
+        sys.stderr.write(err.decode(errors="replace")[:2000])
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss / 1024.0, rc
+
+
+def main():
+    srcdir, builddir = sys.argv[1], sys.argv[2]
+    quick = "--quick" in sys.argv[3:]
+    lgen = os.path.join(builddir, "src", "lgen")
+    gen = os.path.join(srcdir, "scripts", "gen-graph")
+    work = os.path.join(builddir, "bench-build", "scale")
+    os.makedirs(work, exist_ok=True)
+    sizes = [1000, 10000] + ([] if quick else [100000])
+    rows = []
+    status = 0
+    for kind in ("relu", "mixed", "transformer"):
+        for n in sizes:
+            if kind == "transformer" and n > 10000:
+                continue
+            model = os.path.join(work, "%s-%d.json" % (kind, n))
+            if not os.path.exists(model):
+                subprocess.check_call([sys.executable, gen, kind, str(n), "-o", model])
+            for fuse in ("auto", "none"):
+                out = os.path.join(work, "%s-%d-%s" % (kind, n, fuse))
+                wall, cpu, rss, rc = measure([lgen, "--fuse=" + fuse, model, "-o", out + ".c", "-H", out + ".h"])
+                status |= rc != 0
+                size = os.path.getsize(out + ".c") if rc == 0 else -1
+                print("bench scale graph=%s nodes=%d fuse=%s secs=%.2f cpu=%.2f rss_mb=%.0f c_mb=%.1f%s"
+                      % (kind, n, fuse, wall, cpu, rss, size / 1e6, "" if rc == 0 else " FAILED"))
+                sys.stdout.flush()
+                rows.append((kind, n, fuse, wall, cpu, rss, size))
+    print("\nbench: generation time and peak memory (wall / CPU seconds, MB)")
+    print("%-12s %8s %6s %8s %8s %8s %8s" % ("graph", "nodes", "fuse", "wall", "cpu", "rss", "C MB"))
+    for kind, n, fuse, wall, cpu, rss, size in rows:
+        print("%-12s %8d %6s %8.2f %8.2f %8.0f %8.1f" % (kind, n, fuse, wall, cpu, rss, size / 1e6))
+
+    # the C of the largest graph, compiled
+    cc = os.environ.get("CC", "gcc")
+    largest = os.path.join(work, "transformer-10000-auto")
+    if os.path.exists(largest + ".c"):
+        wall, cpu, rss, rc = measure([cc, "-O2", "-c", largest + ".c", "-o", largest + ".o"])
+        status |= rc != 0
+        print("bench cc model=transformer-10000 c_mb=%.1f cc='%s -O2' secs=%.2f cpu=%.2f rss_mb=%.0f"
+              % (os.path.getsize(largest + ".c") / 1e6, cc, wall, cpu, rss))
+
+    # a model of big weights: embedded and --weights=FILE.c
+    mb = 10 if quick else 100
+    wdir = os.path.join(work, "bigweights")
+    model = os.path.join(wdir, "file", "model.json")
+    if not os.path.exists(model):
+        subprocess.check_call([sys.executable, os.path.join(srcdir, "scripts", "bigweights-check"), "--mb", str(mb),
+                               "--lgen", lgen, "--dir", wdir, "--forms", "file"], stdout=subprocess.DEVNULL)
+    print("\nbench: %d MB of weights (MLP of scripts/bigweights-check): generation, then %s -O2 -c" % (mb, cc))
+    print("%-14s %8s %8s %8s %8s %8s %8s" % ("weights", "gen s", "gen MB", "C MB", "cc s", "cc cpu", "cc MB"))
+    # (a binary blob, --weights=FILE.bin, is issue 14 item 5: not yet)
+    for mode, extra in (("embedded", []), ("FILE.c", ["--weights=" + os.path.join(wdir, "w.c")])):
+        c = os.path.join(wdir, "m-%s.c" % mode.replace(".", ""))
+        gwall, gcpu, grss, rc = measure([lgen, model, "-o", c, "-H", os.path.join(wdir, "m.h")] + extra)
+        if rc != 0:
+            print("bench weights mode=%s FAILED" % mode)
+            status = 1
+            continue
+        cwall, ccpu, crss, rc = measure([cc, "-O2", "-c", c, "-o", c + ".o", "-I", wdir])
+        status |= rc != 0
+        print("%-14s %8.2f %8.0f %8.1f %8.2f %8.2f %8.0f" % (mode, gwall, grss, os.path.getsize(c) / 1e6, cwall, ccpu,
+                                                            crss))
+        print("bench weights mode=%s weights_mb=%d gen_secs=%.2f gen_rss_mb=%.0f c_mb=%.1f cc_secs=%.2f cc_cpu=%.2f "
+              "cc_rss_mb=%.0f" % (mode, mb, gwall, grss, os.path.getsize(c) / 1e6, cwall, ccpu, crss))
+        sys.stdout.flush()
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
