@@ -57,6 +57,8 @@ typedef struct {
   const char *dump;         /* stages to print the program after, comma-separated ("fuse,loops";
                                NULL: none); see lgen_dump_stage_known */
   int no_ir;                /* non-zero: lgen_output.ir is left empty (its text takes time on big graphs) */
+  int weights_blob;         /* with separate_weights: lgen_output.weights is a binary blob that
+                               G_run takes (--weights=FILE.bin), not a C file */
 } lgen_options;
 
 typedef struct {
@@ -65,12 +67,14 @@ typedef struct {
   char *ir;          /* the structured-op IR, as --emit=ir prints it */
   char *op_list;     /* one line per op, as --list-ops prints it */
   char *schedule;    /* the decisions taken, as YAML that a schedule file accepts */
-  char *weights;     /* with separate_weights: the graphs' constants, a C file of their own */
+  char *weights;     /* with separate_weights: the graphs' constants, a C file of their own
+                        (or with weights_blob, the blob: weights_size bytes, NULs inside) */
   char *depends;     /* files read besides the sources (constants' data files), one per line */
   char *diagnostics; /* errors and warnings, gcc style, with source lines and carets */
   char *dump;        /* with options.dump: the program after each stage asked for (set on failure too) */
   int errors;
   int warnings;
+  size_t weights_size; /* bytes of weights */
 } lgen_output;
 
 enum { LGEN_OK = 0, LGEN_INPUT_ERROR = 1, LGEN_USAGE_ERROR = 2, LGEN_INTERNAL_ERROR = 3 };

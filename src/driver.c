@@ -622,9 +622,13 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
       .dump_loops = dumping(cx, "loops") ? &cx->dump : NULL,
   };
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
+  if (eo.separate_weights && options->weights_blob)
+    eo.blob = emit_weights_layout(&cx->module, &eo, arena);
   emit_c_file(&cx->c, &cx->module, &eo, arena);
   emit_c_header(&cx->h, &cx->module, &eo, arena);
-  if (eo.separate_weights)
+  if (eo.blob)
+    emit_weights_blob(&cx->weights, eo.blob);
+  else if (eo.separate_weights)
     emit_c_weights(&cx->weights, &cx->module, &eo, arena);
   if (!options->no_ir)
     ir_print_module(&cx->ir, &cx->module);
@@ -646,6 +650,7 @@ int lgen_compile(const lgen_source *sources, size_t nsources, const lgen_options
     out->ir = take(&cx->ir);
     out->op_list = take(&cx->list);
     out->schedule = take(&cx->sched);
+    out->weights_size = cx->weights.len;
     out->weights = options->separate_weights ? take(&cx->weights) : NULL;
     sb_free(&cx->weights);
     StrBuf deps = {0};

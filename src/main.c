@@ -66,6 +66,7 @@ static const char usage_text[] =
     "                        (cast=cast_unsigned), elementwise rank (rank=2); repeatable\n"
     "  --name=NAME           a model graph's C entry point (default: from its name)\n"
     "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
+    "  --weights=FILE.bin    ... or as a binary blob that G_run takes as a parameter\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
     "  --dim NAME=VALUE      fix the symbolic dim NAME of the model graphs (repeatable)\n"
     "  --input-shape NAME=D0,D1,...\n"
@@ -246,6 +247,8 @@ static void parse_args(int argc, char **argv, Options *o) {
     } else if (long_option(a, "--weights", &v)) {
       o->weights = option_value(argc, argv, &i, v);
       o->lib.separate_weights = 1;
+      size_t n = strlen(o->weights); /* FILE.bin: a binary blob that G_run takes (lgen(1)) */
+      o->lib.weights_blob = n > 4 && strcmp(o->weights + n - 4, ".bin") == 0;
     } else if (long_option(a, "--max-constant-bytes", &v)) {
       v = option_value(argc, argv, &i, v);
       o->lib.max_constant_bytes = byte_count(v);
@@ -418,8 +421,8 @@ typedef struct {
   bool existed;     /* path was there before (a failed run keeps it, replaced or not) */
 } PendingFile;
 
-static bool write_all(FILE *f, const char *text) {
-  size_t n = strlen(text);
+/* text's n bytes (a weights blob holds NULs). */
+static bool write_all(FILE *f, const char *text, size_t n) {
   bool ok = !fault_inject() && fwrite(text, 1, n, f) == n;
   return !fault_inject() && fflush(f) == 0 && ok;
 }
@@ -449,7 +452,7 @@ static bool resolve_output(const char *path, char **out) {
   return *out != NULL;
 }
 
-static bool write_pending(PendingFile *pf, const char *path, const char *text) {
+static bool write_pending(PendingFile *pf, const char *path, const char *text, size_t size) {
   pf->path = NULL;
   pf->tmp = NULL;
   char *resolved; /* NULL for a plain file that does not exist yet */
@@ -465,7 +468,7 @@ static bool write_pending(PendingFile *pf, const char *path, const char *text) {
     }
     errno = 0;
     FILE *f = cli_fopen(target, "wb");
-    bool ok = f && write_all(f, text);
+    bool ok = f && write_all(f, text, size);
     ok = (f && close_ok(f)) && ok;
     if (!ok)
       fprintf(stderr, "lgen: error: %s: %s\n", path, strerror(errno ? errno : EIO));
@@ -487,7 +490,7 @@ static bool write_pending(PendingFile *pf, const char *path, const char *text) {
   }
   errno = 0;
   FILE *f = fault_inject() ? NULL : fdopen(fd, "wb");
-  bool ok = f && write_all(f, text);
+  bool ok = f && write_all(f, text, size);
   ok = (f && close_ok(f)) && ok;
   if (!f)
     close(fd);
@@ -679,13 +682,14 @@ int main(int argc, char **argv) {
   PendingFile files[4] = {{0}};
   int nfiles = 0;
   if (ok && !to_stdout)
-    ok = write_pending(&files[nfiles++], o.output, main_text);
+    ok = write_pending(&files[nfiles++], o.output, main_text, strlen(main_text));
   if (ok && o.header)
-    ok = write_pending(&files[nfiles++], o.header, out.header);
+    ok = write_pending(&files[nfiles++], o.header, out.header, strlen(out.header));
   if (ok && o.weights)
-    ok = write_pending(&files[nfiles++], o.weights, out.weights ? out.weights : "");
+    ok = write_pending(&files[nfiles++], o.weights, out.weights ? out.weights : "",
+                       out.weights ? out.weights_size : 0);
   if (ok && o.make_deps)
-    ok = write_pending(&files[nfiles++], dep_path, dep_text);
+    ok = write_pending(&files[nfiles++], dep_path, dep_text, strlen(dep_text));
   if (ok && to_stdout)
     ok = !fault_inject() && fputs(main_text, stdout) >= 0 && fflush(stdout) == 0;
   int renamed = 0;

@@ -140,6 +140,26 @@ static void constant_body(StrBuf *out, const TensorParam *tp, int64_t n, bool na
   sb_puts(out, "\n};\n");
 }
 
+/* Constant tp gets the next 64-byte aligned place in the blob. */
+static void blob_place(Emitter *e, const TensorParam *tp, const char *symbol) {
+  WeightsLayout *l = e->collect;
+  int64_t n = const_count(tp);
+  if (n < 0)
+    diag_bug(e->opt->diag, "constant %s has a symbolic shape", tp->name);
+  int64_t bytes = n * ((elem_type_bits(tp->type) + 7) / 8);
+  int64_t offset = (l->size + 63) / 64 * 64;
+  if (bytes > INT64_MAX - offset)
+    diag_bug(e->opt->diag, "the weights blob's size overflows at %s", tp->name);
+  if (l->n % 64 == 0) {
+    WeightsEntry *more = arena_alloc(e->arena, sizeof *more * (size_t)(l->n + 64));
+    if (l->n)
+      memcpy(more, l->entries, sizeof *more * (size_t)l->n);
+    l->entries = more;
+  }
+  l->entries[l->n++] = (WeightsEntry){e->graph_index, symbol, tp->name, tp->type, n, offset, tp->data};
+  l->size = offset + bytes;
+}
+
 /* The definition of constant t: static in the kernels' file, external in
  * the --weights file. C99 has no empty arrays: a constant without elements
  * gets one unused zero. */
@@ -166,6 +186,12 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
 /* A constant's array where it is defined (this file, or the --weights
  * file), else an extern declaration of it. */
 static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol, bool external_file) {
+  if (e->collect) { /* the blob's layout pass: no C, a place in the blob */
+    blob_place(e, tp, symbol);
+    return;
+  }
+  if (e->opt->blob) /* G_run points the symbol into the blob (c_emit.c) */
+    return;
   if (external_file || !e->opt->separate_weights)
     constant_definition_of(out, e, tp, symbol, external_file);
   else

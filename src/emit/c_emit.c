@@ -298,6 +298,7 @@ static void graph_params(const Emitter *e, StrBuf *out, const char *restrict_kw,
 
 typedef struct {
   const char *size_fn, *run_fn, *workspace;
+  const char *weights; /* --weights=FILE.bin: G_run's and G's blob parameter; NULL otherwise */
 } GraphNames;
 
 /* The three functions' declarations, each followed by `tail` (";" for
@@ -314,10 +315,14 @@ static void graph_declaration(const Emitter *e, StrBuf *out, const GraphNames *g
   } else if (which == 1) {
     sb_printf(&d, "void %s(", gn->run_fn);
     graph_params(e, &d, restrict_kw, true);
+    if (gn->weights)
+      sb_printf(&d, ", const void *%s %s", restrict_kw, gn->weights);
     sb_printf(&d, ", void *%s %s)", restrict_kw, gn->workspace);
   } else {
     sb_printf(&d, "int %s(", e->kn.function);
     graph_params(e, &d, restrict_kw, true);
+    if (gn->weights)
+      sb_printf(&d, ", const void *%s %s", restrict_kw, gn->weights);
     sb_putc(&d, ')');
   }
   put_decl(out, &d, tail);
@@ -333,12 +338,30 @@ static GraphNames graph_names(Emitter *e) {
   gn.size_fn = arena_printf(e->arena, "%s_workspace_size", e->kn.function);
   gn.run_fn = arena_printf(e->arena, "%s_run", e->kn.function);
   gn.workspace = names_claim(&e->kn.table, "workspace");
+  gn.weights = e->opt->blob ? names_claim(&e->kn.table, "weights") : NULL;
   return gn;
 }
 
 
+/* G_run's pointers into the weights blob: the entries of graph `index`
+ * that its body (`text`) reads. */
+static void blob_pointers(Emitter *e, int index, const char *text, const char *weights) {
+  StrMap used = {0};
+  identifiers_of(&used, text, e->arena);
+  const WeightsLayout *l = e->opt->blob;
+  for (int i = 0; i < l->n; i++) {
+    const WeightsEntry *w = &l->entries[i];
+    if (w->graph != index || !strmap_has(&used, w->symbol))
+      continue;
+    const char *type = c_type_name(w->type);
+    line(e, "  const %s *const %s = (const %s *)((const unsigned char *)%s + %lld);", type, w->symbol, type,
+         weights, (long long)w->offset);
+  }
+}
+
 static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan *plan) {
   e->k = k;
+  e->graph_index = index;
   e->has_graphs = true;
   kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
   GraphNames gn = graph_names(e);
@@ -381,6 +404,10 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
       line(e, "  (void)%s;", e->kn.sizes[i]);
   if (!mentions_identifier(text, gn.workspace))
     line(e, "  (void)%s;", gn.workspace);
+  if (gn.weights)
+    blob_pointers(e, index, text, gn.weights);
+  if (gn.weights && !e->opt->blob->n)
+    line(e, "  (void)%s;", gn.weights);
   sb_puts(e->out, text);
   sb_puts(e->out, "}\n\n");
   sb_free(&body);
@@ -402,12 +429,31 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, sb_cstr(&sizes));
   line(e, "  if (!lgen_raw)");
   line(e, "    return -1;");
-  line(e, "  %s(%s, (void *)(((uintptr_t)lgen_raw + 63) & ~(uintptr_t)63));", gn.run_fn, sb_cstr(&args));
+  line(e, "  %s(%s%s%s, (void *)(((uintptr_t)lgen_raw + 63) & ~(uintptr_t)63));", gn.run_fn, sb_cstr(&args),
+       gn.weights ? ", " : "", gn.weights ? gn.weights : "");
   line(e, "  free(lgen_raw);");
   line(e, "  return 0;");
   sb_puts(e->out, "}\n");
   sb_free(&args);
   sb_free(&sizes);
+}
+
+/* The blob's layout in the header: its size, and where each of the
+ * graph's constants is. */
+static void blob_doc(Emitter *e, StrBuf *out, int index) {
+  const WeightsLayout *l = e->opt->blob;
+  sb_puts(out, "/* The weights blob (--weights=FILE.bin), which G_run and G take as `weights`:\n"
+               " * little-endian, each constant at an offset that is a multiple of 64 (the\n"
+               " * gaps are zero); the pointer must be at least 8-byte aligned (64: best).\n"
+               " * Every graph of this file reads the same blob. This graph's constants:\n");
+  for (int i = 0; i < l->n; i++) {
+    const WeightsEntry *w = &l->entries[i];
+    if (w->graph == index)
+      sb_printf(out, " *   offset %lld: %s[%lld] %s\n", (long long)w->offset, elem_type_name(w->type),
+                (long long)w->count, c_comment_text(e->arena, w->name));
+  }
+  sb_puts(out, " */\n");
+  sb_printf(out, "#define %s_WEIGHTS_SIZE %lld\n", e->kn.function, (long long)l->size);
 }
 
 static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *plan) {
@@ -416,6 +462,8 @@ static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *p
   graph_doc(e, out, workspace_static);
   if (workspace_static >= 0)
     sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)workspace_static);
+  if (gn.weights)
+    blob_doc(e, out, index);
   graph_prototypes(e, out, &gn, "LGEN_RESTRICT");
   sb_putc(out, '\n');
 }
@@ -629,6 +677,10 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
                  "#pragma GCC target(\"prefer-vector-width=512\")\n#endif\n");
   sb_putc(out, '\n');
   type_prelude(out, m, &e);
+  if (opt->blob) /* the blob holds the constants' bytes as a little-endian machine reads them */
+    sb_puts(out, "#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && \\\n"
+                 "    __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
+                 "#error \"the weights blob (--weights=FILE.bin) is little-endian\"\n#endif\n\n");
   sb_puts(out, omp_prelude);
   if (e.needs_fma)
     sb_puts(out, "/* a * b + c rounds once where the target has fused multiply-add; define\n"
@@ -711,4 +763,40 @@ void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena 
   type_prelude(out, m, NULL);
   sb_puts(out, align64_prelude);
   append_taking(out, &defs);
+}
+
+const WeightsLayout *emit_weights_layout(const Module *m, const EmitOptions *opt, Arena *arena) {
+  StrBuf helpers = {0}, defs = {0};
+  PtrVec helper_names = {0};
+  WeightsLayout *layout = arena_alloc(arena, sizeof *layout);
+  Emitter e = {.opt = opt, .arena = arena, .helpers = &helpers, .helper_names = &helper_names, .constants = &defs,
+               .weights_file = true, .collect = layout};
+  for (int i = 0; i < m->kernels.len; i++) {
+    if (!graph_plan(opt, i))
+      continue;
+    e.k = m->kernels.items[i];
+    e.graph_index = i;
+    kernel_names_init(&e.kn, e.k, opt->prefix, arena);
+    GraphNames gn = graph_names(&e);
+    LoopList tree = {0};
+    graph_run_body(&e, &tree, i, graph_plan(opt, i), gn.workspace);
+    graph_constants(&e, &defs, true, tree_text(&e, &tree));
+  }
+  sb_free(&helpers);
+  sb_free(&defs);
+  return layout;
+}
+
+void emit_weights_blob(StrBuf *out, const WeightsLayout *layout) {
+  for (int i = 0; i < layout->n; i++) {
+    const WeightsEntry *w = &layout->entries[i];
+    while ((int64_t)out->len < w->offset)
+      sb_putc(out, '\0');
+    int64_t bytes = w->count * ((elem_type_bits(w->type) + 7) / 8);
+    if (w->data)
+      sb_putn(out, w->data, (size_t)bytes);
+    else
+      for (int64_t b = 0; b < bytes; b++)
+        sb_putc(out, '\0');
+  }
 }

@@ -45,10 +45,39 @@ typedef struct {
    * G becomes G_workspace_size, G_run and G (contracts.md section 3). */
   BufferPlan **buffer_plans;
   bool separate_weights; /* graph constants go to emit_c_weights's file, extern here */
+  /* With separate_weights: the constants are a binary blob (--weights=FILE.bin)
+   * laid out by emit_weights_layout, which G_run takes as a parameter. */
+  const struct WeightsLayout *blob;
   const TemplateSet *templates; /* for ExtOps; may be NULL when there are none */
   Diag *diag;                   /* internal errors (diag_bug) */
   StrBuf *dump_loops;           /* --dump=loops: each function's loop tree, or NULL */
 } EmitOptions;
+
+/* ---- the weights blob (--weights=FILE.bin) ----
+ * Every constant of every graph (the pre-packed ones included), each at an
+ * offset that is a multiple of 64, little-endian, as its C array would hold
+ * it; the gaps are zero. The same blob serves every graph of the file. */
+typedef struct {
+  int graph;          /* the kernel's index in the module */
+  const char *symbol; /* the name the run body reads it by */
+  const char *name;   /* the graph's tensor (a pre-packed constant: its symbol) */
+  ElemType type;
+  int64_t count;      /* elements */
+  int64_t offset;     /* bytes from the blob's start */
+  const void *data;
+} WeightsEntry;
+
+typedef struct WeightsLayout {
+  WeightsEntry *entries;
+  int n;
+  int64_t size; /* bytes */
+} WeightsLayout;
+
+/* The layout: every graph's run body is built (and dropped) for the
+ * pre-packed constants it defines. opt->blob must be NULL here. */
+const WeightsLayout *emit_weights_layout(const Module *m, const EmitOptions *opt, Arena *arena);
+/* The blob's bytes. */
+void emit_weights_blob(StrBuf *out, const WeightsLayout *layout);
 
 void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
 void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);

@@ -34,6 +34,8 @@ typedef struct Emitter {
   const char *scratch;    /* C pointer to the scratch area; NULL: heap buffers */
   bool prepack_constants; /* packed TS_CONST operands read pre-packed arrays */
   bool weights_file;      /* pre-packed arrays are defined for the --weights file */
+  WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
+  int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
   /* A graph's G_run is one OpenMP parallel region (a fork/join per op
    * costs as much as a small op): with graph_region set, an op's parallel
