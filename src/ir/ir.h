@@ -368,6 +368,15 @@ typedef struct {
 
 void tensor_uses(TensorUses *u, const Kernel *k, Arena *arena);
 
+/* Op indices in an arena (fusion's and row grouping's per-tensor lists). */
+typedef struct {
+  int *items;
+  int len, cap;
+} OpList;
+
+/* Appends op unless it is already the last item. */
+void oplist_add(Arena *a, OpList *l, int op);
+
 /* ---- print.c: the stable text form of --emit=ir ---- */
 void ir_print_module(StrBuf *out, const Module *m);
 void ir_print_kernel(StrBuf *out, const Kernel *k);

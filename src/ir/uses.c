@@ -52,3 +52,17 @@ void tensor_uses(TensorUses *u, const Kernel *k, Arena *arena) {
   u->writers = arena_alloc(arena, sizeof(int) * (size_t)(u->write_start[n - 1] + 1));
   each_use(k, fill, u);
 }
+
+void oplist_add(Arena *a, OpList *l, int op) {
+  if (l->len && l->items[l->len - 1] == op)
+    return;
+  if (l->len == l->cap) {
+    int cap = l->cap ? l->cap * 2 : 4;
+    int *items = arena_alloc(a, sizeof(int) * (size_t)cap);
+    if (l->len)
+      memcpy(items, l->items, sizeof(int) * (size_t)l->len);
+    l->items = items;
+    l->cap = cap;
+  }
+  l->items[l->len++] = op;
+}

@@ -117,28 +117,9 @@ static int touched(const Kernel *k, const StructuredOp *op, int *list) {
  * tensor, in op order, and which tensors have aliases: the questions the
  * grouping asks of every op, answered without a scan of every op. */
 typedef struct {
-  int *items;
-  int len, cap;
-} OpList;
-
-typedef struct {
   OpList *touch, *write; /* per root */
   bool *aliased;         /* per tensor: another tensor's memory is its */
 } RowIndex;
-
-static void list_add(Arena *a, OpList *l, int op) {
-  if (l->len && l->items[l->len - 1] == op)
-    return;
-  if (l->len == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 4;
-    int *items = arena_alloc(a, sizeof(int) * (size_t)cap);
-    if (l->len)
-      memcpy(items, l->items, sizeof(int) * (size_t)l->len);
-    l->items = items;
-    l->cap = cap;
-  }
-  l->items[l->len++] = op;
-}
 
 static void row_index(RowIndex *x, const Kernel *k, Arena *arena) {
   x->touch = arena_alloc(arena, sizeof(OpList) * (size_t)(k->ntensors + 1));
@@ -154,9 +135,9 @@ static void row_index(RowIndex *x, const Kernel *k, Arena *arena) {
     for (int i = 0; op->ext && i < op->ext->ninputs + op->ext->noutputs + op->ext->nscratch; i++)
       list[n++] = op->ext->tensors[i];
     for (int i = 0; i < n; i++) {
-      list_add(arena, &x->touch[root(k, list[i])], j);
+      oplist_add(arena, &x->touch[root(k, list[i])], j);
       if (!op->ext && touches(op, list[i], true))
-        list_add(arena, &x->write[root(k, list[i])], j);
+        oplist_add(arena, &x->write[root(k, list[i])], j);
     }
   }
 }

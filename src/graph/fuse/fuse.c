@@ -33,12 +33,6 @@
 
 enum { MAX_FUSED_NODES = 256, CHEAP_OPS = 0 };
 
-/* Op indices, in an arena. */
-typedef struct {
-  int *items;
-  int len, cap;
-} OpList;
-
 typedef struct {
   Kernel *k;
   Arena *arena;
@@ -84,28 +78,14 @@ static int root_of(const Kernel *k, int t) {
 
 static bool has_alias(const Fuser *f, int t) { return f->aliased[t]; }
 
-static void list_add(Arena *a, OpList *l, int op) {
-  if (l->len && l->items[l->len - 1] == op)
-    return;
-  if (l->len == l->cap) {
-    int cap = l->cap ? l->cap * 2 : 4;
-    int *items = arena_alloc(a, sizeof(int) * (size_t)cap);
-    if (l->len)
-      memcpy(items, l->items, sizeof(int) * (size_t)l->len);
-    l->items = items;
-    l->cap = cap;
-  }
-  l->items[l->len++] = op;
-}
-
 /* Lists op i under every tensor it touches now (call again when it changes). */
 static void index_op(Fuser *f, int i) {
   const StructuredOp *op = &f->k->ops[i];
   for (int o = 0; o < op_all_operands(op); o++) {
     int t = op_operand_at(op, o)->tensor, r = root_of(f->k, t);
-    list_add(f->arena, &f->touch[r], i);
+    oplist_add(f->arena, &f->touch[r], i);
     if (op_writes_tensor(op, t))
-      list_add(f->arena, &f->write[r], i);
+      oplist_add(f->arena, &f->write[r], i);
   }
 }
 
