@@ -413,7 +413,12 @@ def assume_cases():
 # they are expected to fail until it is.
 PENDING = {"range_to_symbolic_dim",
            "shape_as_data",
-           "resize_linear_half_symbolic_len1"}
+           "resize_linear_half_symbolic_len1",
+           # align_corners with scales whose resized length scale * d is not
+           # whole: ONNX's reference (and its node tests, which lgen follows)
+           # divides by scale * d - 1, ONNX Runtime by the integer length - 1
+           "resize_linear_align_corners_scales",
+           "resize_cubic_align_corners_scales"}
 
 
 def all_cases():

@@ -251,6 +251,27 @@ def check_dense(value_infos, what):
             raise HarnessSkip("%s '%s' has element type %s" % (what, vi.name, onnx.TensorProto.DataType.Name(et)))
 
 
+def graph_inputs_behind(case, name):
+    """The graph inputs (not yet frozen) that value `name` is computed from:
+    itself if it is one; lgen may name an intermediate that must be a
+    constant (Range's count computed from its inputs)."""
+    model = case.conv.load_model(os.path.join(case.src, "model.onnx"))
+    inputs = [vi.name for vi in model.graph.input]
+    producer = {o: n for n in model.graph.node for o in n.output}
+    found, seen, todo = [], set(), [name]
+    while todo:
+        v = todo.pop()
+        if v in seen or not v:
+            continue
+        seen.add(v)
+        if v in inputs:
+            if v not in case.frozen:
+                found.append(v)
+        elif v in producer:
+            todo.extend(producer[v].input)
+    return sorted(found, key=inputs.index)
+
+
 def prepare(case, conv, workroot):
     """Writes model.json, in_<i>.bin and main.c into the case's work folder."""
     import onnx
@@ -350,9 +371,10 @@ def execute(case, opts):
                 if f1.read().split("\n", 1)[1] != f2.read().split("\n", 1)[1]:
                     return "FAIL", "the binary and JSON readers give different C (m.c, mj.c)"
         m = NEEDS_CONST_RE.search(first_error(out)) if rc == 1 else None
-        if not m or m.group(1) in case.frozen or len(case.frozen) >= 8:
+        want = graph_inputs_behind(case, m.group(1)) if m else []
+        if not want or len(case.frozen) + len(want) > 8:
             break
-        case.frozen.append(m.group(1))
+        case.frozen.extend(want)
         prepare(case, case.conv, os.path.dirname(w))
     if rc != 0:
         msg = first_error(out)
