@@ -150,8 +150,9 @@ static void blob_place(Emitter *e, const TensorParam *tp, const char *symbol) {
   int64_t offset = (l->size + 63) / 64 * 64;
   if (bytes > INT64_MAX - offset)
     diag_bug(e->opt->diag, "the weights blob's size overflows at %s", tp->name);
-  if (l->n % 64 == 0) {
-    WeightsEntry *more = arena_alloc(e->arena, sizeof *more * (size_t)(l->n + 64));
+  if (l->n == l->cap) { /* doubling: a graph may have 10^5 constants */
+    l->cap = l->cap ? l->cap * 2 : 64;
+    WeightsEntry *more = arena_alloc(e->arena, sizeof *more * (size_t)l->cap);
     if (l->n)
       memcpy(more, l->entries, sizeof *more * (size_t)l->n);
     l->entries = more;

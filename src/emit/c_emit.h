@@ -69,7 +69,7 @@ typedef struct {
 
 typedef struct WeightsLayout {
   WeightsEntry *entries;
-  int n;
+  int n, cap;
   int64_t size; /* bytes */
 } WeightsLayout;
 

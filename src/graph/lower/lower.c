@@ -1318,7 +1318,9 @@ static void lower_pad(Lower *L) {
   op_end(b);
 }
 
-static void lower_tile(Lower *L) {
+/* y[d] = x[position(d)]: Tile (d mod the input's extent where a dim
+ * repeats) and Repeat (d floordiv its count) differ only in the map. */
+static void lower_remap(Lower *L, AffineExpr *(*position)(Lower *L, AffineExpr *d, int i)) {
   const GraphValue *x = in(L, 0), *y = out(L, 0);
   int yt = write_tensor(L, 0);
   OpBuilder *b = op_begin(L);
@@ -1326,24 +1328,22 @@ static void lower_tile(Lower *L) {
   int o = op_bare(b, yt, first);
   AffineExpr **map = new_map(L, x->rank);
   for (int i = 0; i < x->rank; i++)
-    map[i] = attr_ints_at(L, "repeats", i, 1) == 1 ? dim_ref(L, first + i)
-                                                   : affine_binary(L->arena, AE_MOD, dim_ref(L, first + i), x->shape[i]);
+    map[i] = position(L, dim_ref(L, first + i), i);
   op_yield(b, o, op_read(b, op_operand(b, read_tensor(L, 0), map)));
   op_end(b);
 }
 
-static void lower_repeat(Lower *L) {
-  const GraphValue *x = in(L, 0), *y = out(L, 0);
-  int yt = write_tensor(L, 0);
-  OpBuilder *b = op_begin(L);
-  int first = op_dims_over(b, "d", y->rank, y->shape);
-  int o = op_bare(b, yt, first);
-  AffineExpr **map = new_map(L, x->rank);
-  for (int i = 0; i < x->rank; i++)
-    map[i] = floordiv(L, dim_ref(L, first + i), cst(L, attr_ints_at(L, "repeats", i, 1)));
-  op_yield(b, o, op_read(b, op_operand(b, read_tensor(L, 0), map)));
-  op_end(b);
+static AffineExpr *tile_position(Lower *L, AffineExpr *d, int i) {
+  return attr_ints_at(L, "repeats", i, 1) == 1 ? d : affine_binary(L->arena, AE_MOD, d, in(L, 0)->shape[i]);
 }
+
+static AffineExpr *repeat_position(Lower *L, AffineExpr *d, int i) {
+  return floordiv(L, d, cst(L, attr_ints_at(L, "repeats", i, 1)));
+}
+
+static void lower_tile(Lower *L) { lower_remap(L, tile_position); }
+
+static void lower_repeat(Lower *L) { lower_remap(L, repeat_position); }
 
 static void lower_reverse(Lower *L) {
   const GraphValue *x = in(L, 0), *y = out(L, 0);
