@@ -9,7 +9,8 @@
 # (src/lgen); the work happens in BUILDDIR/bench-build. Options after the two
 # directories (and $BENCH_ARGS) go to the bench binary: --only=SUBSTR,...
 # --threads=1,2 --min-time=SECONDS --list. Environment: CC (default gcc),
-# BENCH_CFLAGS (default -O3 -march=native), BENCH_ARGS.
+# BENCH_CFLAGS (default -O3 -march=native), BENCH_ARGS, BENCH_TARGET (lgen's
+# --target; default: the one matching what $CC $BENCH_CFLAGS compiles for).
 # Needs Debian libopenblas-dev and libdnnl-dev.
 #
 # Then bench/ext_bench.c: lgen's conv 3x3 by its direct, im2col and
@@ -86,13 +87,27 @@ for d in /usr/include/x86_64-linux-gnu/openblas-pthread /usr/include/openblas; d
   if [ -f "$d/cblas.h" ]; then blas_inc="-I$d"; break; fi
 done
 
+# lgen's --target for the machine the C is compiled for (its predefined
+# macros under $CFLAGS), or BENCH_TARGET: lgen's default model is
+# x86-64-avx512 whatever the host, and its register blocks spill on AVX2.
+target=${BENCH_TARGET:-}
+if [ -z "$target" ]; then
+  macros=$($CC $CFLAGS -dM -E -x c /dev/null 2>/dev/null)
+  case $macros in
+    *"#define __AVX512F__ "*) target=x86-64-avx512 ;;
+    *"#define __AVX2__ "*) target=x86-64-avx2 ;;
+    *"#define __aarch64__ "*) target=aarch64-neon ;;
+  esac
+fi
+tflag=${target:+--target=$target}
+
 mkdir -p "$out"
-echo "bench: generating kernels into $out"
+echo "bench: generating kernels into $out${target:+ for --target=$target}"
 specs1=$srcdir/specs/linalg.tc
 specs2=$srcdir/bench/cases.tc
-"$lgen" --schedule=auto --prefix=auto_ "$specs1" "$specs2" -o "$out/auto.c" -H "$out/auto.h"
+"$lgen" $tflag --schedule=auto --prefix=auto_ "$specs1" "$specs2" -o "$out/auto.c" -H "$out/auto.h"
 "$lgen" --schedule=none --prefix=none_ "$specs1" "$specs2" -o "$out/none.c" -H "$out/none.h"
-"$lgen" --schedule=auto --print-schedule "$specs1" "$specs2" -o /dev/null \
+"$lgen" $tflag --schedule=auto --print-schedule "$specs1" "$specs2" -o /dev/null \
   > "$out/auto-schedule.yaml"
 echo "bench: auto schedule decisions: $out/auto-schedule.yaml"
 
@@ -133,7 +148,7 @@ if [ "$status" -eq 2 ] && grep -q 'matches no case' "$out/bench.err"; then statu
 # The conv algorithms (direct, im2col, Winograd) and topk / sort against a
 # full sort and qsort: graphs in bench/ext/, timed by bench/ext_bench.c.
 echo "bench: conv algorithms, topk and sort (bench/ext_bench.c)"
-"$lgen" "$srcdir"/bench/ext/*.json -o "$out/ext.c" -H "$out/ext.h"
+"$lgen" $tflag "$srcdir"/bench/ext/*.json -o "$out/ext.c" -H "$out/ext.h"
 $CC $CFLAGS -fopenmp -c "$out/ext.c" -o "$out/ext.o"
 $CC $CFLAGS -fopenmp -Wall -Wextra -I"$out" -c "$srcdir/bench/ext_bench.c" -o "$out/ext_bench.o"
 $CC -fopenmp "$out/ext_bench.o" "$out/ext.o" -o "$out/ext_bench" -lm
