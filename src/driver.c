@@ -18,6 +18,7 @@
 
 #include "emit/c_emit.h"
 #include "frontend/opdsl.h"
+#include "frontend/tc_classic.h"
 #include "frontend/tc.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
@@ -386,6 +387,11 @@ static void compile_spec(Compilation *cx, const Source *src, const OpdslChoice *
     OpdslFile *file = opdsl_parse(src, cx->arena, &cx->diag);
     vec_push(cx->arena, opdsl_files, file);
     opdsl_lower(file, &cx->module, choices, nchoices, cx->arena, &cx->diag);
+  } else if ((cx->options->input_format && strcmp(cx->options->input_format, "tc-classic") == 0) ||
+             tc_classic_sniff(src->text, src->len)) {
+    /* classic Tensor Comprehensions: told apart by the first parameter */
+    CFile *file = tc_classic_parse(src, cx->arena, &cx->diag);
+    tc_classic_lower(file, &cx->module, cx->arena, &cx->diag);
   } else {
     AstFile *file = tc_parse(src, cx->arena, &cx->diag);
     tc_lower(file, &cx->module, cx->arena, &cx->diag);

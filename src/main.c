@@ -58,9 +58,10 @@ static const char usage_text[] =
     "                        (the first is the default)\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
-    "  --input-format=tc|yaml|json|onnx\n"
+    "  --input-format=tc|tc-classic|yaml|json|onnx\n"
     "                        format of '-' and of files not named .tc, .yaml, .json or\n"
-    "                        .onnx (default: told by content)\n"
+    "                        .onnx (default: told by content); tc-classic: Tensor\n"
+    "                        Comprehensions, also told by content in .tc files\n"
     "  --opdsl=[OP.]KEY=VALUE,...\n"
     "                        OpDSL YAML defs: type variables (U=i32), fn attributes\n"
     "                        (cast=cast_unsigned), elementwise rank (rank=2); repeatable\n"
@@ -232,8 +233,9 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->print_schedule = true;
     } else if (long_option(a, "--input-format", &v)) {
       v = option_value(argc, argv, &i, v);
-      if (strcmp(v, "tc") != 0 && strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0 && strcmp(v, "onnx") != 0)
-        usage_error("unknown --input-format '%s' (expected tc, yaml, json or onnx)", v);
+      if (strcmp(v, "tc") != 0 && strcmp(v, "tc-classic") != 0 && strcmp(v, "json") != 0 && strcmp(v, "yaml") != 0 &&
+          strcmp(v, "onnx") != 0)
+        usage_error("unknown --input-format '%s' (expected tc, tc-classic, yaml, json or onnx)", v);
       o->lib.input_format = v;
     } else if (long_option(a, "--opdsl", &v)) {
       v = option_value(argc, argv, &i, v);

@@ -58,6 +58,8 @@ void infer_domain(Diag *diag, Arena *arena, const Kernel *k, StructuredOp *op) {
           add_pre(arena, op, (Precondition){PRE_EQUAL, index->index, o, pos, operand->loc});
         continue;
       }
+      if (operand->guarded) /* reads its pad value outside: never out of bounds */
+        continue;
       const char *why;
       BoundVerdict v = check_index_bounds(arena, k, op, o, pos, &why);
       if (v == BOUND_PROVEN)

@@ -608,6 +608,10 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     sb_printf(out, "((int64_t)(%s))", ctx->dim_names[n->dim]);
     return;
   }
+  if (n->kind == PN_SIZE) {
+    sb_printf(out, "((int64_t)(%s))", ctx->size_names[n->size]);
+    return;
+  }
   ElemType in = ctx->op->nodes[n->args[0]].type;
   switch (n->op) {
   case SOP_ADDF: {

@@ -166,7 +166,8 @@ static bool loads(const StructuredOp *op, const char **operand_values, int i) {
 static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
   const StructuredOp *op = e->op;
   ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
-                 .helper_names = e->helper_names, .arena = e->arena, .dim_names = e->dim_names};
+                 .helper_names = e->helper_names, .arena = e->arena, .dim_names = e->dim_names,
+                 .size_names = (const char *const *)e->kn.sizes};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
   int *uses = use_counts(op, e->arena);
   bool *branch = arena_alloc(e->arena, (size_t)op->nnodes + 1);
@@ -840,7 +841,7 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
   for (int o = 0; o < P->noperands; o++)
     values[o] = P->operands[o].shape_only ? "" : access_str(e, &P->operands[o]);
   ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
-                 .arena = e->arena, .dim_names = names};
+                 .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
   StrBuf sb = {0};
   c_expr(&sb, &ctx, P->yields[0].value);

@@ -189,8 +189,10 @@ bool scalar_op_is_libm(ScalarOp op);
 bool scalar_op_lookup(const char *spelling, ScalarOp *out);
 
 /* PN_INDEX: the current value of loop index `dim` (linalg.index), an i64;
- * what reshapes and fusion do with an op that reads one: ir/ext.c. */
-typedef enum { PN_READ, PN_OP, PN_CONST, PN_INDEX } PayloadKind;
+ * what reshapes and fusion do with an op that reads one: ir/ext.c.
+ * PN_SIZE: the value of the kernel's size symbol `size`, an i64 (classic
+ * Tensor Comprehensions use sizes as values: `mean(n) / K`). */
+typedef enum { PN_READ, PN_OP, PN_CONST, PN_INDEX, PN_SIZE } PayloadKind;
 
 typedef struct {
   PayloadKind kind;
@@ -199,6 +201,7 @@ typedef struct {
   int64_t ivalue;       /* PN_CONST of an integer type (i1: 0 or 1) */
   int operand;          /* PN_READ */
   int dim;              /* PN_INDEX */
+  int size;             /* PN_SIZE: index into Kernel.sizes */
   ScalarOp op;          /* PN_OP */
   int nargs;
   int args[LG_MAX_ARGS]; /* earlier node indices */

@@ -159,6 +159,10 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
       sb_printf(out, "%s%%%d = index %s : i64\n", indent, i, op->dims[p->dim].name);
       continue;
     }
+    if (p->kind == PN_SIZE) {
+      sb_printf(out, "%s%%%d = size %s : i64\n", indent, i, k->sizes[p->size].name);
+      continue;
+    }
     sb_printf(out, "%s%%%d = %s", indent, i, scalar_op_info(p->op)->spelling);
     for (int a = 0; a < p->nargs; a++)
       sb_printf(out, "%s %%%d", a ? "," : "", p->args[a]);

@@ -128,6 +128,11 @@ void ir_verify_op(Diag *diag, const Kernel *k, const StructuredOp *op) {
     }
     if (n->kind == PN_CONST)
       continue;
+    if (n->kind == PN_SIZE) {
+      if (n->size < 0 || n->size >= k->nsizes || n->type != TY_I64)
+        diag_bug(diag, "%s: node %d reads an invalid size", k->name, i);
+      continue;
+    }
     if (n->kind == PN_INDEX) {
       if (n->dim < 0 || n->dim >= op->ndims || n->type != TY_I64)
         diag_bug(diag, "%s: node %d reads an invalid loop index", k->name, i);

@@ -402,6 +402,8 @@ static bool same_node(const PayloadNode *a, const PayloadNode *b) {
     return a->op == b->op;
   case PN_INDEX:
     return a->dim == b->dim;
+  case PN_SIZE:
+    return a->size == b->size;
   default: /* bit-identical constants (a NaN is equal to itself, -0.0 is not 0.0) */
     return memcmp(&a->fvalue, &b->fvalue, sizeof a->fvalue) == 0 && a->ivalue == b->ivalue;
   }

@@ -1567,6 +1567,20 @@ static void lower_call(Lower *L) {
       for (int p = 0; p < def->tensors[t].rank; p++)
         op->operands[o].map[p] = subst_sizes(L, src->operands[o].map[p], sizes);
     }
+    /* a size read as a value (classic TC's `/ K`): the graph's kernel has
+     * its own size symbols, so only a size bound to a constant carries over */
+    if (src->nnodes > 0) {
+      op->nodes = copy_array(L, src->nodes, sizeof(PayloadNode), src->nnodes);
+      for (int j = 0; j < op->nnodes; j++) {
+        PayloadNode *x = &op->nodes[j];
+        if (x->kind != PN_SIZE)
+          continue;
+        if (sizes[x->size]->kind != AE_CONST)
+          node_error(L, arena_printf(L->arena, "the def reads the value of size '%s', which this graph does not "
+                                               "fix; give it a constant extent", def->sizes[x->size].name));
+        *x = (PayloadNode){.kind = PN_CONST, .type = TY_I64, .ivalue = sizes[x->size]->value, .loc = x->loc};
+      }
+    }
     vec_push(L->arena, &L->ops, op);
   }
 }
