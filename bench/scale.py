@@ -10,11 +10,13 @@
    process; on a loaded machine the CPU time is the one to compare.
 2. For the largest model: the generated C's size and the time gcc -O2 takes
    to compile it (the transformer of 10,000 nodes), and for a model of 100
-   MB of weights (scripts/bigweights-check's MLP): the C with embedded
-   weights and with --weights=FILE.c.
+   MB of weights (scripts/bigweights-check's MLP) and the torchvision
+   ResNet-50 export: generation and cc -O2 of the C with the weights
+   embedded as byte literals (the default) and as lists of values, with
+   --weights=FILE.c and with --weights=FILE.bin.
 
 One line per measurement ("bench scale ..." / "bench cc ..."), then tables.
---quick stops at 10,000 nodes and 10 MB of weights.
+--quick stops at 10,000 nodes and 10 MB of weights, without ResNet-50.
 """
 import os
 import resource
@@ -77,29 +79,52 @@ def main():
         print("bench cc model=transformer-10000 c_mb=%.1f cc='%s -O2' secs=%.2f cpu=%.2f rss_mb=%.0f"
               % (os.path.getsize(largest + ".c") / 1e6, cc, wall, cpu, rss))
 
-    # a model of big weights: embedded and --weights=FILE.c
+    # models of big weights, each generated with its constants embedded (as
+    # byte literals, the default, and as lists of values), in a C file of
+    # their own and in a binary blob, then compiled with cc -O2
     mb = 10 if quick else 100
     wdir = os.path.join(work, "bigweights")
     model = os.path.join(wdir, "file", "model.json")
     if not os.path.exists(model):
         subprocess.check_call([sys.executable, os.path.join(srcdir, "scripts", "bigweights-check"), "--mb", str(mb),
                                "--lgen", lgen, "--dir", wdir, "--forms", "file"], stdout=subprocess.DEVNULL)
-    print("\nbench: %d MB of weights (MLP of scripts/bigweights-check): generation, then %s -O2 -c" % (mb, cc))
-    print("%-14s %8s %8s %8s %8s %8s %8s" % ("weights", "gen s", "gen MB", "C MB", "cc s", "cc cpu", "cc MB"))
-    # (a binary blob, --weights=FILE.bin, is issue 14 item 5: not yet)
-    for mode, extra in (("embedded", []), ("FILE.c", ["--weights=" + os.path.join(wdir, "w.c")])):
+    status |= weights_table("mlp%dmb" % mb, model, wdir, lgen, cc)
+    if not quick:  # the torchvision ResNet-50 export (needs python3-torch and python3-torchvision)
+        rdir = os.path.join(work, "resnet50")
+        os.makedirs(rdir, exist_ok=True)
+        onnx = os.path.join(rdir, "resnet50.onnx")
+        p = subprocess.run(["/usr/bin/python3", os.path.join(srcdir, "tests", "models", "export.py"), rdir, "resnet50"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        if p.returncode == 0 and os.path.exists(onnx):
+            status |= weights_table("resnet50", onnx, rdir, lgen, cc)
+        else:
+            print("bench weights model=resnet50 skipped: the export failed (%s)"
+                  % p.stdout.decode(errors="replace").strip().splitlines()[-1:])
+    return status
+
+
+def weights_table(name, model, wdir, lgen, cc):
+    """Generation and cc -O2 time and memory of one model, its constants in
+    each form; prints a table and one "bench weights ..." line per form."""
+    status = 0
+    print("\nbench: %s: generation, then %s -O2 -c of the C file (the weights file or blob not compiled)"
+          % (name, cc))
+    print("%-16s %8s %8s %8s %8s %8s %8s" % ("constants", "gen s", "gen MB", "C MB", "cc s", "cc cpu", "cc MB"))
+    for mode, extra in (("embedded-bytes", []), ("embedded-values", ["--constants=values"]),
+                        ("FILE.c", ["--weights=" + os.path.join(wdir, "w.c")]),
+                        ("FILE.bin", ["--weights=" + os.path.join(wdir, "w.bin")])):
         c = os.path.join(wdir, "m-%s.c" % mode.replace(".", ""))
         gwall, gcpu, grss, rc = measure([lgen, model, "-o", c, "-H", os.path.join(wdir, "m.h")] + extra)
         if rc != 0:
-            print("bench weights mode=%s FAILED" % mode)
+            print("bench weights model=%s mode=%s FAILED" % (name, mode))
             status = 1
             continue
         cwall, ccpu, crss, rc = measure([cc, "-O2", "-c", c, "-o", c + ".o", "-I", wdir])
         status |= rc != 0
-        print("%-14s %8.2f %8.0f %8.1f %8.2f %8.2f %8.0f" % (mode, gwall, grss, os.path.getsize(c) / 1e6, cwall, ccpu,
-                                                            crss))
-        print("bench weights mode=%s weights_mb=%d gen_secs=%.2f gen_rss_mb=%.0f c_mb=%.1f cc_secs=%.2f cc_cpu=%.2f "
-              "cc_rss_mb=%.0f" % (mode, mb, gwall, grss, os.path.getsize(c) / 1e6, cwall, ccpu, crss))
+        print("%-16s %8.2f %8.0f %8.1f %8.2f %8.2f %8.0f" % (mode, gwall, grss, os.path.getsize(c) / 1e6, cwall,
+                                                              ccpu, crss))
+        print("bench weights model=%s mode=%s gen_secs=%.2f gen_rss_mb=%.0f c_mb=%.1f cc_secs=%.2f cc_cpu=%.2f "
+              "cc_rss_mb=%.0f" % (name, mode, gwall, grss, os.path.getsize(c) / 1e6, cwall, ccpu, crss))
         sys.stdout.flush()
     return status
 

@@ -59,6 +59,8 @@ typedef struct {
   int no_ir;                /* non-zero: lgen_output.ir is left empty (its text takes time on big graphs) */
   int weights_blob;         /* with separate_weights: lgen_output.weights is a binary blob that
                                G_run takes (--weights=FILE.bin), not a C file */
+  int constant_values;      /* non-zero: embedded constants are lists of values, never string
+                               literals of their little-endian bytes (--constants=values) */
 } lgen_options;
 
 typedef struct {

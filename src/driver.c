@@ -623,6 +623,7 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
       .target = target,
       .buffer_plans = buffer_plans,
       .separate_weights = options->separate_weights != 0,
+      .constant_values = options->constant_values != 0,
       .templates = templates,
       .diag = &cx->diag,
       .dump_loops = dumping(cx, "loops") ? &cx->dump : NULL,

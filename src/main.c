@@ -68,6 +68,10 @@ static const char usage_text[] =
     "  --name=NAME           a model graph's C entry point (default: from its name)\n"
     "  --weights=FILE.c      write graph constants to FILE.c instead of the C source\n"
     "  --weights=FILE.bin    ... or as a binary blob that G_run takes as a parameter\n"
+    "  --constants=bytes|values\n"
+    "                        large embedded constants as string literals of their\n"
+    "                        little-endian bytes (bytes, the default: compiles fast) or as\n"
+    "                        lists of values (any byte order)\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
     "  --dim NAME=VALUE      fix the symbolic dim NAME of the model graphs (repeatable)\n"
     "  --input-shape NAME=D0,D1,...\n"
@@ -251,6 +255,11 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->lib.separate_weights = 1;
       size_t n = strlen(o->weights); /* FILE.bin: a binary blob that G_run takes (lgen(1)) */
       o->lib.weights_blob = n > 4 && strcmp(o->weights + n - 4, ".bin") == 0;
+    } else if (long_option(a, "--constants", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "bytes") != 0 && strcmp(v, "values") != 0)
+        usage_error("--constants '%s' is not bytes or values", v);
+      o->lib.constant_values = strcmp(v, "values") == 0;
     } else if (long_option(a, "--max-constant-bytes", &v)) {
       v = option_value(argc, argv, &i, v);
       o->lib.max_constant_bytes = byte_count(v);

@@ -473,6 +473,16 @@ static const char *const align64_prelude = "/* constants are 64-byte aligned whe
                                            "#define LGEN_ALIGN64 __attribute__((aligned(64)))\n#else\n"
                                            "#define LGEN_ALIGN64\n#endif\n#endif\n\n";
 
+/* c_consts.c's large constants are string literals of little-endian bytes,
+ * longer than the 4095 characters C99 promises (gcc and clang take any
+ * length, and warn under -pedantic) */
+static const char *const byte_literals_prelude =
+    "/* large constants are string literals of their little-endian bytes */\n"
+    "#if defined(__BYTE_ORDER__) && defined(__ORDER_LITTLE_ENDIAN__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__\n"
+    "#error \"constants are little-endian bytes here: generate this file with lgen --constants=values\"\n"
+    "#endif\n"
+    "#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Woverlength-strings\"\n#endif\n\n";
+
 /* ---- files ---- */
 
 static bool module_uses_type(const Module *m, ElemType t) {
@@ -702,6 +712,8 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   }
   if (e.uses_align64)
     sb_puts(out, align64_prelude);
+  if (e.uses_byte_literals)
+    sb_puts(out, byte_literals_prelude);
   if (constants.len) {
     append_taking(out, &constants);
     sb_putc(out, '\n');

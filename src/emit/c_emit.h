@@ -48,6 +48,9 @@ typedef struct {
   /* With separate_weights: the constants are a binary blob (--weights=FILE.bin)
    * laid out by emit_weights_layout, which G_run takes as a parameter. */
   const struct WeightsLayout *blob;
+  /* Embedded constants as lists of their values, never as string literals
+   * of their little-endian bytes (--constants=values: big-endian targets). */
+  bool constant_values;
   const TemplateSet *templates; /* for ExtOps; may be NULL when there are none */
   Diag *diag;                   /* internal errors (diag_bug) */
   StrBuf *dump_loops;           /* --dump=loops: each function's loop tree, or NULL */

@@ -28,6 +28,7 @@ typedef struct Emitter {
   bool has_graphs;       /* G mallocs the workspace: <stdlib.h> */
   unsigned includes;     /* other headers the file needs (INC_*): templates' */
   bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
+  bool uses_byte_literals; /* constants as string literals of their bytes (c_consts.c) */
   /* packing inside model graphs (c_loops.c): a graph's _run never
    * allocates, so its ops' pack buffers live in the workspace's scratch area
    * and packed constants are laid out at generation time */

@@ -140,6 +140,8 @@ def tv_seg(name, **kw):
 EXPORTS = {
     "resnet18": (tv("resnet18"), [("input", [1, 3, 224, 224], "f32")], ["logits"], 17),
     "resnet18_dynbatch": (tv("resnet18"), [("input", ["N=1", 3, 224, 224], "f32")], ["logits"], 17),
+    # not in the suite: bench/scale.py builds its C (102 MB of weights)
+    "resnet50": (tv("resnet50"), [("input", [1, 3, 224, 224], "f32")], ["logits"], 17),
     "mobilenet_v3_small": (tv("mobilenet_v3_small"), [("input", [1, 3, 224, 224], "f32")], ["logits"], 17),
     "efficientnet_b0": (tv("efficientnet_b0"), [("input", [1, 3, 224, 224], "f32")], ["logits"], 17),
     "shufflenet_v2": (tv("shufflenet_v2_x1_0"), [("input", [1, 3, 224, 224], "f32")], ["logits"], 17),
