@@ -54,6 +54,10 @@ typedef struct {
   size_t ndims;
   const char *const *input_shapes;
   size_t ninput_shapes;
+  /* input_values[i] "NAME=V0,V1,...": graph input NAME becomes a constant
+   * of these values (one value fills it) and leaves the entry point. */
+  const char *const *input_values;
+  size_t ninput_values;
   const char *dump;         /* stages to print the program after, comma-separated ("fuse,loops";
                                NULL: none); see lgen_dump_stage_known */
   int no_ir;                /* non-zero: lgen_output.ir is left empty (its text takes time on big graphs) */

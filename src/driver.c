@@ -435,13 +435,26 @@ static void parse_override(Compilation *cx, Arena *arena, const char *arg, bool 
     o->rank = 0;
 }
 
+/* "NAME=V0,V1,..." (--input-value): read as the input's type when the
+ * input is declared (graph_add_input); here only its form. */
+static void parse_input_value(Compilation *cx, Arena *arena, const char *arg, GraphDimOverride *o) {
+  const char *eq = strrchr(arg, '=');
+  if (!eq || eq == arg || !eq[1] || eq[strlen(eq) - 1] == ',' || strstr(eq, ",,") || eq[1] == ',')
+    diag_usage_error(&cx->diag, "--input-value '%s' is not NAME=V0,V1,...", arg);
+  o->arg = arena_strdup(arena, arg);
+  o->name = arena_strndup(arena, arg, (size_t)(eq - arg));
+  o->text = arena_strdup(arena, eq + 1);
+}
+
 static void parse_overrides(Compilation *cx, Arena *arena, const lgen_options *options) {
-  cx->ndims = (int)(options->ndims + options->ninput_shapes);
+  cx->ndims = (int)(options->ndims + options->ninput_shapes + options->ninput_values);
   cx->dims = arena_alloc(arena, sizeof *cx->dims * (size_t)(cx->ndims + 1));
   for (size_t i = 0; i < options->ndims; i++)
     parse_override(cx, arena, options->dims[i], false, &cx->dims[i]);
   for (size_t i = 0; i < options->ninput_shapes; i++)
     parse_override(cx, arena, options->input_shapes[i], true, &cx->dims[options->ndims + i]);
+  for (size_t i = 0; i < options->ninput_values; i++)
+    parse_input_value(cx, arena, options->input_values[i], &cx->dims[options->ndims + options->ninput_shapes + i]);
 }
 
 /* After loading every graph: an override that none of them used names
@@ -454,15 +467,17 @@ static void check_overrides_used(Compilation *cx, Arena *arena, Graph **graphs, 
     StrBuf known = {0};
     for (int k = 0; k < ngraphs; k++) {
       const Graph *g = graphs[k];
-      for (int s = 0; !o->is_shape && s < g->symbols.len; s++)
+      bool by_input = o->is_shape || o->text;
+      for (int s = 0; !by_input && s < g->symbols.len; s++)
         sb_printf(&known, "%s'%s'", known.len ? ", " : "", (const char *)g->symbols.items[s]);
-      for (int t = 0; o->is_shape && t < g->inputs.len; t++)
+      for (int t = 0; by_input && t < g->inputs.len; t++)
         sb_printf(&known, "%s'%s'", known.len ? ", " : "", GRAPH_VALUE(g, g->inputs.items[t])->name);
     }
     const char *list = arena_strdup(arena, sb_cstr(&known));
     sb_free(&known);
     diag_usage_error(&cx->diag, "%s '%s': no model graph has %s named '%s'%s%s%s",
-                     o->is_shape ? "--input-shape" : "--dim", o->arg, o->is_shape ? "an input" : "a symbolic dim",
+                     o->text ? "--input-value" : o->is_shape ? "--input-shape" : "--dim", o->arg,
+                     o->is_shape || o->text ? "an input" : "a symbolic dim",
                      o->name, *list ? " (it has " : "", list, *list ? ")" : "");
   }
 }

@@ -36,6 +36,7 @@ typedef struct {
   const char *allow_external[MAX_TARGETS]; /* --allow-external=DIR, repeatable */
   const char *dims[MAX_INPUTS];             /* --dim NAME=VALUE, repeatable */
   const char *input_shapes[MAX_INPUTS];     /* --input-shape NAME=D0,D1,..., repeatable */
+  const char *input_values[MAX_INPUTS];     /* --input-value NAME=V0,V1,..., repeatable */
   lgen_options lib;
 } Options;
 
@@ -76,6 +77,9 @@ static const char usage_text[] =
     "  --dim NAME=VALUE      fix the symbolic dim NAME of the model graphs (repeatable)\n"
     "  --input-shape NAME=D0,D1,...\n"
     "                        give graph input NAME this shape (repeatable)\n"
+    "  --input-value NAME=V0,V1,...\n"
+    "                        make graph input NAME a constant of these values (one\n"
+    "                        value fills it); it leaves the entry point (repeatable)\n"
     "  --allow-external=DIR  a model's data files may also be in DIR (repeatable; by\n"
     "                        default only inside the model's own folder)\n"
     "  --max-constant-bytes=N[K|M|G]\n"
@@ -284,6 +288,11 @@ static void parse_args(int argc, char **argv, Options *o) {
         usage_error("more than %s --input-shape options", "256");
       o->input_shapes[o->lib.ninput_shapes++] = option_value(argc, argv, &i, v);
       o->lib.input_shapes = o->input_shapes;
+    } else if (long_option(a, "--input-value", &v)) {
+      if (o->lib.ninput_values == MAX_INPUTS)
+        usage_error("more than %s --input-value options", "256");
+      o->input_values[o->lib.ninput_values++] = option_value(argc, argv, &i, v);
+      o->lib.input_values = o->input_values;
     } else if (long_option(a, "--dump", &v)) {
       v = option_value(argc, argv, &i, v);
       for (const char *p = v; *p || p == v;) {

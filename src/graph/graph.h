@@ -119,15 +119,18 @@ void intvec_push(Arena *arena, IntVec *v, int x);
 typedef struct NameIndex NameIndex;
 typedef struct JsonIndex JsonIndex;
 
-/* --dim NAME=VALUE (rank 0: values[0] for the symbolic dim NAME) or
- * --input-shape NAME=D0,D1,... (the shape of input NAME). `used` is set by
- * each graph that applies it; one that no graph used is a usage error. */
+/* --dim NAME=VALUE (rank 0: values[0] for the symbolic dim NAME),
+ * --input-shape NAME=D0,D1,... (the shape of input NAME) or --input-value
+ * NAME=V0,V1,... (input NAME is a constant of the values in `text`, read
+ * for its type when it is declared). `used` is set by each graph that
+ * applies it; one that no graph used is a usage error. */
 typedef struct {
   const char *arg; /* as given, for messages */
   const char *name;
   int rank;
   int64_t values[LG_MAX_RANK];
   bool is_shape;
+  const char *text; /* --input-value: the values as given; NULL otherwise */
   bool used;
 } GraphDimOverride;
 

@@ -179,14 +179,17 @@ def check_model(m, ctx):
 
         # lgen
         gen = os.path.join(d, "gen")
-        res["gen_s"], how = suite.generate(ctx.src, ctx.lgen, ctx.caps, path, gen, m["dims"], m["shapes"])
+        res["gen_s"], how = suite.generate(ctx.src, ctx.lgen, ctx.caps, path, gen, m["dims"], m["shapes"],
+                                           values=m["values"])
         if "written into" in how:
             res["notes"].append(how)
         hins, houts = suite.shim(ctx.src, gen, m["runtime"])
-        if [list(s) for _, s, _ in hins] != [list(s) for _, s, _ in ins] or \
-                [dt for _, _, dt in hins] != [dt for _, _, dt in ins]:
+        kept = [i for i, (n, _, _) in enumerate(ins) if n not in m["values"]]  # --input-value ones are constants
+        lins = [ins[i] for i in kept]
+        if [list(s) for _, s, _ in hins] != [list(s) for _, s, _ in lins] or \
+                [dt for _, _, dt in hins] != [dt for _, _, dt in lins]:
             raise suite.Stop("generate", "the entry point's inputs %s differ from the model's %s" % (
-                [(s, dt.name) for _, s, dt in hins], [(s, dt.name) for _, s, dt in ins]))
+                [(s, dt.name) for _, s, dt in hins], [(s, dt.name) for _, s, dt in lins]))
         if len(houts) != len(refs):
             raise suite.Stop("generate", "%d outputs, ONNX Runtime gives %d" % (len(houts), len(refs)))
 
@@ -209,8 +212,8 @@ def check_model(m, ctx):
             rc, out = suite.run([cc, "-fopenmp", "-o", prog] + objs + ["-lm"])
             if rc != 0:
                 raise suite.Stop("compile", "%s link: %s" % (cc, suite.first_error(out)))
-            for i in range(len(xs)):
-                os.symlink(os.path.join(ort, "in_%d.bin" % i), os.path.join(b, "in_%d.bin" % i))
+            for j, i in enumerate(kept):
+                os.symlink(os.path.join(ort, "in_%d.bin" % i), os.path.join(b, "in_%d.bin" % j))
             threads = "2" if cc == "gcc" else "1"
             rc, out = suite.run([prog], cwd=b, timeout=900,
                                 env=dict(os.environ, OMP_NUM_THREADS=threads, OMP_WAIT_POLICY="passive"))

@@ -44,9 +44,11 @@ OCR_W = "p2o.DynamicDimension.2"
 IMAGE = ("normal", 1.0)
 
 
-def _m(name, source, dims=None, shapes=None, runtime=None, inputs=None, clang=False, bench=None, ci=True):
+def _m(name, source, dims=None, shapes=None, runtime=None, inputs=None, clang=False, bench=None, ci=True,
+       values=None):
     return {"name": name, "source": source, "dims": dims or {}, "shapes": shapes or {},
-            "runtime": runtime or {}, "inputs": inputs or {}, "clang": clang, "bench": bench, "ci": ci}
+            "runtime": runtime or {}, "inputs": inputs or {}, "clang": clang, "bench": bench, "ci": ci,
+            "values": values or {}}
 
 
 MODELS = [
@@ -65,6 +67,7 @@ MODELS = [
     _m("silero_vad", ("npm", NPM_VAD, "package/silero_vad_v5.onnx"),
        shapes={"input": [1, 576], "state": [2, 1, 128]},  # 64 samples of context + 512
        inputs={"input": ("uniform", -0.5, 0.5), "state": ("normal", 0.1), "sr": ("const", 16000)},
+       values={"sr": 16000},  # --input-value: the If on the sample rate folds, as a user fixes it
        clang=True),
     # -- torch.onnx exports (tests/models/export.py) ---------------------------
     _m("resnet18", ("torch", "resnet18")),
@@ -263,8 +266,8 @@ def lgen_caps(lgen):
     import subprocess
     p = subprocess.run([lgen, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     text = p.stdout.decode("utf-8", "replace")
-    fmt = re.search(r"--input-format=([\w|]+)", text)
-    return {"dim": "--dim" in text, "input_shape": "--input-shape" in text,
+    fmt = re.search(r"--input-format=([\w|-]+)", text)
+    return {"dim": "--dim" in text, "input_shape": "--input-shape" in text, "input_value": "--input-value" in text,
             "onnx": bool(fmt and "onnx" in fmt.group(1).split("|"))}
 
 
@@ -447,7 +450,7 @@ def _onnx2json_module(src):
     return mod
 
 
-def generate(src, lgen, caps, onnx_path, d, dims, shapes, extra=(), timeout=1800):
+def generate(src, lgen, caps, onnx_path, d, dims, shapes, extra=(), timeout=1800, values=None):
     """lgen on the model: d/model.c, d/model.h and d/weights.c (the
     constants, --weights). Uses lgen's own --dim, --input-shape and binary
     reader where it has them; otherwise writes the dims into the model's
@@ -466,6 +469,10 @@ def generate(src, lgen, caps, onnx_path, d, dims, shapes, extra=(), timeout=1800
             flags.append("--input-shape=%s=%s" % (k, ",".join(str(x) for x in v)))
         else:
             fix_s[k] = v
+    for k, v in sorted((values or {}).items()):  # inputs made constants (they leave the entry point)
+        if not caps["input_value"]:
+            raise Stop("generate", "this lgen has no --input-value (for input '%s')" % k)
+        flags.append("--input-value=%s=%s" % (k, v))
     if caps["onnx"] and not fix_d and not fix_s:
         model_in, how = onnx_path, "lgen MODEL.onnx"
     else:

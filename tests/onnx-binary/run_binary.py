@@ -23,6 +23,11 @@ Groups (each check prints PASS/FAIL NAME; the last line is the totals):
   dims      --dim and --input-shape fix dims before inference (the entry
             point loses the size parameter, shapes fold), on both ONNX forms
             and lgen-graph/1; bad uses exit 2 with the option in the message
+  values    --input-value makes an input a constant: an If on a scalar
+            sample-rate input folds (a branch that cannot build for the
+            shapes is never built); the entry point loses the input; the
+            program, compiled with gcc -Werror, gives the hand-computed
+            answer of the branch the value selects; bad values exit 2
 """
 import argparse
 import json
@@ -436,6 +441,78 @@ def group_dims(opts, work):
                       os.path.join(d, "c.c")), "exit %s: %s" % (rc, err.strip()))
 
 
+# values: --input-value
+
+VALUES_DRIVER = r"""
+#include <stdio.h>
+#include "m.h"
+int main(void) {
+  float x[6] = {1, 2, 3, 4, 5, 6}, y[6];
+  if (m(x, y) != 0)
+    return 2;
+  for (int i = 0; i < 6; i++)
+    printf("%g\n", y[i]);
+  return 0;
+}
+"""
+
+
+def group_values(opts, work):
+    d = os.path.join(work, "values")
+    os.makedirs(d)
+    # If (sr == 16000) then y = x * 2 else y = reshape(x, [2, 3, 1, 1, 1]) summed back: the else branch
+    # needs a rank-5 reshape of 6 elements, fine; a Reshape to [4, -1] in it fails for 6 elements,
+    # as silero's other-rate branch fails for its input: only a folded If builds
+    then_g = helper.make_graph([helper.make_node("Mul", ["x", "two"], ["t"])], "then", [],
+                               [helper.make_tensor_value_info("t", TensorProto.FLOAT, None)],
+                               [numpy_helper.from_array(np.array(2, np.float32), "two")])
+    else_g = helper.make_graph([helper.make_node("Reshape", ["x", "shp"], ["r"]),
+                                helper.make_node("Add", ["r", "hundred"], ["e"])], "else", [],
+                               [helper.make_tensor_value_info("e", TensorProto.FLOAT, None)],
+                               [numpy_helper.from_array(np.array([4, -1], np.int64), "shp"),
+                                numpy_helper.from_array(np.array(100, np.float32), "hundred")])
+    graph = helper.make_graph(
+        [helper.make_node("Equal", ["sr", "rate"], ["c"]),
+         helper.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "main_graph",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [6]),
+         helper.make_tensor_value_info("sr", TensorProto.INT64, [])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+        [numpy_helper.from_array(np.array(16000, np.int64), "rate")])
+    save_both(helper.make_model(graph, opset_imports=opset(13)), d, "m")
+    with open(os.path.join(d, "drv.c"), "w") as f:
+        f.write(VALUES_DRIVER)
+    rc, _, err = lgen(opts, ["m.onnx", "-o", "m.c", "-H", "m.h", "--name=m"], d)
+    check("values: without --input-value the other branch does not build (exit 1)",
+          rc == 1 and "Reshape" in err, "exit %s: %s" % (rc, err.strip()))
+    for fname in ("m.onnx", "m.json"):
+        rc, _, err = lgen(opts, [fname, "-o", "m.c", "-H", "m.h", "--name=m", "--input-value=sr=16000"], d)
+        run = re.search(r"void m_run\(([^)]*)\)", open(os.path.join(d, "m.h")).read()) if rc == 0 else None
+        check("values %s: sr=16000 folds the If; the entry point has no 'sr'" % fname,
+              rc == 0 and run and "sr" not in run.group(1) and "x" in run.group(1),
+              err + (run.group(1) if run else ""))
+        if rc != 0:
+            continue
+        p = subprocess.run(["gcc", "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1", "-I", d,
+                            os.path.join(d, "m.c"), os.path.join(d, "drv.c"), "-o", os.path.join(d, "drv"), "-lm"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        out = subprocess.run([os.path.join(d, "drv")], stdout=subprocess.PIPE).stdout.decode() if \
+            p.returncode == 0 else p.stdout.decode()
+        check("values %s: the program computes x * 2 (the then branch)" % fname,
+              out.split() == ["2", "4", "6", "8", "10", "12"], out)
+    for args, want in ((["--input-value=sr=1.5"], "'1.5' is not a value of input 'sr' (i64)"),
+                       (["--input-value=sr=1,2"], "input 'sr' has 1 element(s), not 2"),
+                       (["--input-value=sr=99999999999999999999"], "is not a value of input 'sr'"),
+                       (["--input-value=sr="], "is not NAME=V0,V1,..."),
+                       (["--input-value=sr=16000", "--input-value=nosuch=1"],
+                        "no model graph has an input named 'nosuch'")):
+        if os.path.exists(os.path.join(d, "c.c")):
+            os.unlink(os.path.join(d, "c.c"))
+        rc, _, err = lgen(opts, ["m.onnx", "-o", "c.c"] + args, d)
+        check("values: %s is a command-line error (exit 2)" % " ".join(args),
+              rc == 2 and want in err and err.startswith("lgen: error: ") and not os.path.exists(
+                  os.path.join(d, "c.c")), "exit %s: %s" % (rc, err.strip()))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--lgen", required=True)
@@ -443,7 +520,8 @@ def main():
     ap.add_argument("--only", default="")
     opts = ap.parse_args()
     opts.lgen = os.path.abspath(opts.lgen)
-    groups = {"same": group_same, "badpb": group_badpb, "files": group_files, "dims": group_dims}
+    groups = {"same": group_same, "badpb": group_badpb, "files": group_files, "dims": group_dims,
+              "values": group_values}
     for name, fn in groups.items():
         if opts.only and name not in opts.only.split(","):
             continue

@@ -6,6 +6,8 @@
  * (negative axes made non-negative, every default written out, einsum in
  * explicit form, reshape/broadcast targets consumed into the output shape),
  * so fold.c and lower.c never re-derive them. */
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis/poly.h"
@@ -640,7 +642,7 @@ AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int6
   GraphDimOverride *whole = NULL;
   for (int i = 0; g->load && i < g->load->ndims; i++) {
     GraphDimOverride *o = &g->load->dims[i];
-    if (!o->is_shape || strcmp(o->name, input) != 0)
+    if (!o->is_shape || o->text || strcmp(o->name, input) != 0)
       continue;
     o->used = true;
     whole = o;
@@ -663,7 +665,7 @@ AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int6
     shape[d] = NULL;
     for (int i = 0; g->load && i < g->load->ndims && !shape[d]; i++) {
       GraphDimOverride *o = &g->load->dims[i];
-      if (!o->is_shape && strcmp(o->name, syms[d]) == 0) {
+      if (!o->is_shape && !o->text && strcmp(o->name, syms[d]) == 0) {
         o->used = true;
         shape[d] = graph_dim_const(g, o->values[0]);
       }
@@ -674,7 +676,99 @@ AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int6
   return shape;
 }
 
+/* The --input-value override naming input `name`, or NULL. */
+static GraphDimOverride *input_value_of(Graph *g, const char *name) {
+  for (int i = 0; g->load && i < g->load->ndims; i++)
+    if (g->load->dims[i].text && strcmp(g->load->dims[i].name, name) == 0)
+      return &g->load->dims[i];
+  return NULL;
+}
+
+/* One --input-value element as type t, little-endian, at out; false if the
+ * text is not a number of the type (an integer in its range, or any
+ * number for a float type). */
+static bool input_value_element(const char *text, size_t len, ElemType t, unsigned char *out) {
+  char buf[64];
+  if (len == 0 || len >= sizeof buf)
+    return false;
+  memcpy(buf, text, len);
+  buf[len] = 0;
+  char *end;
+  int bytes = graph_elem_bytes(t);
+  uint64_t bits;
+  errno = 0;
+  if (t == TY_F32 || t == TY_F64) {
+    double d = strtod(buf, &end);
+    if (*end || errno == ERANGE)
+      return false;
+    if (t == TY_F32) {
+      float f = (float)d;
+      uint32_t u;
+      memcpy(&u, &f, 4);
+      bits = u;
+    } else {
+      memcpy(&bits, &d, 8);
+    }
+  } else if (elem_type_is_unsigned(t)) {
+    if (buf[0] == '-')
+      return false;
+    unsigned long long v = strtoull(buf, &end, 10);
+    if (*end || errno == ERANGE || (bytes < 8 && v >> (8 * bytes)))
+      return false;
+    bits = v;
+  } else if (t == TY_I8 || t == TY_I16 || t == TY_I32 || t == TY_I64 || t == TY_I1) {
+    long long v = strtoll(buf, &end, 10);
+    int64_t lo = t == TY_I1 ? 0 : bytes == 8 ? INT64_MIN : -(INT64_C(1) << (8 * bytes - 1));
+    int64_t hi = t == TY_I1 ? 1 : bytes == 8 ? INT64_MAX : (INT64_C(1) << (8 * bytes - 1)) - 1;
+    if (*end || errno == ERANGE || v < lo || v > hi)
+      return false;
+    bits = (uint64_t)v;
+  } else {
+    return false; /* f16: not yet */
+  }
+  for (int b = 0; b < bytes; b++)
+    out[b] = (unsigned char)(bits >> (8 * b));
+  return true;
+}
+
+/* Input `name` as the constant an --input-value gives it: its shape must
+ * be static, and the values as many as its elements, or one to fill it. */
+static int input_as_constant(Graph *g, GraphDimOverride *o, const char *name, ElemType t, int rank,
+                             AffineExpr **shape, const char *path) {
+  o->used = true;
+  int64_t dims[LG_MAX_RANK], count = 1;
+  for (int d = 0; d < rank; d++) {
+    if (shape[d]->kind != AE_CONST)
+      diag_usage_error(g->diag, "--input-value '%s': input '%s' has a symbolic dim %d (fix it with --dim or "
+                       "--input-shape)", o->arg, name, d);
+    dims[d] = shape[d]->value;
+    count *= dims[d];
+  }
+  int64_t given = 1;
+  for (const char *p = o->text; *p; p++)
+    given += *p == ',';
+  if (given != count && given != 1)
+    diag_usage_error(g->diag, "--input-value '%s': input '%s' has %lld element(s), not %lld", o->arg, name,
+                     (long long)count, (long long)given);
+  int bytes = graph_elem_bytes(t);
+  unsigned char *data = graph_const_buffer(g, t, count, path, arena_printf(g->arena, "input '%s'", name));
+  const char *p = o->text;
+  for (int64_t i = 0; i < given; i++) {
+    size_t len = strcspn(p, ",");
+    if (!input_value_element(p, len, t, data + i * bytes))
+      diag_usage_error(g->diag, "--input-value '%s': '%.*s' is not a value of input '%s' (%s)", o->arg, (int)len,
+                       p, name, elem_type_name(t));
+    p += len + (p[len] == ',');
+  }
+  for (int64_t i = given; i < count; i++)
+    memcpy(data + i * bytes, data, (size_t)bytes);
+  return graph_add_const(g, name, t, rank, dims, data, path);
+}
+
 int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr **shape, const char *path) {
+  GraphDimOverride *o = input_value_of(g, name);
+  if (o)
+    return input_as_constant(g, o, name, t, rank, shape, path);
   GraphValue *v = new_value(g, name, t, rank, shape, GV_INPUT, path);
   int ix = push_value(g, v, false);
   intvec_push(g->arena, &g->inputs, ix);
