@@ -15,15 +15,16 @@ to NaN), generated with the default, --constants=values and
 --schedule=none, compiled with gcc -Werror (-std=c99 -pedantic -Wall
 -Wextra) with and without -fopenmp.
 """
-import base64
 import os
 import sys
 
 import numpy as np
 
 sys.dont_write_bytecode = True
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "ext-ops"))
-import run_ext_ops as X  # noqa: E402  (Graph, main_for)
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [os.path.join(HERE, "..", "ext-ops"), os.path.join(HERE, "..", "unsigned")]
+import run_ext_ops as X  # noqa: E402  (main_for)
+import run_unsigned as U  # noqa: E402  (Graph: constants as base64)
 
 TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8, "i16": np.int16,
          "i32": np.int32, "i64": np.int64, "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64}
@@ -34,15 +35,7 @@ SIZES = (1, 63, 64, 65, 257, 1031)
 TRICKY = (b'"\\"\\\\??=??/??\'??-?' + b"\x001\x0077\x7f7\xff0\n1\r\t\x00\x00" + b"0123456789" * 3 + b"\x01" * 31 + b"7")
 
 
-class Graph(X.Graph):
-    def const(self, a):
-        """A constant, its bytes in base64 (JSON cannot hold NaN or u64 above 2^63)."""
-        name = "c%d" % len(self.constants)
-        a = np.ascontiguousarray(a)
-        self.constants.append({"name": name, "type": X.tname(a), "shape": list(a.shape),
-                               "base64": base64.b64encode(a.astype(a.dtype.newbyteorder("<")).tobytes()).decode()})
-        return name
-
+class Graph(U.Graph):  # constants in base64: JSON cannot hold NaN or u64 above 2^63
     def variants(self, base):
         return [("bytes", []), ("values", ["--constants=values"]), ("schedule-none", ["--schedule=none"])]
 
