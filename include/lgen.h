@@ -65,6 +65,8 @@ typedef struct {
                                G_run takes (--weights=FILE.bin), not a C file */
   int constant_values;      /* non-zero: embedded constants are lists of values, never string
                                literals of their little-endian bytes (--constants=values) */
+  const char *abi;          /* a def's kernel ABI: "dense" (NULL means dense) or "view" (each
+                               tensor a strided memref descriptor; model graphs stay dense) */
 } lgen_options;
 
 typedef struct {

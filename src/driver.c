@@ -642,7 +642,10 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
       .templates = templates,
       .diag = &cx->diag,
       .dump_loops = dumping(cx, "loops") ? &cx->dump : NULL,
+      .abi_view = options->abi && strcmp(options->abi, "view") == 0,
   };
+  if (options->abi && !eo.abi_view && strcmp(options->abi, "dense") != 0)
+    diag_error(&cx->diag, (Loc){0}, "unknown ABI '%s' (known: dense, view)", options->abi);
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
   if (eo.separate_weights && options->weights_blob)
     eo.blob = emit_weights_layout(&cx->module, &eo, arena);

@@ -51,6 +51,8 @@ static const char usage_text[] =
     "  --list-ops            list the ops the inputs define, one per line, and stop\n"
     "  --checks              kernels verify at entry that their sizes fit the spec\n"
     "  --prefix=PREFIX       prepend PREFIX to every exported symbol\n"
+    "  --abi=dense|view      dense (default): tensors are row-major arrays; view: each\n"
+    "                        tensor of a def is a strided memref descriptor (lgen(1))\n"
     "  --schedule=none|auto|FILE.yaml\n"
     "                        none: plain loops; auto (default): tiling, packing, register\n"
     "                        blocking and threads chosen from each op's structure; FILE:\n"
@@ -222,6 +224,11 @@ static void parse_args(int argc, char **argv, Options *o) {
       o->list_ops = true;
     } else if (strcmp(a, "--checks") == 0) {
       o->lib.checks = 1;
+    } else if (long_option(a, "--abi", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "dense") != 0 && strcmp(v, "view") != 0)
+        usage_error("unknown --abi '%s' (expected dense or view)", v);
+      o->lib.abi = v;
     } else if (long_option(a, "--prefix", &v)) {
       o->lib.prefix = option_value(argc, argv, &i, v);
       for (const char *p = o->lib.prefix; *p; p++)

@@ -89,6 +89,20 @@ const char *access_str(Emitter *e, const Operand *o) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   if (t->rank == 0)
     return arena_printf(e->arena, "%s[0]", e->kn.tensors[o->tensor]);
+  if (e->stride_names) { /* --abi=view: T[(i0) * T_s0 + (i1) * T_s1] */
+    StrBuf sb = {0};
+    for (int i = 0; i < t->rank; i++) {
+      if (o->map[i]->kind == AE_CONST && o->map[i]->value == 0)
+        continue; /* a constant 0 index adds nothing */
+      AffineKind kind = o->map[i]->kind;
+      bool leaf = kind == AE_DIM || kind == AE_CONST || kind == AE_SIZE || kind == AE_ATTR;
+      sb_printf(&sb, leaf ? "%s%s * %s" : "%s(%s) * %s", sb.len ? " + " : "", affine_str(e, o->map[i]),
+                e->stride_names[o->tensor][i]);
+    }
+    const char *s = arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], sb.len ? sb_cstr(&sb) : "0");
+    sb_free(&sb);
+    return s;
+  }
   AffineExpr *lin = o->map[0];
   for (int i = 1; i < t->rank; i++)
     lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);

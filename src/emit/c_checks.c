@@ -116,3 +116,27 @@ void emit_checks(Emitter *e) {
   }
 }
 
+
+/* --abi=view: each descriptor's sizes are the tensor's extents (the kernel
+ * takes its extents from the size parameters, as the dense ABI does, and
+ * would read past a smaller view), and no output element is two of its
+ * elements: a stride 0 along an output dim of extent > 1 would make the
+ * iterations that write it race, and a reduction would combine into
+ * whichever write came last. */
+void emit_view_checks(Emitter *e) {
+  const Kernel *k = e->k;
+  use_helper(e->helpers_used, "LGEN_CHECK_FAILED");
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    const char *tn = e->kn.kernel_tensors[t];
+    for (int d = 0; d < tp->rank; d++) {
+      const char *extent = affine_str(e, tp->shape[d]);
+      check_failed(e, arena_printf(e->arena, "%s->sizes[%d] != %s", tn, d, extent),
+                   arena_printf(e->arena, "%s: the view of %s has sizes[%d] other than its extent", e->kn.function,
+                                tp->name, d));
+      if (tp->is_output)
+        check_failed(e, arena_printf(e->arena, "%s->strides[%d] == 0 && %s > 1", tn, d, extent),
+                     arena_printf(e->arena, "%s: output %s has stride 0 along dim %d", e->kn.function, tp->name, d));
+    }
+  }
+}

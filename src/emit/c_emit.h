@@ -54,6 +54,10 @@ typedef struct {
   const TemplateSet *templates; /* for ExtOps; may be NULL when there are none */
   Diag *diag;                   /* internal errors (diag_bug) */
   StrBuf *dump_loops;           /* --dump=loops: each function's loop tree, or NULL */
+  /* --abi=view: a def's function takes each tensor as a strided view
+   * (c_view.c); the dense kernel stays, static, for views that are dense.
+   * Model graphs keep the dense ABI. */
+  bool abi_view;
 } EmitOptions;
 
 /* ---- the weights blob (--weights=FILE.bin) ----

@@ -61,6 +61,10 @@ typedef struct Emitter {
   const StructuredOp *prologue;
   int prologue_tensor;
   AffineExpr *const *prologue_shape; /* the tensor's shape in the kernel (the op's view may fold it) */
+  /* --abi=view's strided nest (c_view.c): stride_names[t][d] is the C
+   * local holding tensor t's stride along dim d, in elements, and access_str
+   * spells an element as the sum of index times stride. NULL: row-major. */
+  const char *const *const *stride_names;
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
@@ -81,6 +85,7 @@ typedef struct Emitter {
  *   c_checks.c           --checks
  *   c_ext.c              a template's call
  *   c_loops.c            an op under its schedule (templates through c_ext.c)
+ *   c_view.c             --abi=view: descriptors, the dense-path test, the strided nest
  *   c_graph.c            a graph's run body
  *   c_emit.c             the files */
 
@@ -141,6 +146,9 @@ const char *packed_constant(Emitter *e, int t, const void *data, int64_t count);
 
 /* ---- c_checks.c ---- */
 void emit_checks(Emitter *e);
+/* --abi=view: the descriptors' sizes against the extents; no output
+ * with a stride 0 along a dim of extent > 1. */
+void emit_view_checks(Emitter *e);
 
 /* ---- c_ext.c ---- */
 /* A non-structured op (op->ext) as its template's call; returns the call.
@@ -157,6 +165,18 @@ bool op_splits_reduction(const StructuredOp *op, const Schedule *s);
  * and e->prepack_constants as emit_op will see them): a C size_t expression
  * in the kernel's sizes, and its value, or -1 when it depends on them. */
 const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value);
+
+/* ---- c_view.c ---- */
+/* The C type of a strided view of rank `rank` over elements of type t
+ * ("lgen_memref_f32_2"). */
+const char *view_type_name(Arena *arena, ElemType t, int rank);
+/* The descriptor typedefs that the defs of m take under --abi=view (each
+ * under its own include guard: the header and the C file both define
+ * them). */
+void view_typedefs(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
+/* The view entry point's body for e->k: the dense kernel `dense_fn` when
+ * every view is dense row-major, else the plain nest over strides. */
+void view_body(Emitter *e, LoopList *tree, const char *dense_fn);
 
 /* ---- c_graph.c ---- */
 /* G_run's statements for graph kernel `index` (workspace pointer ws). */
