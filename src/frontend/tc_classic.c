@@ -8,7 +8,8 @@
  *    rank (its indices), its extents (each index's range) and its element
  *    type (its value's). An index's range comes from an access that uses
  *    the bare index on a tensor whose shape is known (an input, or an output
- *    an earlier statement wrote), or from the statement's `where i in 0:E`.
+ *    an earlier statement wrote), from the statement's `where i in 0:E`, or
+ *    from a sliding window `I(w + r_k)` (window_range).
  *  - Each statement is one StructuredOp, run in order. Indices on the
  *    right-hand side only are reduced over (TC's `r_` prefix is a naming
  *    convention, not required). `=` writes and may not reduce; `op=` (+=,
@@ -588,31 +589,66 @@ static const CRange *range_of(const CStmt *st, const char *dim) {
   return NULL;
 }
 
+/* The range of dim d from a where clause or a bare use on a tensor of known
+ * shape other than the output being inferred; NULL when neither exists. */
+static AffineExpr *bare_range(Sema *s, int d) {
+  const CRange *r = range_of(s->st, ((const Dim *)s->dims.items[d])->name);
+  if (r)
+    return lower_index(s, r->hi, false);
+  for (int o = 1; o < s->operands.len; o++) {
+    const Operand *x = s->operands.items[o];
+    const TensorParam *q = &s->k->tensors[x->tensor];
+    for (int j = 0; j < q->rank; j++)
+      if (affine_is_dim(x->map[j], d))
+        return q->shape[j];
+  }
+  return NULL;
+}
+
+/* TC's range inference for the sliding-window form `I(h + r_k)` (a conv):
+ * the largest range of dim d that keeps d + c (c >= 0) or d + r (r a dim
+ * of known range R) inside an extent E: 0:E-c, or 0:E-R+1. */
+static AffineExpr *window_range(Sema *s, int d) {
+  for (int o = 1; o < s->operands.len; o++) {
+    const Operand *x = s->operands.items[o];
+    const TensorParam *q = &s->k->tensors[x->tensor];
+    for (int j = 0; j < q->rank; j++) {
+      const AffineExpr *e = x->map[j];
+      if (e->kind != AE_ADD)
+        continue;
+      const AffineExpr *other = affine_is_dim(e->lhs, d) ? e->rhs : affine_is_dim(e->rhs, d) ? e->lhs : NULL;
+      if (!other)
+        continue;
+      if (other->kind == AE_CONST && other->value >= 0)
+        return affine_binary(s->arena, AE_SUB, q->shape[j], affine_const(s->arena, other->value));
+      if (other->kind == AE_DIM && other->index != d) {
+        AffineExpr *r = bare_range(s, other->index);
+        if (r)
+          return affine_binary(s->arena, AE_ADD, affine_binary(s->arena, AE_SUB, q->shape[j], r),
+                               affine_const(s->arena, 1));
+      }
+    }
+  }
+  return NULL;
+}
+
 /* The first statement writing an output gives its shape: each index's
- * range, from its `where` or from a bare use on a tensor of known shape. */
+ * range, from its `where`, from a bare use on a tensor of known shape, or
+ * from a sliding window (window_range). */
 static void infer_output_shape(Sema *s, int nlhs) {
   TensorParam *p = &s->k->tensors[s->out];
   p->rank = nlhs;
   p->shape = arena_alloc(s->arena, sizeof(AffineExpr *) * (size_t)(nlhs ? nlhs : 1));
   for (int i = 0; i < nlhs; i++) {
     const Dim *dim = s->dims.items[i];
-    const CRange *r = range_of(s->st, dim->name);
-    if (r) {
-      p->shape[i] = lower_index(s, r->hi, false);
-      continue;
-    }
-    for (int o = 1; o < s->operands.len && !p->shape[i]; o++) {
-      const Operand *x = s->operands.items[o];
-      const TensorParam *q = &s->k->tensors[x->tensor];
-      for (int j = 0; j < q->rank && !p->shape[i]; j++)
-        if (affine_is_dim(x->map[j], i))
-          p->shape[i] = q->shape[j];
-    }
+    p->shape[i] = bare_range(s, i);
+    if (!p->shape[i])
+      p->shape[i] = window_range(s, i);
     if (!p->shape[i])
       diag_error(s->diag, s->st->idx_loc[i],
-                 "cannot infer the range of '%s': no tensor of known shape is indexed by '%s' alone in this "
-                 "statement; add 'where %s in 0:N'",
-                 dim->name, dim->name, dim->name);
+                 "cannot infer the range of '%s': no tensor of known shape is indexed by '%s' alone or by '%s + "
+                 "k' in this statement; add 'where %s in 0:N'",
+                 dim->name, dim->name, dim->name, dim->name);
   }
   s->known[s->out] = true;
 }

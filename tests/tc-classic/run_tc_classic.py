@@ -238,6 +238,16 @@ def ops(lib, text):
         xd = x.astype(np.float64)
         ref = np.maximum(-xd, 0) + 0.75 * np.exp(xd * 0.1) + 1 / np.sqrt(1.5 + xd * xd) - np.minimum(xd, 0.25)
         yield "math builtins %d" % n, close(y, ref)
+    for n, c, w, f, kw in [(1, 1, 1, 1, 1), (2, 3, 9, 4, 3), (1, 2, 13, 3, 5)]:
+        i, wt = f32(n, c, w), f32(f, c, kw)
+        (o,) = run(lib, text, "conv1d", [i, wt], [((n, f, w - kw + 1), np.float32)],
+                   {"N": n, "C": c, "W": w, "F": f, "KW": kw})
+        ref = sum(np.einsum("ncw,fc->nfw", i[:, :, k:k + w - kw + 1].astype(np.float64), wt[:, :, k]) for k in range(kw))
+        yield "conv1d window range %s" % str((n, c, w, f, kw)), close(o, ref)
+    for n in [3, 7, 20]:
+        a = f32(n)
+        (b,) = run(lib, text, "shift", [a], [((n - 2,), np.float32)], {"N": n})
+        yield "shift window range %d" % n, close(b, a[2:])
 
 
 CASES = {
