@@ -96,8 +96,11 @@ const char *access_str(Emitter *e, const Operand *o) {
         continue; /* a constant 0 index adds nothing */
       AffineKind kind = o->map[i]->kind;
       bool leaf = kind == AE_DIM || kind == AE_CONST || kind == AE_SIZE || kind == AE_ATTR;
-      sb_printf(&sb, leaf ? "%s%s * %s" : "%s(%s) * %s", sb.len ? " + " : "", affine_str(e, o->map[i]),
-                e->stride_names[o->tensor][i]);
+      const char *stride = e->stride_names[o->tensor][i];
+      if (strcmp(stride, "1") == 0) /* a unit innermost stride */
+        sb_printf(&sb, leaf ? "%s%s" : "%s(%s)", sb.len ? " + " : "", affine_str(e, o->map[i]));
+      else
+        sb_printf(&sb, leaf ? "%s%s * %s" : "%s(%s) * %s", sb.len ? " + " : "", affine_str(e, o->map[i]), stride);
     }
     const char *s = arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], sb.len ? sb_cstr(&sb) : "0");
     sb_free(&sb);

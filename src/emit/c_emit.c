@@ -215,7 +215,7 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     sb_free(&body);
     sb_putc(e->out, '\n');
     LoopList view = {0};
-    view_body(e, &view, dense_fn);
+    view_body(e, &view, dense_fn, index);
     loops_print_c(&body, &view, 1);
     doc_comment(e);
     signature(e, &sig, "restrict", e->kn.function, true);

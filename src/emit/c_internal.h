@@ -61,9 +61,10 @@ typedef struct Emitter {
   const StructuredOp *prologue;
   int prologue_tensor;
   AffineExpr *const *prologue_shape; /* the tensor's shape in the kernel (the op's view may fold it) */
-  /* --abi=view's strided nest (c_view.c): stride_names[t][d] is the C
-   * local holding tensor t's stride along dim d, in elements, and access_str
-   * spells an element as the sum of index times stride. NULL: row-major. */
+  /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
+   * C local holding tensor t's stride along dim d, in elements (or "1"),
+   * and access_str and pack copies spell an element as the sum of index
+   * times stride. NULL: row-major. */
   const char *const *const *stride_names;
   /* the op being emitted */
   const StructuredOp *op;
@@ -174,9 +175,11 @@ const char *view_type_name(Arena *arena, ElemType t, int rank);
  * under its own include guard: the header and the C file both define
  * them). */
 void view_typedefs(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena);
-/* The view entry point's body for e->k: the dense kernel `dense_fn` when
- * every view is dense row-major, else the plain nest over strides. */
-void view_body(Emitter *e, LoopList *tree, const char *dense_fn);
+/* The view entry point's body for e->k (kernel `index`): the dense kernel
+ * `dense_fn` when every view is dense row-major, else the scheduled nest
+ * over strides when every innermost stride is 1, else the plain nest over
+ * strides. */
+void view_body(Emitter *e, LoopList *tree, const char *dense_fn, int index);
 
 /* ---- c_graph.c ---- */
 /* G_run's statements for graph kernel `index` (workspace pointer ws). */

@@ -952,6 +952,15 @@ static void emit_pack_copy(Nest *n, Pack *p) {
     extents[i] = affine_str(e, t->shape[i]);
   }
   const char *src = arena_printf(e->arena, "%s[%s]", tname, row_major(e->arena, coords, extents, t->rank));
+  if (e->stride_names) { /* --abi=view (c_view.c): a view's element, through its strides */
+    StrBuf sb = {0};
+    for (int i = 0; i < t->rank; i++) {
+      const char *stride = e->stride_names[o->tensor][i];
+      sb_printf(&sb, strcmp(stride, "1") == 0 ? "%s%s" : "%s%s * %s", i ? " + " : "", coords[i], stride);
+    }
+    src = arena_printf(e->arena, "%s[%s]", tname, t->rank ? sb_cstr(&sb) : "0");
+    sb_free(&sb);
+  }
   if (e->prologue && e->prologue_tensor == o->tensor)
     src = prologue_value(n, coords);
   const char *dst = arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, vars, p->layout_ext, p->nlayout));

@@ -7,12 +7,12 @@
  *
  * The entry point keeps the scheduled kernel's speed where it can: when
  * every view is dense row-major (the usual case) it calls the dense kernel,
- * which c_emit.c keeps as a static function; otherwise it runs the op's
- * plain nest (--schedule=none's, whose outer parallel loop stays) with
- * every element addressed through the strides. Tiling, packing and
- * register blocks are not applied to strided views: they assume unit
- * innermost strides, and packing a strided view into dense temporaries
- * would need memory the ABI has no room for. */
+ * which c_emit.c keeps as a static function; when every innermost stride
+ * is 1 (blocks of bigger arrays) it runs the scheduled nest with the outer
+ * strides in the addresses; otherwise the op's plain nest
+ * (--schedule=none's, whose outer parallel loop stays) with every element
+ * addressed through the strides: tiling, packing and register blocks
+ * assume unit innermost strides. */
 #include "emit/c_internal.h"
 
 #include <stdio.h>
@@ -112,42 +112,103 @@ static LoopNode *dense_call(Emitter *e, const char *dense_fn) {
   return loops_call(e->arena, dense_fn, nargs, args);
 }
 
-/* The plain nest of every op over the views' strides, into list. */
-static void strided_nest(Emitter *e, LoopList *list) {
+/* Whether kernel `index`'s scheduled nests can run on views whose
+ * innermost strides are 1 (a block of a bigger row-major array, the
+ * usual sub-view): each op is a loop nest under its own dims (no reshape:
+ * folded or merged dims assume dense extents), with no library call
+ * (whose leading dimensions are the extents), and no prologue or row group
+ * (graphs only). At least one tensor of rank 2 or more, or it is the dense
+ * test again. */
+static bool unit_inner_ok(Emitter *e, int index) {
+  const Kernel *k = e->k;
+  bool rank2 = false;
+  for (int t = 0; t < k->ntensors; t++)
+    rank2 |= k->tensors[t].rank >= 2;
+  for (int i = 0; i < k->nops && rank2; i++) {
+    const OpPlan *p = &e->opt->plans[index][i];
+    if (k->ops[i].ext || p->s.library_call || !reshape_is_identity(&p->reshape, k->ops[i].ndims) ||
+        p->has_prologue || p->is_prologue || p->group_size != 0)
+      return false;
+  }
+  return rank2;
+}
+
+/* The test that every innermost stride is 1 (any along an extent of 1). */
+static const char *unit_inner_test(Emitter *e) {
+  const Kernel *k = e->k;
+  StrBuf cond = {0};
+  for (int t = 0; t < k->ntensors; t++) {
+    const TensorParam *tp = &k->tensors[t];
+    if (tp->rank == 0)
+      continue;
+    AffineExpr *ext = tp->shape[tp->rank - 1];
+    const char *tn = e->kn.kernel_tensors[t];
+    if (ext->kind == AE_CONST && ext->value == 1)
+      continue;
+    if (ext->kind == AE_CONST)
+      sb_printf(&cond, "%s%s->strides[%d] == 1", cond.len ? " && " : "", tn, tp->rank - 1);
+    else
+      sb_printf(&cond, "%s(%s->strides[%d] == 1 || %s == 1)", cond.len ? " && " : "", tn, tp->rank - 1,
+                affine_str(e, ext));
+  }
+  const char *s = arena_strdup(e->arena, cond.len ? sb_cstr(&cond) : "1");
+  sb_free(&cond);
+  return s;
+}
+
+/* Every op's nest over the views' strides, into list: under its schedule
+ * (`scheduled`: the views' innermost strides are 1, and stay literal 1s
+ * so that the vector loops stay unit-stride), or the plain nest of
+ * --schedule=none. */
+static void nest_over_views(Emitter *e, LoopList *list, int index, bool scheduled) {
   const Kernel *k = e->k;
   Arena *a = e->arena;
   const char **data = arena_alloc(a, sizeof(char *) * (size_t)(k->ntensors + 1));
   const char ***strides = arena_alloc(a, sizeof(char **) * (size_t)(k->ntensors + 1));
+  int mark_locals = names_mark(&e->kn.table);
   for (int t = 0; t < k->ntensors; t++) {
     const char *tn = e->kn.kernel_tensors[t];
+    int rank = k->tensors[t].rank;
     data[t] = names_claim(&e->kn.table, arena_printf(a, "%s_data", tn));
-    strides[t] = arena_alloc(a, sizeof(char *) * (size_t)(k->tensors[t].rank + 1));
-    for (int d = 0; d < k->tensors[t].rank; d++)
-      strides[t][d] = names_claim(&e->kn.table, arena_printf(a, "%s_s%d", tn, d));
+    strides[t] = arena_alloc(a, sizeof(char *) * (size_t)(rank + 1));
+    for (int d = 0; d < rank; d++)
+      strides[t][d] = scheduled && d == rank - 1 ? "1" : names_claim(&e->kn.table, arena_printf(a, "%s_s%d", tn, d));
   }
   LoopList nest = {0}, *outside = build_into(e, &nest);
-  if (e->opt->checks)
+  if (e->opt->checks && !scheduled)
     emit_checks(e);
-  e->kn.tensors = data;
-  e->stride_names = (const char *const *const *)strides;
   for (int i = 0; i < k->nops; i++) {
-    const StructuredOp *op = &k->ops[i];
-    Schedule s;
-    schedule_none(op, &s);
+    const OpPlan *plan = &e->opt->plans[index][i];
+    Schedule none;
+    schedule_none(&k->ops[i], &none);
     int mark = names_mark(&e->kn.table);
     e->cur = k->nops > 1 ? &put(e, loops_block(a, REGION_NONE))->body : &nest;
-    e->sched = &s;
-    emit_op(e, op, i);
+    e->sched = scheduled ? &plan->s : &none;
+    /* the scheduled nest indexes the op's view of the tensors (reshape.h
+     * renumbers them) */
+    emitter_view(e, scheduled ? plan->view.k : k);
+    int nt = e->k->ntensors;
+    const char **vdata = arena_alloc(a, sizeof(char *) * (size_t)(nt + 1));
+    const char ***vstrides = arena_alloc(a, sizeof(char **) * (size_t)(nt + 1));
+    for (int t = 0; t < nt; t++) {
+      vdata[t] = data[emitter_kernel_tensor(e, t)];
+      vstrides[t] = strides[emitter_kernel_tensor(e, t)];
+    }
+    e->kn.tensors = vdata;
+    e->stride_names = (const char *const *const *)vstrides;
+    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i);
+    e->stride_names = NULL;
+    emitter_view(e, k);
     e->cur = &nest;
     names_release(&e->kn.table, mark);
   }
-  e->stride_names = NULL;
-  emitter_view(e, k);
   e->cur = list;
   /* only the locals the nest reads: an index that is always 0 reads no
    * stride, and -Wunused-variable would say so */
   const char *text = tree_text(e, &nest);
-  put(e, loops_comment(a, "strided views: the plain loop nest, each element at its offset plus index times stride"));
+  put(e, loops_comment(a, scheduled ? "views with unit innermost strides: the scheduled nest over the strides"
+                                    : "strided views: the plain loop nest, each element at its offset plus index "
+                                      "times stride"));
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *tp = &k->tensors[t];
     const char *tn = e->kn.kernel_tensors[t];
@@ -155,20 +216,28 @@ static void strided_nest(Emitter *e, LoopList *list) {
       put(e, loops_let(a, arena_printf(a, "%s%s *restrict", tp->is_output ? "" : "const ", c_type_name(tp->type)),
                        data[t], arena_printf(a, "%s->data + %s->offset", tn, tn)));
     for (int d = 0; d < tp->rank; d++)
-      if (mentions_identifier(text, strides[t][d]))
+      if (strcmp(strides[t][d], "1") != 0 && mentions_identifier(text, strides[t][d]))
         put(e, loops_let(a, "const int64_t", strides[t][d], arena_printf(a, "%s->strides[%d]", tn, d)));
   }
   loops_splice(list, &nest);
+  names_release(&e->kn.table, mark_locals);
   e->cur = outside;
 }
 
-void view_body(Emitter *e, LoopList *tree, const char *dense_fn) {
+void view_body(Emitter *e, LoopList *tree, const char *dense_fn, int index) {
   LoopList *outside = build_into(e, tree);
   if (e->opt->checks)
     emit_view_checks(e);
   put(e, loops_comment(e->arena, "dense row-major views run the scheduled kernel"));
   LoopNode *dense = put(e, loops_if(e->arena, dense_test(e)));
   loops_append(&dense->body, dense_call(e, dense_fn));
-  strided_nest(e, &dense->els);
+  LoopList *strided = &dense->els;
+  if (unit_inner_ok(e, index)) {
+    LoopNode *unit = loops_if(e->arena, unit_inner_test(e));
+    loops_append(&dense->els, unit);
+    nest_over_views(e, &unit->body, index, true);
+    strided = &unit->els;
+  }
+  nest_over_views(e, strided, index, false);
   e->cur = outside;
 }

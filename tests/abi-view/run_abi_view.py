@@ -5,7 +5,8 @@ tests/abi-view/views.tc's defs are generated three ways: --abi=view under
 --schedule=none and under auto (compiled with -fopenmp, run at 2 threads),
 and the dense ABI under none. Each def runs on NumPy views of several
 shapes (tiny, odd, prime): dense, dense at an offset (a block of rows of a
-bigger array), transposed, sliced with steps, reversed (negative strides)
+bigger array), a block of a bigger array (innermost stride 1: the
+scheduled nest over strides), transposed, sliced with steps, reversed (negative strides)
 and, for inputs, broadcast (stride 0). A view maps onto lgen's descriptor
 as it is: data is the start of the array the view is into, offset and
 strides are NumPy's, in elements. The oracle is NumPy in float64 (exact
@@ -76,6 +77,10 @@ def make_view(rng, shape, kind, dtype, is_output):
         big = (shape[0] + 3,) + shape[1:]
         buf = filled(int(np.prod(big)))
         return buf.reshape(big)[2:2 + shape[0]], buf
+    if kind == "block":  # a block inside a bigger array: innermost stride 1, outer strides larger
+        big = tuple(s + 3 + 2 * i for i, s in enumerate(shape))
+        buf = filled(int(np.prod(big)))
+        return buf.reshape(big)[tuple(slice(1 + i, 1 + i + s) for i, s in enumerate(shape))], buf
     if kind == "transposed":
         buf = filled(int(np.prod(shape)))
         return buf.reshape(shape[::-1]).transpose(), buf
@@ -86,6 +91,9 @@ def make_view(rng, shape, kind, dtype, is_output):
     if kind == "reversed":
         buf = filled(int(np.prod(shape)))
         return buf.reshape(shape)[(slice(None, None, -1),) * rank], buf
+    if kind == "flipped":  # the first dim reversed: a negative outer stride, innermost stride 1
+        buf = filled(int(np.prod(shape)))
+        return buf.reshape(shape)[::-1], buf
     if kind == "broadcast":  # the first dim (or the only one) has stride 0
         assert not is_output
         small = (1,) + shape[1:]
@@ -118,7 +126,9 @@ def cases():
 
 
 # (input kinds, output kind): every kind on the inputs and on the output
-COMBOS = [("dense", "dense"), ("offset", "offset"), ("transposed", "dense"), ("dense", "transposed"),
+COMBOS = [("dense", "dense"), ("offset", "offset"), ("block", "block"), ("block", "dense"), ("dense", "block"),
+          ("flipped", "flipped"),
+          ("transposed", "block"), ("transposed", "dense"), ("dense", "transposed"),
           ("sliced", "sliced"), ("reversed", "reversed"), ("broadcast", "dense"), ("broadcast", "sliced"),
           ("transposed", "reversed")]
 
