@@ -70,9 +70,12 @@ void emit_checks(Emitter *e) {
   for (int s = 0; s < k->nsizes; s++)
     check_failed(e, arena_printf(e->arena, "%s < 0", e->kn.sizes[s]),
                  arena_printf(e->arena, "%s: size %s must not be negative", e->kn.function, k->sizes[s].name));
-  for (int i = 0; i < k->nassumes; i++) /* dims a model graph took as equal */
-    check_failed(e, arena_printf(e->arena, "%s != %s", affine_str(e, k->assumes[i].a), affine_str(e, k->assumes[i].b)),
-                 arena_printf(e->arena, "%s: these dims must be equal: %s", e->kn.function, k->assumes[i].what));
+  for (int i = 0; i < k->nassumes; i++) { /* dims a model graph took as equal (or as at least another) */
+    const SizeAssume *x = &k->assumes[i];
+    check_failed(e, arena_printf(e->arena, "%s %s %s", affine_str(e, x->a), x->at_least ? "<" : "!=", affine_str(e, x->b)),
+                 arena_printf(e->arena, "%s: %s: %s", e->kn.function,
+                              x->at_least ? "this dim must be at least the other" : "these dims must be equal", x->what));
+  }
   bool *checked = arena_alloc(e->arena, sizeof(bool) * 64 * (size_t)(k->nattrs + 1));
   for (int i = 0; i < k->nops; i++)
     for (int o = 0; o < k->ops[i].noperands; o++)

@@ -453,8 +453,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   /* dims the graph took as equal without a proof (SizeAssume): -1, or
    * under --checks G_run's report */
   for (int i = 0; i < k->nassumes && !e->opt->checks; i++) {
-    line(e, "  if (%s != %s) /* %s */", affine_str(e, k->assumes[i].a), affine_str(e, k->assumes[i].b),
-         c_comment_text(e->arena, k->assumes[i].what));
+    line(e, "  if (%s %s %s) /* %s */", affine_str(e, k->assumes[i].a), k->assumes[i].at_least ? "<" : "!=",
+         affine_str(e, k->assumes[i].b), c_comment_text(e->arena, k->assumes[i].what));
     line(e, "    return -1;");
   }
   line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, sb_cstr(&sizes));

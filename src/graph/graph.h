@@ -215,6 +215,11 @@ AffineExpr **graph_input_shape(Graph *g, const char *input, int rank, const int6
 /* Each add_* checks that the name is new (else a located error) and returns
  * the value's index. */
 int graph_add_input(Graph *g, const char *name, ElemType t, int rank, AffineExpr **shape, const char *path);
+
+/* The graph assumes dim a >= b where lgen cannot prove it (a symbolic
+ * length that some semantics need above 1); the entry point checks it at
+ * run time (SizeAssume). `what` names the node and says why. */
+void graph_assume_at_least(Graph *g, const AffineExpr *a, const AffineExpr *b, const char *what);
 /* data: count * element-size bytes, copied into the arena; counted against
  * the constant budget (a located error at path beyond it). */
 int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int64_t *shape, const void *data,

@@ -317,12 +317,14 @@ static inline const Operand *op_operand_at(const StructuredOp *op, int i) {
 }
 
 /* Two sizes the kernel assumes equal (a model graph's broadcast or concat
- * of dims lgen could not prove equal): its entry point returns -1 when
- * they differ, and --checks reports them. `what` says where (text from the
- * input, escaped by the emitter). */
+ * of dims lgen could not prove equal), or with at_least, a >= b (a
+ * resized length that must not be 1): its entry point returns -1 when
+ * that is false, and --checks reports it. `what` says where (text from
+ * the input, escaped by the emitter). */
 typedef struct {
   const AffineExpr *a, *b;
   const char *what;
+  bool at_least;
 } SizeAssume;
 
 typedef struct Kernel {

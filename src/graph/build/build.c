@@ -1153,6 +1153,12 @@ static bool dims_agree(const Infer *s, const AffineExpr *a, const AffineExpr *b,
   return true;
 }
 
+void graph_assume_at_least(Graph *g, const AffineExpr *a, const AffineExpr *b, const char *what) {
+  SizeAssume *x = arena_alloc(g->arena, sizeof *x);
+  x->a = a, x->b = b, x->what = what, x->at_least = true;
+  vec_push(g->arena, &g->assumes, x);
+}
+
 static void want_dims_equal(const Infer *s, const AffineExpr *a, const AffineExpr *b, const char *what) {
   if (!dims_agree(s, a, b, what))
     graph_error(s->g, s->n->path, "%s%s do not match: %s vs %s", s->desc, what, dim_str(s->g, a), dim_str(s->g, b));
