@@ -259,6 +259,13 @@ static bool touched_between(const Fuser *f, int root, int lo, int hi) {
 }
 
 /* Whether consumer c can take P (writing t) at every read of t. */
+static bool reads_guarded(const StructuredOp *op) {
+  for (int o = 0; o < op->noperands; o++)
+    if (op->operands[o].guarded)
+      return true;
+  return false;
+}
+
 static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
   const Kernel *k = f->k;
   const StructuredOp *P = &k->ops[p], *C = &k->ops[c];
@@ -272,6 +279,14 @@ static bool consumer_accepts(const Fuser *f, int p, int c, int t, bool cheap) {
       return false;
     if (cheap)
       continue;
+    /* a padded copy (P reads guarded) stays before a reduction: inlined into
+     * a pooling or depthwise window, whose reads move with every dim, its
+     * guard returned to the window's inner loop and kept gcc scalar there
+     * (ResNet-18's 3 x 3 max pool: 4.3 ms of CPU, about 5 % of the network) */
+    if (reads_guarded(P))
+      for (int d = 0; d < C->ndims; d++)
+        if (C->dims[d].kind == ITER_REDUCTION)
+          return false;
     for (int d = 0; d < C->ndims; d++) { /* every dim of C must move the read: no reuse */
       bool used = false;
       for (int i = 0; i < k->tensors[t].rank && !used; i++)
