@@ -61,7 +61,7 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
       for (int64_t d2 = 0; d2 < 12; ++d2) {
         LGEN_OMP_SIMD(omp simd)
         for (int64_t d3 = 0; d3 < 12; ++d3) {
-          y_padded_input[(d2 * 12 + d3) * 3 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 10 &&
+          y_padded_input[(d1 * 12 + d2) * 12 + d3] = 0 <= (d2 - 1) && (d2 - 1) < 10 &&
               0 <= (d3 - 1) && (d3 - 1) < 10 ? x[(d1 * 10 + (d2 - 1)) * 10 + (d3 - 1)] : 0x0p+0f;
         }
       }
@@ -89,9 +89,9 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                   for (int64_t f_i = 0; f_i < 8; ++f_i) {
                     LGEN_OMP_SIMD(omp simd)
                     for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                      y_acc[f_i][o1_i] = LGEN_FMAF(
-                          y_padded_input[((o0 + k0) * 12 + ((o1_r + o1_i) + k1)) * 3 + c],
-                          w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1], y_acc[f_i][o1_i]);
+                      y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
+                          ((o1_r + o1_i) + k1)], w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1],
+                          y_acc[f_i][o1_i]);
                     }
                   }
                 }
@@ -118,10 +118,9 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                       for (int64_t f_i = 0; f_i < 4; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
                         for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(
-                              y_padded_input[((o0 + k0) * 12 + ((o1_r + o1_i) + k1)) * 3 + c],
-                              w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                              y_acc[f_i][o1_i]);
+                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
+                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
+                              3 + k1], y_acc[f_i][o1_i]);
                         }
                       }
                     }
@@ -147,10 +146,9 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                       for (int64_t f_i = 0; f_i < 2; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
                         for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(
-                              y_padded_input[((o0 + k0) * 12 + ((o1_r + o1_i) + k1)) * 3 + c],
-                              w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                              y_acc[f_i][o1_i]);
+                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
+                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
+                              3 + k1], y_acc[f_i][o1_i]);
                         }
                       }
                     }
@@ -176,10 +174,9 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                       for (int64_t f_i = 0; f_i < 1; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
                         for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(
-                              y_padded_input[((o0 + k0) * 12 + ((o1_r + o1_i) + k1)) * 3 + c],
-                              w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                              y_acc[f_i][o1_i]);
+                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
+                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
+                              3 + k1], y_acc[f_i][o1_i]);
                         }
                       }
                     }
@@ -202,9 +199,9 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                     for (int64_t k1 = 0; k1 < 3; ++k1) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                        y_acc[o1_i] = LGEN_FMAF(
-                            y_padded_input[((o0 + k0) * 12 + ((o1_r + o1_i) + k1)) * 3 + c],
-                            w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1], y_acc[o1_i]);
+                        y_acc[o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
+                            ((o1_r + o1_i) + k1)], w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1],
+                            y_acc[o1_i]);
                       }
                     }
                   }

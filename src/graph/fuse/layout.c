@@ -280,6 +280,12 @@ void choose_layouts(Kernel *k, PtrVec *decisions, Arena *arena) {
       continue;
     const StructuredOp *op = &k->ops[i];
     const Operand *out = &op->operands[op->yields[0].operand];
+    /* an output that keeps its layout (a graph output) keeps the window's
+     * input channels-first too (its padded copy): with the input alone
+     * channels-last, no input reads the output's innermost dim in its own
+     * innermost index, and the window lost its vector dim */
+    if (pinned[out->tensor])
+      continue;
     chosen[out->tensor] = true;
     chosen[in] = true;
     window_in[i] = in;
