@@ -239,9 +239,14 @@ def prepare_real(suite, variant, model, path, opts, lgen, caps, cc, cflags, out,
     xs = suite.make_inputs(model, ins, suite.seed_of(model["name"]))
     r = Real()
     r.name, r.onnx, r.io, r.spec = vname, path, os.path.join(d, "io"), os.path.join(d, "inputs.json")
+    r.lgen_io = os.path.join(d, "io-lgen")  # without the inputs --input-value made constants
     os.makedirs(r.io)
+    os.makedirs(r.lgen_io)
+    kept = [i for i, (n, _, _) in enumerate(ins) if n not in model["values"]]
     for i, x in enumerate(xs):
         x.astype(x.dtype.newbyteorder("<")).tofile(os.path.join(r.io, "in_%d.bin" % i))
+    for j, i in enumerate(kept):
+        os.symlink(os.path.join(r.io, "in_%d.bin" % i), os.path.join(r.lgen_io, "in_%d.bin" % j))
     with open(r.spec, "w") as f:
         json.dump([{"name": n, "shape": list(s), "type": dt.name} for n, s, dt in ins], f)
     r.progs, r.gen_s = {}, None
@@ -249,7 +254,8 @@ def prepare_real(suite, variant, model, path, opts, lgen, caps, cc, cflags, out,
         if variant_name == "nofuse" and not opts.nofuse:
             continue
         vd = os.path.join(d, variant_name)
-        secs, _ = suite.generate(opts.src, lgen, caps, path, vd, dims, model["shapes"], extra)
+        secs, _ = suite.generate(opts.src, lgen, caps, path, vd, dims, model["shapes"], extra,
+                                 values=model["values"])
         r.gen_s = r.gen_s or secs
         suite.shim(opts.src, vd, runtime)
         objs = []
@@ -280,7 +286,7 @@ def bench_real(r, threads, opts, node_path):
     then at 2 threads beside a busy loop pinned to one core."""
     # runs per block: about BLOCK_MS of work, 3 to opts.runs
     probe = time_block("lgen", r.progs["lgen"], 1, argparse.Namespace(warmup=1, runs=1, src=opts.src), None,
-                       {}, io=r.io)[0]
+                       {}, io=r.lgen_io)[0]
     t1 = probe[0] if probe else 1.0
     runs = max(3, min(opts.runs, int(opts.block_ms / max(t1, 1e-3))))
     rows = []
@@ -297,9 +303,9 @@ def bench_real(r, threads, opts, node_path):
                     tt, _, st = time_block("ort", r.onnx, t, opts, node_path, {}, io=r.io, spec=r.spec, runs=runs)
                     times["ort"] += tt
                     times["ort_session"] += st
-                times["lgen"] += time_block("lgen", r.progs["lgen"], t, opts, None, {}, io=r.io, runs=runs)[0]
+                times["lgen"] += time_block("lgen", r.progs["lgen"], t, opts, None, {}, io=r.lgen_io, runs=runs)[0]
                 if "nofuse" in r.progs:
-                    times["nofuse"] += time_block("lgen", r.progs["nofuse"], t, opts, None, {}, io=r.io,
+                    times["nofuse"] += time_block("lgen", r.progs["nofuse"], t, opts, None, {}, io=r.lgen_io,
                                                   runs=runs)[0]
         finally:
             if busy is not None:
