@@ -348,6 +348,7 @@ static const char bn_graph[] =
 static void compile_note(const char *fuse) {
   lgen_options opt = {0};
   opt.fuse = fuse;
+  opt.constant_values = 1; /* the folded weights as values to look for (a packed filter is 256 bytes and more) */
   lgen_source src = {"t.json", bn_graph, sizeof bn_graph - 1};
   lgen_output out;
   int rc = lgen_compile(&src, 1, &opt, &out);
