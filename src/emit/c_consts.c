@@ -151,15 +151,19 @@ enum { BYTES_FORM_MIN = 256 }; /* bytes of a constant written as a literal */
 
 static bool bytes_form(const Emitter *e, const TensorParam *tp, int64_t n) {
   return !e->opt->constant_values && tp->data && tp->type != TY_I1 &&
-         n * ((elem_type_bits(tp->type) + 7) / 8) >= BYTES_FORM_MIN;
+         n * elem_type_bytes(tp->type) >= BYTES_FORM_MIN;
 }
+
+/* Whether byte c stands for itself in a string literal: printable ASCII
+ * but the quote, the backslash and '?' (which starts trigraphs). */
+static bool literal_char(int c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?'; }
 
 /* Byte c's escape in a string literal: printable ASCII as itself, except
  * the quote, the backslash and '?' (trigraphs); the rest in octal, as short
  * as the next character allows (an octal escape takes up to three digits).
  * By hand, not printf: a model has 10^8 bytes. */
 static void literal_byte(StrBuf *out, unsigned char c, int next) {
-  if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\' && c != '?') {
+  if (literal_char(c)) {
     sb_putc(out, (char)c);
     return;
   }
@@ -180,7 +184,7 @@ static void literal_byte(StrBuf *out, unsigned char c, int next) {
  * (c_emit.c), for which --constants=values writes the values instead. */
 static void constant_bytes_definition(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol,
                                       int64_t n) {
-  int64_t bytes = n * ((elem_type_bits(tp->type) + 7) / 8);
+  int64_t bytes = n * elem_type_bytes(tp->type);
   /* "lgenbytes_" begins no other symbol of the file (see packed_constant) */
   const char *prefix = e->opt->prefix;
   const char *object = arena_printf(e->arena, "%slgenbytes_%s", prefix, symbol + strlen(prefix));
@@ -196,13 +200,12 @@ static void constant_bytes_definition(StrBuf *out, Emitter *e, const TensorParam
       line = out->len;
       sb_puts(out, "  \"");
     }
-    int next = i + 1 < bytes ? p[i + 1] : -1;
-    if (next >= 0 && (next < 0x20 || next >= 0x7f || next == '"' || next == '\\' || next == '?'))
-      next = -1; /* escaped itself: no digit follows this byte's escape */
+    /* an escaped next byte puts no digit after this byte's escape */
+    int next = i + 1 < bytes && literal_char(p[i + 1]) ? p[i + 1] : -1;
     literal_byte(out, p[i], next);
   }
   sb_printf(out, "\"\n};\nstatic const %s *const %s = %s.v;\n", c_type_name(tp->type), symbol, object);
-  e->uses_align64 = e->uses_byte_literals = true;
+  e->uses_byte_literals = true;
 }
 
 /* Constant tp gets the next 64-byte aligned place in the blob. */

@@ -503,6 +503,8 @@ def group_values(opts, work):
                        (["--input-value=sr=1,2"], "input 'sr' has 1 element(s), not 2"),
                        (["--input-value=sr=99999999999999999999"], "is not a value of input 'sr'"),
                        (["--input-value=sr="], "is not NAME=V0,V1,..."),
+                       (["--input-value=sr=16000", "--input-value=x=1e300"],  # beyond f32: no undefined cast
+                        "'1e300' is not a value of input 'x' (f32)"),
                        (["--input-value=sr=16000", "--input-value=nosuch=1"],
                         "no model graph has an input named 'nosuch'")):
         if os.path.exists(os.path.join(d, "c.c")):

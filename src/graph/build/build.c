@@ -7,6 +7,7 @@
  * explicit form, reshape/broadcast targets consumed into the output shape),
  * so fold.c and lower.c never re-derive them. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -702,6 +703,8 @@ static bool input_value_element(const char *text, size_t len, ElemType t, unsign
     if (*end || errno == ERANGE)
       return false;
     if (t == TY_F32) {
+      if (isfinite(d) && fabs(d) >= 0x1.ffffffp127) /* rounds to infinity: and the conversion is undefined */
+        return false;
       float f = (float)d;
       uint32_t u;
       memcpy(&u, &f, 4);
@@ -718,9 +721,7 @@ static bool input_value_element(const char *text, size_t len, ElemType t, unsign
     bits = v;
   } else if (t == TY_I8 || t == TY_I16 || t == TY_I32 || t == TY_I64 || t == TY_I1) {
     long long v = strtoll(buf, &end, 10);
-    int64_t lo = t == TY_I1 ? 0 : bytes == 8 ? INT64_MIN : -(INT64_C(1) << (8 * bytes - 1));
-    int64_t hi = t == TY_I1 ? 1 : bytes == 8 ? INT64_MAX : (INT64_C(1) << (8 * bytes - 1)) - 1;
-    if (*end || errno == ERANGE || v < lo || v > hi)
+    if (*end || errno == ERANGE || v < elem_int_lowest(t) || v > elem_int_highest(t))
       return false;
     bits = (uint64_t)v;
   } else {
