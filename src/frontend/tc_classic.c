@@ -99,19 +99,9 @@ static int builtin_named(const char *name) {
   return -1;
 }
 
-static int find_tensor(Sema *s, const char *name) {
-  for (int i = 0; i < s->k->ntensors; i++)
-    if (strcmp(s->k->tensors[i].name, name) == 0)
-      return i;
-  return -1;
-}
+static int find_tensor(Sema *s, const char *name) { return kernel_tensor_named(s->k, name); }
 
-static int find_size(Sema *s, const char *name) {
-  for (int i = 0; i < s->k->nsizes; i++)
-    if (strcmp(s->k->sizes[i].name, name) == 0)
-      return i;
-  return -1;
-}
+static int find_size(Sema *s, const char *name) { return kernel_size_named(s->k, name); }
 
 static int find_dim(Sema *s, const char *name) {
   for (int i = 0; i < s->dims.len; i++)

@@ -157,12 +157,7 @@ static int find_attr(Sema *s, const char *name) {
   return -1;
 }
 
-static int find_size(Sema *s, const char *name) {
-  for (int i = 0; i < s->k->nsizes; i++)
-    if (strcmp(s->k->sizes[i].name, name) == 0)
-      return i;
-  return -1;
-}
+static int find_size(Sema *s, const char *name) { return kernel_size_named(s->k, name); }
 
 static int find_dim(Sema *s, const char *name) {
   for (int i = 0; i < s->dims.len; i++)
@@ -270,12 +265,7 @@ static AffineExpr *lower_index(Sema *s, const AstIndex *e) {
 
 /* ---- operands and payload ---- */
 
-static int find_tensor(Sema *s, const char *name) {
-  for (int i = 0; i < s->k->ntensors; i++)
-    if (strcmp(s->k->tensors[i].name, name) == 0)
-      return i;
-  return -1;
-}
+static int find_tensor(Sema *s, const char *name) { return kernel_tensor_named(s->k, name); }
 
 static AffineExpr **lower_use_map(Sema *s, const AstTensorUse *u, int t) {
   const TensorParam *p = &s->k->tensors[t];

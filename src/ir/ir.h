@@ -363,7 +363,12 @@ bool op_writes_tensor(const StructuredOp *op, int t);
 /* Its payload reads the value of loop index d (PN_INDEX); d < 0: of any. */
 bool op_reads_index(const StructuredOp *op, int d);
 
-/* ---- uses.c: the readers and writers of every tensor of a kernel ---- */
+/* ---- uses.c: a kernel's tensors and sizes by name (-1: none; the front-ends
+ * look names up while they build a kernel), and the readers and writers of
+ * every tensor ---- */
+int kernel_tensor_named(const Kernel *k, const char *name);
+int kernel_size_named(const Kernel *k, const char *name);
+
 typedef struct {
   /* tensor t's readers are readers[read_start[t] .. + nreaders[t]), in op
    * order (op_reads_tensor); writers likewise (op_writes_tensor) */

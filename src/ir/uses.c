@@ -5,6 +5,20 @@
 
 #include <string.h>
 
+int kernel_tensor_named(const Kernel *k, const char *name) {
+  for (int i = 0; i < k->ntensors; i++)
+    if (strcmp(k->tensors[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
+int kernel_size_named(const Kernel *k, const char *name) {
+  for (int i = 0; i < k->nsizes; i++)
+    if (strcmp(k->sizes[i].name, name) == 0)
+      return i;
+  return -1;
+}
+
 /* Calls f(ctx, op index, tensor, reads, writes) once per distinct tensor of
  * each op (an op touches only its operands', init's and epilogue's tensors). */
 static void each_use(const Kernel *k, void (*f)(void *, int, int, bool, bool), void *ctx) {
