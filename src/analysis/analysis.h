@@ -6,7 +6,8 @@
  *           (bounds.c does the arithmetic). What it cannot prove becomes a
  *           Precondition, checked at run time under --checks.
  * reduce.c  recognises payloads that combine an output with an associative
- *           operator (sum, product, max, min), for OpenMP reduction clauses. */
+ *           operator (sum, product, max, min), for OpenMP reduction clauses.
+ * flops.c   counts an op's floating-point operations per domain point. */
 #ifndef LGEN_ANALYSIS_H
 #define LGEN_ANALYSIS_H
 
@@ -40,5 +41,10 @@ typedef struct {
 } GemmShape;
 
 bool match_gemm(const Kernel *k, const StructuredOp *op, GemmShape *g);
+
+/* ---- flops.c ---- */
+/* The float payload ops of one point of op's domain (its init and epilogue
+ * not included: they have domains of their own); 0 for an ext op. */
+int64_t op_flops_per_point(const StructuredOp *op);
 
 #endif

@@ -390,6 +390,137 @@ static void blob_pointers(Emitter *e, int index, const char *text, const char *w
   }
 }
 
+/* text without its -DLGEN_PROFILE lines (the printer's `#ifdef
+ * LGEN_PROFILE` ... `#endif`): what G_run is when compiled without it,
+ * which decides the (void) lines of unused parameters. */
+static const char *without_profile(Emitter *e, const char *text) {
+  static const char open[] = "#ifdef LGEN_PROFILE\n", close[] = "\n#endif\n";
+  if (!strstr(text, open))
+    return text;
+  StrBuf sb = {0};
+  for (const char *p = text; *p;) {
+    const char *at = strstr(p, open);
+    while (at && at != text && at[-1] != '\n')
+      at = strstr(at + 1, open);
+    if (!at) {
+      sb_puts(&sb, p);
+      break;
+    }
+    sb_putn(&sb, p, (size_t)(at - p));
+    const char *end = strstr(at, close);
+    p = end ? end + sizeof close - 1 : at + strlen(at);
+  }
+  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+/* -DLGEN_PROFILE's helpers, once per file with graphs (all under the
+ * macro): the clock, each graph's laps, and the table. Thread 0 keeps the
+ * time: in the graph's region every op ends where the threads meet. */
+static const char *const profile_prelude =
+    "#ifdef LGEN_PROFILE\n"
+    "/* -DLGEN_PROFILE: each graph's run times its groups (an op with what is\n"
+    " * fused into it, or a row-fused group) and counts their floating-point\n"
+    " * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()\n"
+    " * clears it. The counters are static: profile one run at a time. */\n"
+    "#include <stdio.h>\n"
+    "#include <time.h>\n"
+    "#if defined(_OPENMP)\n"
+    "#include <omp.h>\n"
+    "static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }\n"
+    "#else\n"
+    "static inline int lgen_profile_keeper(void) { return 1; }\n"
+    "#endif\n"
+    "#if defined(CLOCK_MONOTONIC)\n"
+    "static inline double lgen_profile_now(void) {\n"
+    "  struct timespec t;\n"
+    "  clock_gettime(CLOCK_MONOTONIC, &t);\n"
+    "  return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;\n"
+    "}\n"
+    "#elif defined(_OPENMP)\n"
+    "static inline double lgen_profile_now(void) { return omp_get_wtime(); }\n"
+    "#else /* no POSIX clock: processor time */\n"
+    "static inline double lgen_profile_now(void) { return (double)clock() / CLOCKS_PER_SEC; }\n"
+    "#endif\n"
+    "typedef struct {\n"
+    "  double last;    /* the clock at the last group's end */\n"
+    "  long long runs; /* calls of the graph's run */\n"
+    "  int n;          /* groups */\n"
+    "  double *seconds, *flops;\n"
+    "  long long *calls;\n"
+    "  const char *const *ops; /* the graph nodes each group carries */\n"
+    "} lgen_profile;\n"
+    "static inline void lgen_profile_start(lgen_profile *p) {\n"
+    "  if (lgen_profile_keeper()) {\n"
+    "    p->runs++;\n"
+    "    p->last = lgen_profile_now();\n"
+    "  }\n"
+    "}\n"
+    "static inline void lgen_profile_lap(lgen_profile *p, int group, double flops) {\n"
+    "  if (lgen_profile_keeper()) {\n"
+    "    double now = lgen_profile_now();\n"
+    "    p->seconds[group] += now - p->last;\n"
+    "    p->flops[group] += flops;\n"
+    "    p->calls[group]++;\n"
+    "    p->last = now;\n"
+    "  }\n"
+    "}\n"
+    "static void lgen_profile_clear(lgen_profile *p) {\n"
+    "  p->runs = 0;\n"
+    "  for (int i = 0; i < p->n; i++) {\n"
+    "    p->seconds[i] = p->flops[i] = 0;\n"
+    "    p->calls[i] = 0;\n"
+    "  }\n"
+    "}\n"
+    "static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p) {\n"
+    "  double total = 0;\n"
+    "  for (int i = 0; i < p->n; i++)\n"
+    "    total += p->seconds[i];\n"
+    "  fprintf(f, \"lgen profile of %s: %lld runs, %.3f ms, %.3f ms a run\\n\", graph, p->runs, 1e3 * total,\n"
+    "          p->runs ? 1e3 * total / (double)p->runs : 0.0);\n"
+    "  fprintf(f, \"%5s %8s %11s %7s %11s %9s  %s\\n\", \"group\", \"calls\", \"total ms\", \"share\", \"FLOP/call\",\n"
+    "          \"GFLOP/s\", \"graph ops\");\n"
+    "  for (int i = 0; i < p->n; i++) {\n"
+    "    fprintf(f, \"%5d %8lld %11.3f %6.1f%% %11.5g \", i + 1, p->calls[i], 1e3 * p->seconds[i],\n"
+    "            total > 0 ? 100 * p->seconds[i] / total : 0.0, p->calls[i] ? p->flops[i] / (double)p->calls[i] : 0.0);\n"
+    "    if (p->flops[i] > 0 && p->seconds[i] > 0)\n"
+    "      fprintf(f, \"%9.2f\", 1e-9 * p->flops[i] / p->seconds[i]);\n"
+    "    else\n"
+    "      fprintf(f, \"%9s\", \"-\");\n"
+    "    fprintf(f, \"  %s\\n\", p->ops[i]);\n"
+    "  }\n"
+    "}\n"
+    "#endif\n";
+
+/* The graph's profile data (before G_run) or its two functions (after G). */
+static void profile_data(Emitter *e, const ProfileGroups *g) {
+  const char *f = e->kn.function;
+  int n = g->n ? g->n : 1;
+  sb_puts(e->out, "#ifdef LGEN_PROFILE\n");
+  sb_printf(e->out, "static const char *const %s_profile_ops[%d] = {\n", f, n);
+  for (int i = 0; i < g->n; i++)
+    loops_put_line(e->out, 2, 4, arena_printf(e->arena, "\"%s\",", g->ops[i]));
+  if (!g->n)
+    sb_puts(e->out, "  \"\",\n");
+  sb_puts(e->out, "};\n");
+  sb_printf(e->out, "static double %s_profile_seconds[%d], %s_profile_flops[%d];\n", f, n, f, n);
+  sb_printf(e->out, "static long long %s_profile_calls[%d];\n", f, n);
+  loops_put_line(e->out, 0, 4,
+                 arena_printf(e->arena, "static lgen_profile %s = {0, 0, %d, %s_profile_seconds, %s_profile_flops, "
+                                        "%s_profile_calls, %s_profile_ops};",
+                              g->state, g->n, f, f, f, f));
+  sb_puts(e->out, "#endif\n");
+}
+
+static void profile_functions(Emitter *e, const ProfileGroups *g) {
+  const char *f = e->kn.function;
+  sb_puts(e->out, "#ifdef LGEN_PROFILE\n\n");
+  sb_printf(e->out, "void %s_profile(FILE *f)\n{\n  lgen_profile_print(f, \"%s\", &%s);\n}\n\n", f, f, g->state);
+  sb_printf(e->out, "void %s_profile_reset(void)\n{\n  lgen_profile_clear(&%s);\n}\n", f, g->state);
+  sb_puts(e->out, "#endif\n");
+}
+
 static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan *plan) {
   e->k = k;
   e->graph_index = index;
@@ -397,7 +528,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
   GraphNames gn = graph_names(e);
   LoopList tree = {0};
-  graph_run_body(e, &tree, index, plan, gn.workspace);
+  ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
+  graph_run_body(e, &tree, index, plan, gn.workspace, &groups);
   dump_loops(e, k, &tree);
   StrBuf body = {0};
   loops_print_c(&body, &tree, 1);
@@ -424,9 +556,10 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   }
   sb_puts(e->out, "}\n\n");
   /* G_run */
+  profile_data(e, &groups);
   graph_declaration(e, e->out, &gn, "restrict", "", 1);
   sb_puts(e->out, "{\n");
-  const char *text = sb_cstr(&body);
+  const char *text = without_profile(e, sb_cstr(&body));
   for (int t = 0; t < k->ntensors; t++)
     if (k->tensors[t].storage == TS_PARAM && !mentions_identifier(text, e->kn.tensors[t]))
       line(e, "  (void)%s;", e->kn.tensors[t]);
@@ -439,7 +572,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
     blob_pointers(e, index, text, gn.weights);
   if (gn.weights && !e->opt->blob->n)
     line(e, "  (void)%s;", gn.weights);
-  sb_puts(e->out, text);
+  sb_puts(e->out, sb_cstr(&body));
   sb_puts(e->out, "}\n\n");
   sb_free(&body);
   /* G: lgen_ names cannot be parameters' (c_names.c), so they are free */
@@ -465,6 +598,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   line(e, "  free(lgen_raw);");
   line(e, "  return 0;");
   sb_puts(e->out, "}\n");
+  profile_functions(e, &groups);
   sb_free(&args);
   sb_free(&sizes);
 }
@@ -496,6 +630,9 @@ static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *p
   if (gn.weights)
     blob_doc(e, out, index);
   graph_prototypes(e, out, &gn, "LGEN_RESTRICT");
+  sb_printf(out, "#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */\n"
+                 "void %s_profile(FILE *f);\nvoid %s_profile_reset(void);\n#endif\n",
+            e->kn.function, e->kn.function);
   sb_putc(out, '\n');
 }
 
@@ -694,6 +831,9 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
       emit_kernel(&e, m->kernels.items[i], i);
   }
   sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", c_comment_text(arena, opt->input_name));
+  if (e.has_graphs) /* before any header: -std=c99 hides POSIX's clock_gettime */
+    sb_puts(out, "#if defined(LGEN_PROFILE) && !defined(_POSIX_C_SOURCE)\n"
+                 "#define _POSIX_C_SOURCE 199309L /* the profile's clock_gettime */\n#endif\n");
   /* every header at the top */
   unsigned inc = e.includes | runtime_helpers_includes(e.helpers_used);
   inc |= e.has_graphs ? INC_STDDEF | INC_STDLIB : 0;
@@ -742,6 +882,8 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
     sb_puts(out, sb_cstr(&helpers));
     sb_putc(out, '\n');
   }
+  if (e.has_graphs)
+    sb_puts(out, profile_prelude);
   if (e.uses_align64)
     sb_puts(out, align64_prelude);
   if (e.uses_byte_literals)
@@ -758,7 +900,13 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
 
 void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *arena) {
   sb_printf(out, "/* Generated by lgen from %s. Do not edit. */\n", c_comment_text(arena, opt->input_name));
-  sb_printf(out, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n\n", opt->guard, opt->guard);
+  sb_printf(out, "#ifndef %s\n#define %s\n\n#include <stddef.h>\n#include <stdint.h>\n", opt->guard, opt->guard);
+  bool graphs = false;
+  for (int i = 0; i < m->kernels.len; i++)
+    graphs |= graph_plan(opt, i) != NULL;
+  if (graphs) /* NAME_profile's FILE */
+    sb_puts(out, "#ifdef LGEN_PROFILE\n#include <stdio.h>\n#endif\n");
+  sb_putc(out, '\n');
   type_prelude(out, m, NULL);
   view_typedefs(out, m, opt, arena);
   sb_puts(out, "#ifndef LGEN_RESTRICT\n#ifdef __cplusplus\n#define LGEN_RESTRICT __restrict\n#else\n"
@@ -793,7 +941,7 @@ static void rebuild_run_bodies(Emitter *e, const Module *m, StrBuf *defs) {
     kernel_names_init(&e->kn, e->k, e->opt->prefix, e->arena);
     GraphNames gn = graph_names(e);
     LoopList tree = {0};
-    graph_run_body(e, &tree, i, graph_plan(e->opt, i), gn.workspace);
+    graph_run_body(e, &tree, i, graph_plan(e->opt, i), gn.workspace, NULL);
     graph_constants(e, defs, true, tree_text(e, &tree));
   }
 }

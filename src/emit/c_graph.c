@@ -514,14 +514,124 @@ static void claim_list(Claims *c, LoopList *list) {
   *list = out;
 }
 
-void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws) {
+/* ---- -DLGEN_PROFILE: G_run times each group (an op, with its fused
+ * init, epilogue and pack prologue, or a row-fused group). Every op of the
+ * graph's region ends where all threads have met (a barrier, or a wait
+ * for all claimed chunks), so thread 0's clock between two groups' ends is
+ * the group's time. The nodes are guarded: without the macro the C is
+ * what it was. */
+
+static const char *const profile_guard = "LGEN_PROFILE";
+
+/* The C of `terms` plus the constant `constant`, as a double. */
+static const char *flops_sum(Emitter *e, double constant, StrBuf *terms) {
+  if (!terms->len)
+    return arena_printf(e->arena, "%.17g", constant);
+  if (constant == 0) /* terms start with " + " */
+    return arena_strdup(e->arena, sb_cstr(terms) + 3);
+  return arena_printf(e->arena, "%.17g%s", constant, sb_cstr(terms));
+}
+
+/* op's floating-point operations (analysis/flops.c) over its domain: into
+ * *constant where the extents are numbers, else a term " + c * (double)(X)
+ * * ..." of `terms`, computed at run time from the sizes. */
+static void add_op_flops(Emitter *e, const StructuredOp *op, double *constant, StrBuf *terms) {
+  if (!op)
+    return;
+  int64_t per_point = op_flops_per_point(op);
+  if (per_point) {
+    double c = (double)per_point;
+    StrBuf sym = {0};
+    for (int d = 0; d < op->ndims; d++) {
+      const AffineExpr *x = op->dims[d].extent;
+      if (x->kind == AE_CONST)
+        c *= (double)x->value;
+      else
+        sb_printf(&sym, " * (double)(%s)", affine_str(e, x));
+    }
+    if (sym.len)
+      sb_printf(terms, " + %.17g%s", c, sb_cstr(&sym));
+    else
+      *constant += c;
+    sb_free(&sym);
+  }
+  add_op_flops(e, op->init, constant, terms);
+  add_op_flops(e, op->epilogue, constant, terms);
+}
+
+/* What group `g` of ops first .. first + size - 1 (and the prologue its
+ * pack copy computes) carries: their graph nodes, as C string text (long
+ * lists cut: a string literal must stay under C99's 4095 characters). */
+static const char *group_ops_text(Emitter *e, int first, int size, const StructuredOp *prologue) {
+  const Kernel *k = e->k;
+  StrBuf sb = {0};
+  for (int i = first; i < first + size; i++) {
+    const StructuredOp *op = &k->ops[i];
+    if (i > first)
+      sb_puts(&sb, "; ");
+    if (op->origin)
+      sb_puts(&sb, op->origin);
+    else
+      sb_printf(&sb, "comprehension %d", i + 1);
+    if (!op->ext && op->nyields) /* a conv's padded copy and the conv itself differ here */
+      sb_printf(&sb, " -> %s", k->tensors[op->operands[op->yields[0].operand].tensor].name);
+  }
+  if (prologue)
+    sb_printf(&sb, "; %s (in the pack copy)", prologue->origin ? prologue->origin : "a pointwise op");
+  enum { MOST = 400 };
+  if (sb.len > MOST) {
+    sb.data[MOST - 3] = '\0';
+    sb.len = MOST - 3;
+    sb_puts(&sb, "...");
+  }
+  const char *text = c_string_text(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return text;
+}
+
+/* Group g's lap, right after its code in `ops`: its time and FLOPs. */
+static void profile_lap(Emitter *e, LoopList *ops, ProfileGroups *groups, int index, int first, int size) {
+  const Kernel *k = e->k;
+  const OpPlan *plan = &e->opt->plans[index][first];
+  const StructuredOp *prologue = size == 1 && plan->has_prologue ? &k->ops[plan->prologue_op] : NULL;
+  double constant = 0;
+  StrBuf terms = {0};
+  for (int i = first; i < first + size; i++)
+    add_op_flops(e, &k->ops[i], &constant, &terms);
+  add_op_flops(e, prologue, &constant, &terms);
+  const char *args[3] = {arena_printf(e->arena, "&%s", groups->state), arena_printf(e->arena, "%d", groups->n),
+                         flops_sum(e, constant, &terms)};
+  sb_free(&terms);
+  LoopNode *lap = loops_call(e->arena, "lgen_profile_lap", 3, args);
+  lap->guard = profile_guard;
+  loops_append(ops, lap);
+  if (groups->n == groups->cap) { /* doubling: a graph may have 10^5 groups */
+    groups->cap = groups->cap ? 2 * groups->cap : 16;
+    const char **grown = arena_alloc(e->arena, sizeof(char *) * (size_t)groups->cap);
+    for (int i = 0; i < groups->n; i++)
+      grown[i] = groups->ops[i];
+    groups->ops = grown;
+  }
+  groups->ops[groups->n++] = group_ops_text(e, first, size, prologue);
+}
+
+void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
+                    ProfileGroups *groups) {
   const Kernel *k = e->k;
   e->cur = body;
   graph_packing(e);
   if (e->opt->checks)
     emit_checks(e);
+  ProfileGroups none = {"lgen_profile_data", 0, 0, NULL};
+  if (!groups)
+    groups = &none;
   bool region = graph_wants_region(e, index);
   LoopList ops = {0};
+  /* in the region: a run's fork is the run's, not its first group's */
+  const char *state = arena_printf(e->arena, "&%s", groups->state);
+  LoopNode *start = loops_call(e->arena, "lgen_profile_start", 1, &state);
+  start->guard = profile_guard;
+  loops_append(&ops, start);
   e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
@@ -534,6 +644,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     if (op_plan->group_size > 1) {
       emit_graph_group(e, &ops, index, i, plan, ws, region);
       names_release(&e->kn.table, mark);
+      profile_lap(e, &ops, groups, index, i, op_plan->group_size);
       i += op_plan->group_size - 1;
       continue;
     }
@@ -545,6 +656,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     loops_append(&ops, block);
     names_release(&e->kn.table, mark);
     e->prologue = NULL;
+    profile_lap(e, &ops, groups, index, i, 1);
   }
   e->prologue = NULL;
   e->graph_region = false;

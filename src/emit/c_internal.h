@@ -183,7 +183,17 @@ void view_body(Emitter *e, LoopList *tree, const char *dense_fn, int index);
 
 /* ---- c_graph.c ---- */
 /* G_run's statements for graph kernel `index` (workspace pointer ws). */
-void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws);
+/* -DLGEN_PROFILE: the groups G_run times, in order (c_graph.c fills it,
+ * c_emit.c writes the table): what graph nodes each carries, as C string
+ * text (escaped). `state` names the graph's profile data in the C. */
+typedef struct {
+  const char *state;
+  int n, cap;
+  const char **ops;
+} ProfileGroups;
+/* G_run's body; `groups` (or NULL) gets the groups that the profile times. */
+void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
+                    ProfileGroups *groups);
 /* The scratch area's size: C statements that leave it in
  * lgen_scratch_bytes; *value gets it, or -1 when it is symbolic. */
 const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value);

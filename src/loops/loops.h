@@ -60,6 +60,7 @@ struct LoopNode {
   LoopNodeKind kind;
   LoopNode *next;
   const char *note;  /* a comment at the end of the node's first line, or NULL */
+  const char *guard; /* a macro: the node is printed between `#ifdef guard` and `#endif` (NULL: none) */
   /* LN_BLOCK, LN_FOR, LN_IF (then) */
   LoopList body;
   /* LN_FOR, LN_IF: BRACES_NONE prints a one-statement body without braces

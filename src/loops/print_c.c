@@ -222,7 +222,21 @@ static void print_with_body(StrBuf *out, const LoopNode *n, int level, StrBuf *h
   close_brace(out, level, print_list(out, &n->body, level + 1), label);
 }
 
+static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level);
+
+/* A guarded node is compiled only where its macro is defined (-DLGEN_PROFILE):
+ * without it the C is what it was without the node. */
 static void print_node(StrBuf *out, const LoopNode *n, int level) {
+  if (!n->guard) {
+    print_node_unguarded(out, n, level);
+    return;
+  }
+  sb_printf(out, "#ifdef %s\n", n->guard);
+  print_node_unguarded(out, n, level);
+  sb_puts(out, "#endif\n");
+}
+
+static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
   StrBuf line = {0};
   switch (n->kind) {
   case LN_BLOCK:

@@ -59,6 +59,8 @@ static void nested(StrBuf *out, const LoopList *body, int level) {
 
 static void print_node(StrBuf *out, const LoopNode *n, int level) {
   indent(out, level);
+  if (n->guard)
+    sb_printf(out, "ifdef %s: ", n->guard);
   switch (n->kind) {
   case LN_BLOCK:
     if (n->region == REGION_PARALLEL)

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -35,6 +38,10 @@ extern "C" {
 size_t cnn_workspace_size(void);
 void cnn_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, void *LGEN_RESTRICT workspace);
 int cnn(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void cnn_profile(FILE *f);
+void cnn_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -35,6 +38,10 @@ size_t mlp_workspace_size(int64_t N);
 void mlp_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N,
              void *LGEN_RESTRICT workspace);
 int mlp(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void mlp_profile(FILE *f);
+void mlp_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -27,6 +30,10 @@ size_t transformer_workspace_size(void);
 void transformer_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y,
                      void *LGEN_RESTRICT workspace);
 int transformer(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void transformer_profile(FILE *f);
+void transformer_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

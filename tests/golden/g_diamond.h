@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -28,6 +31,10 @@ void g_diamond_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT b, float *
                    int64_t N, void *LGEN_RESTRICT workspace);
 int g_diamond(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT b, float *LGEN_RESTRICT c,
               int64_t N);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_diamond_profile(FILE *f);
+void g_diamond_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

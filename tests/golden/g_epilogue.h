@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -36,6 +39,10 @@ size_t g_epilogue_workspace_size(int64_t N);
 void g_epilogue_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N,
                     void *LGEN_RESTRICT workspace);
 int g_epilogue(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_epilogue_profile(FILE *f);
+void g_epilogue_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

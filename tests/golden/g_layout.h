@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -27,6 +30,10 @@ size_t g_layout_workspace_size(void);
 void g_layout_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y,
                   void *LGEN_RESTRICT workspace);
 int g_layout(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_layout_profile(FILE *f);
+void g_layout_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

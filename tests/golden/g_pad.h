@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -26,6 +29,10 @@ extern "C" {
 size_t g_pad_workspace_size(void);
 void g_pad_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, void *LGEN_RESTRICT workspace);
 int g_pad(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_pad_profile(FILE *f);
+void g_pad_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -36,6 +39,10 @@ size_t g_prologue_workspace_size(void);
 void g_prologue_run(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT w,
                     float *LGEN_RESTRICT y, void *LGEN_RESTRICT workspace);
 int g_prologue(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT w, float *LGEN_RESTRICT y);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_prologue_profile(FILE *f);
+void g_prologue_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -27,6 +30,10 @@ size_t g_siblings_workspace_size(void);
 void g_siblings_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT m, float *LGEN_RESTRICT m2,
                     void *LGEN_RESTRICT workspace);
 int g_siblings(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT m, float *LGEN_RESTRICT m2);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_siblings_profile(FILE *f);
+void g_siblings_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -26,6 +29,10 @@ size_t g_softmax_workspace_size(int64_t N);
 void g_softmax_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N,
                    void *LGEN_RESTRICT workspace);
 int g_softmax(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_softmax_profile(FILE *f);
+void g_softmax_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }

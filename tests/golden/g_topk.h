@@ -4,6 +4,9 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#endif
 
 #ifndef LGEN_RESTRICT
 #ifdef __cplusplus
@@ -27,6 +30,10 @@ size_t g_topk_workspace_size(void);
 void g_topk_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT v, int32_t *LGEN_RESTRICT i,
                 void *LGEN_RESTRICT workspace);
 int g_topk(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT v, int32_t *LGEN_RESTRICT i);
+#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */
+void g_topk_profile(FILE *f);
+void g_topk_profile_reset(void);
+#endif
 
 #ifdef __cplusplus
 }
