@@ -33,7 +33,7 @@ typedef struct {
   const char *guard;       /* header include guard; NULL derives one from header_name */
   const char *schedule;    /* "none", "auto" (NULL means auto), or "file": schedule_file below */
   const lgen_source *schedule_file; /* a YAML schedule, with schedule = "file" */
-  const char *target;      /* machine model for auto; NULL: the default (x86-64-avx512) */
+  const char *target;      /* machine model for auto; NULL: the default (x86-64-avx2) */
   /* model graphs (.json sources) */
   const char *input_format; /* for sources named none of *.tc, *.yaml, *.json and *.onnx
                                (standard input): "tc", "yaml", "json", "onnx" (binary ONNX),

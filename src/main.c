@@ -58,7 +58,8 @@ static const char usage_text[] =
     "                        blocking and threads chosen from each op's structure; FILE:\n"
     "                        decisions per op in YAML (see lgen(1), SCHEDULES)\n"
     "  --target=NAME         machine model for auto, one of: %s\n"
-    "                        (the first is the default)\n"
+    "                        (the first is the default), or native: the one that\n"
+    "                        fits this machine\n"
     "  --print-schedule      print the decisions taken, as a schedule file, on standard\n"
     "                        output (the C then goes only to -o)\n"
     "  --input-format=tc|tc-classic|yaml|json|onnx\n"
@@ -179,6 +180,20 @@ static bool is_identifier(const char *s) {
     if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' || (p != s && *p >= '0' && *p <= '9')))
       return false;
   return *s != '\0';
+}
+
+/* --target=native: the model that fits the machine lgen runs on. Only the
+ * CLI looks at the host, and only when asked: the library's output depends
+ * on its options alone. */
+static const char *host_target(void) {
+#if defined(__aarch64__)
+  return "aarch64-neon";
+#elif (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") ? "x86-64-avx512" : "x86-64-avx2";
+#else
+  return "x86-64-avx2";
+#endif
 }
 
 static void parse_args(int argc, char **argv, Options *o) {
@@ -336,6 +351,8 @@ static void parse_args(int argc, char **argv, Options *o) {
     for (int j = i + 1; j < 4; j++)
       if (outputs[i] && outputs[j] && strcmp(outputs[i], outputs[j]) == 0)
         usage_error("'%s' is named for two outputs", outputs[i]);
+  if (o->lib.target && strcmp(o->lib.target, "native") == 0)
+    o->lib.target = host_target();
   if (o->lib.target && !lgen_target_known(o->lib.target)) {
     char known[256], fmt[300];
     lgen_target_names(known, sizeof known);

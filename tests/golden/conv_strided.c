@@ -2,10 +2,6 @@
 #include "conv_strided.h"
 #include <stdint.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -49,23 +45,23 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
   LGEN_OMP(omp parallel for collapse(2))
   for (int64_t n = 0; n < N; ++n) {
     for (int64_t oh = 0; oh < OH; ++oh) {
-      for (int64_t f_r = 0; f_r < F; f_r += 32) {
-        const int64_t f_len = lgen_min(32, F - f_r);
-        for (int64_t ow_r = 0; ow_r < OW; ow_r += 8) {
-          const int64_t ow_len = lgen_min(8, OW - ow_r);
-          if (f_len == 32 && ow_len == 8) { /* a full register block: constant extents */
-            float O_acc[8][32];
-            for (int64_t ow_i = 0; ow_i < 8; ++ow_i) {
-              for (int64_t f_i = 0; f_i < 32; ++f_i) {
+      for (int64_t f_r = 0; f_r < F; f_r += 16) {
+        const int64_t f_len = lgen_min(16, F - f_r);
+        for (int64_t ow_r = 0; ow_r < OW; ow_r += 6) {
+          const int64_t ow_len = lgen_min(6, OW - ow_r);
+          if (f_len == 16 && ow_len == 6) { /* a full register block: constant extents */
+            float O_acc[6][16];
+            for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
+              for (int64_t f_i = 0; f_i < 16; ++f_i) {
                 O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
               }
             }
             for (int64_t kh = 0; kh < KH; ++kh) {
               for (int64_t kw = 0; kw < KW; ++kw) {
                 for (int64_t c = 0; c < C; ++c) {
-                  for (int64_t ow_i = 0; ow_i < 8; ++ow_i) {
+                  for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                    for (int64_t f_i = 0; f_i < 16; ++f_i) {
                       O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh *
                           dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw * dilations[1])) *
                           C + c], K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
@@ -74,18 +70,18 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                 }
               }
             }
-            for (int64_t ow_i = 0; ow_i < 8; ++ow_i) {
-              for (int64_t f_i = 0; f_i < 32; ++f_i) {
+            for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
+              for (int64_t f_i = 0; f_i < 16; ++f_i) {
                 O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
               }
             }
           } else {
-            if (f_len == 32) {
+            if (f_len == 16) {
               if (ow_len & 4) {
                 const int64_t ow_off = ow_len & ~(int64_t)7;
-                float O_acc[4][32];
+                float O_acc[4][16];
                 for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
                         (f_r + f_i)];
                   }
@@ -95,7 +91,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                     for (int64_t c = 0; c < C; ++c) {
                       for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
                           O_acc[ow_i][f_i] = LGEN_FMAF(
                               I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
                               ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
@@ -106,7 +102,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                   }
                 }
                 for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
                         O_acc[ow_i][f_i];
                   }
@@ -114,9 +110,9 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
               }
               if (ow_len & 2) {
                 const int64_t ow_off = ow_len & ~(int64_t)3;
-                float O_acc[2][32];
+                float O_acc[2][16];
                 for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
                         (f_r + f_i)];
                   }
@@ -126,7 +122,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                     for (int64_t c = 0; c < C; ++c) {
                       for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
                           O_acc[ow_i][f_i] = LGEN_FMAF(
                               I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
                               ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
@@ -137,7 +133,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                   }
                 }
                 for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
                         O_acc[ow_i][f_i];
                   }
@@ -145,9 +141,9 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
               }
               if (ow_len & 1) {
                 const int64_t ow_off = ow_len & ~(int64_t)1;
-                float O_acc[1][32];
+                float O_acc[1][16];
                 for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
                         (f_r + f_i)];
                   }
@@ -157,7 +153,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                     for (int64_t c = 0; c < C; ++c) {
                       for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
                           O_acc[ow_i][f_i] = LGEN_FMAF(
                               I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
                               ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
@@ -168,7 +164,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
                   }
                 }
                 for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 32; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
                     O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
                         O_acc[ow_i][f_i];
                   }
@@ -176,7 +172,7 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
               }
             } else {
               for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
-                float O_acc[32] = {0};
+                float O_acc[16] = {0};
                 for (int64_t f_i = 0; f_i < f_len; ++f_i) {
                   O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
                 }

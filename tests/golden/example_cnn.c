@@ -7,10 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -257,11 +253,11 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
                 const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                    float r0_acc[8][16];
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
+                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
+                    float r0_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
                       }
@@ -269,7 +265,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     for (int64_t c = 0; c < 3; ++c) {
                       for (int64_t k0 = 0; k0 < 3; ++k0) {
                         for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                             LGEN_OMP_SIMD(omp simd)
                             for (int64_t f_i = 0; f_i < 16; ++f_i) {
                               r0_acc[o1_i][f_i] = LGEN_FMAF(
@@ -281,7 +277,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                         }
                       }
                     }
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         const float t0 = r0_acc[o1_i][f_i];
                         r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
@@ -290,37 +286,6 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     }
                   } else {
                     if (f_len == 16) {
-                      if (o1_len & 4) {
-                        const int64_t o1_off = o1_len & ~(int64_t)7;
-                        float r0_acc[4][16];
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 3; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
-                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r0_acc[o1_i][f_i];
-                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
                       if (o1_len & 2) {
                         const int64_t o1_off = o1_len & ~(int64_t)3;
                         float r0_acc[2][16];
@@ -475,11 +440,11 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
                 const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                    float r1_acc[8][16];
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
+                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
+                    float r1_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
                       }
@@ -487,7 +452,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     for (int64_t c = 0; c < 16; ++c) {
                       for (int64_t k0 = 0; k0 < 3; ++k0) {
                         for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                             LGEN_OMP_SIMD(omp simd)
                             for (int64_t f_i = 0; f_i < 16; ++f_i) {
                               r1_acc[o1_i][f_i] = LGEN_FMAF(
@@ -499,7 +464,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                         }
                       }
                     }
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         const float t0 = r1_acc[o1_i][f_i];
                         r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
@@ -508,37 +473,6 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     }
                   } else {
                     if (f_len == 16) {
-                      if (o1_len & 4) {
-                        const int64_t o1_off = o1_len & ~(int64_t)7;
-                        float r1_acc[4][16];
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r1_acc[o1_i][f_i];
-                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
                       if (o1_len & 2) {
                         const int64_t o1_off = o1_len & ~(int64_t)3;
                         float r1_acc[2][16];
@@ -694,11 +628,11 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
                 const int64_t f_len = lgen_min(16, f_t0_end - f_r);
-                for (int64_t o1_r = 0; o1_r < 32; o1_r += 8) {
-                  const int64_t o1_len = lgen_min(8, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 8) { /* a full register block: constant extents */
-                    float n2_acc[8][16];
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
+                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
+                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
+                    float n2_acc[4][16];
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
                       }
@@ -706,7 +640,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                     for (int64_t c = 0; c < 16; ++c) {
                       for (int64_t k0 = 0; k0 < 3; ++k0) {
                         for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                             LGEN_OMP_SIMD(omp simd)
                             for (int64_t f_i = 0; f_i < 16; ++f_i) {
                               n2_acc[o1_i][f_i] = LGEN_FMAF(
@@ -718,43 +652,13 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                         }
                       }
                     }
-                    for (int64_t o1_i = 0; o1_i < 8; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
                       for (int64_t f_i = 0; f_i < 16; ++f_i) {
                         n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
                       }
                     }
                   } else {
                     if (f_len == 16) {
-                      if (o1_len & 4) {
-                        const int64_t o1_off = o1_len & ~(int64_t)7;
-                        float n2_acc[4][16];
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                n2_acc[o1_i][f_i];
-                          }
-                        }
-                      }
                       if (o1_len & 2) {
                         const int64_t o1_off = o1_len & ~(int64_t)3;
                         float n2_acc[2][16];
@@ -860,30 +764,30 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           float *restrict n2 = (float *)((char *)workspace + 139520);
           float *restrict p = (float *)workspace;
           /* residual: Add + relu2: Relu + gap: GlobalAveragePool */
-          for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 256) {
-            const int64_t d1_t0_end = lgen_min(d1_t0 + 256, 16);
-            for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 32) {
-              const int64_t d1_len = lgen_min(32, d1_t0_end - d1_r);
-              if (d1_len == 32) { /* a full register block: constant extents */
-                float p_acc[32];
-                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+          for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 128) {
+            const int64_t d1_t0_end = lgen_min(d1_t0 + 128, 16);
+            for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 16) {
+              const int64_t d1_len = lgen_min(16, d1_t0_end - d1_r);
+              if (d1_len == 16) { /* a full register block: constant extents */
+                float p_acc[16];
+                for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
                   p_acc[d1_i] = 0x0p+0f;
                 }
                 for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
                   for (int64_t r3 = 0; r3 < 32; ++r3) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                    for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
                       const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
                           r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
                       p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
                     }
                   }
                 }
-                for (int64_t d1_i = 0; d1_i < 32; ++d1_i) {
+                for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
                   p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
                 }
               } else {
-                float p_acc[32] = {0};
+                float p_acc[16] = {0};
                 for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
                   p_acc[d1_i] = 0x0p+0f;
                 }
@@ -918,26 +822,26 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           const float *restrict fc_out = lgen_cnn_fc_out;
           float *restrict f = (float *)workspace;
           /* fc: Gemm */
-          for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 256) {
-            const int64_t n_t0_end = lgen_min(n_t0 + 256, 10);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (n_len == 32) { /* a full register block: constant extents */
-                float y_acc[32];
-                for (int64_t n_i = 0; n_i < 32; ++n_i) {
+          for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 128) {
+            const int64_t n_t0_end = lgen_min(n_t0 + 128, 10);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (n_len == 16) { /* a full register block: constant extents */
+                float y_acc[16];
+                for (int64_t n_i = 0; n_i < 16; ++n_i) {
                   y_acc[n_i] = 0x0p+0f;
                 }
                 for (int64_t k = 0; k < 16; ++k) {
                   LGEN_OMP_SIMD(omp simd)
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
                   }
                 }
-                for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                for (int64_t n_i = 0; n_i < 16; ++n_i) {
                   y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
                 }
               } else {
-                float y_acc[32] = {0};
+                float y_acc[16] = {0};
                 for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                   y_acc[n_i] = 0x0p+0f;
                 }

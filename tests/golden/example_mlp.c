@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -559,9 +555,9 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk0_mlp_fc1_out[512];
-extern const float lgenpk1_mlp_W2[384];
-extern const float lgenpk2_mlp_W3[256];
+extern const float lgenpk0_mlp_fc1_out[256];
+extern const float lgenpk1_mlp_W2[192];
+extern const float lgenpk2_mlp_W3[128];
 extern const float lgen_mlp_W2[96];
 extern const float lgen_mlp_W3[32];
 extern const float lgen_mlp_b1[12];
@@ -606,72 +602,72 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
       float *restrict a1 = (float *)workspace;
       /* fc1: Gemm + relu1: Relu (epilogue) */
       {
-        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 4096) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 4096, N);
+        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 2730) {
+          const int64_t m_t0_end = lgen_min(m_t0 + 2730, N);
           for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
             const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
             LGEN_OMP(omp for)
-            for (int64_t n_t0 = 0; n_t0 < 12; n_t0 += 32) {
-              const int64_t n_t0_end = lgen_min(n_t0 + 32, 12);
+            for (int64_t n_t0 = 0; n_t0 < 12; n_t0 += 16) {
+              const int64_t n_t0_end = lgen_min(n_t0 + 16, 12);
               /* fc1_out_pack: packed at generation time */
               const float *restrict fc1_out_pack = lgenpk0_mlp_fc1_out;
-              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-                const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                  const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                  if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                    float a1_acc[8][32];
+              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                    float a1_acc[6][16];
                     if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a1_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a1_acc[m_i][n_i] = a1[(m_r + m_i) * 12 + (n_r + n_i)];
                         }
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_i) * 16 + k],
-                              fc1_out_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                              32 + n_i], a1_acc[m_i][n_i]);
+                              fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                              16 + n_i], a1_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 16) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
                           a1[(m_r + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a1[(m_r + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
                         }
                       }
                     }
                   } else {
-                    if (n_len == 32) {
+                    if (n_len == 16) {
                       if (m_len & 4) {
                         const int64_t m_off = m_len & ~(int64_t)7;
-                        float a1_acc[4][32];
+                        float a1_acc[4][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
                             }
                           }
@@ -679,16 +675,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 32 + n_i], a1_acc[m_i][n_i]);
+                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
+                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 16) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
                                   0x0p+0f : t2;
@@ -696,7 +692,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
                             }
                           }
@@ -704,16 +700,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 2) {
                         const int64_t m_off = m_len & ~(int64_t)3;
-                        float a1_acc[2][32];
+                        float a1_acc[2][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
                             }
                           }
@@ -721,16 +717,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 32 + n_i], a1_acc[m_i][n_i]);
+                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
+                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 16) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
                                   0x0p+0f : t2;
@@ -738,7 +734,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
                             }
                           }
@@ -746,16 +742,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 1) {
                         const int64_t m_off = m_len & ~(int64_t)1;
-                        float a1_acc[1][32];
+                        float a1_acc[1][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
                             }
                           }
@@ -763,16 +759,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 32 + n_i], a1_acc[m_i][n_i]);
+                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
+                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 16) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
                                   0x0p+0f : t2;
@@ -780,7 +776,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
                             }
                           }
@@ -788,7 +784,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float a1_acc[32] = {0};
+                        float a1_acc[16] = {0};
                         if (k_t0 == 0) {
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             a1_acc[n_i] = 0x0p+0f;
@@ -802,8 +798,8 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           LGEN_OMP_SIMD(omp simd)
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             a1_acc[n_i] = LGEN_FMAF(x[(m_r + m_i) * 16 + k],
-                                fc1_out_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                32 + n_i], a1_acc[n_i]);
+                                fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                16 + n_i], a1_acc[n_i]);
                           }
                         }
                         if (k_t0_end == 16) {
@@ -836,72 +832,72 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
       float *restrict a2 = (float *)((char *)workspace + lgen_floordiv(48 * N + 63, 64) * 64);
       /* fc2: Gemm + relu2: Relu (epilogue) */
       {
-        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 4096) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 4096, N);
+        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 2730) {
+          const int64_t m_t0_end = lgen_min(m_t0 + 2730, N);
           for (int64_t k_t0 = 0; k_t0 < 12; k_t0 += 384) {
             const int64_t k_t0_end = lgen_min(k_t0 + 384, 12);
             LGEN_OMP(omp for)
-            for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 32) {
-              const int64_t n_t0_end = lgen_min(n_t0 + 32, 8);
+            for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 16) {
+              const int64_t n_t0_end = lgen_min(n_t0 + 16, 8);
               /* W2_pack: packed at generation time */
               const float *restrict W2_pack = lgenpk1_mlp_W2;
-              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-                const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                  const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                  if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                    float a2_acc[8][32];
+              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                    float a2_acc[6][16];
                     if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a2_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a2_acc[m_i][n_i] = a2[(m_r + m_i) * 8 + (n_r + n_i)];
                         }
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_i) * 12 + k],
-                              W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                              32 + n_i], a2_acc[m_i][n_i]);
+                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                              16 + n_i], a2_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 12) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
                           a2[(m_r + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           a2[(m_r + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
                         }
                       }
                     }
                   } else {
-                    if (n_len == 32) {
+                    if (n_len == 16) {
                       if (m_len & 4) {
                         const int64_t m_off = m_len & ~(int64_t)7;
-                        float a2_acc[4][32];
+                        float a2_acc[4][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
                             }
                           }
@@ -909,16 +905,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], a2_acc[m_i][n_i]);
+                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], a2_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 12) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -926,7 +922,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
                             }
                           }
@@ -934,16 +930,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 2) {
                         const int64_t m_off = m_len & ~(int64_t)3;
-                        float a2_acc[2][32];
+                        float a2_acc[2][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
                             }
                           }
@@ -951,16 +947,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], a2_acc[m_i][n_i]);
+                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], a2_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 12) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -968,7 +964,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
                             }
                           }
@@ -976,16 +972,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 1) {
                         const int64_t m_off = m_len & ~(int64_t)1;
-                        float a2_acc[1][32];
+                        float a2_acc[1][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
                             }
                           }
@@ -993,16 +989,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], a2_acc[m_i][n_i]);
+                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], a2_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 12) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -1010,7 +1006,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
                             }
                           }
@@ -1018,7 +1014,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float a2_acc[32] = {0};
+                        float a2_acc[16] = {0};
                         if (k_t0 == 0) {
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             a2_acc[n_i] = 0x0p+0f;
@@ -1032,8 +1028,8 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           LGEN_OMP_SIMD(omp simd)
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             a2_acc[n_i] = LGEN_FMAF(a1[(m_r + m_i) * 12 + k],
-                                W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                32 + n_i], a2_acc[n_i]);
+                                W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                16 + n_i], a2_acc[n_i]);
                           }
                         }
                         if (k_t0_end == 12) {
@@ -1066,71 +1062,71 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
       float *restrict z = (float *)workspace;
       /* fc3: Gemm */
       {
-        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 4096) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 4096, N);
+        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 2730) {
+          const int64_t m_t0_end = lgen_min(m_t0 + 2730, N);
           for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
             const int64_t k_t0_end = lgen_min(k_t0 + 384, 8);
             LGEN_OMP(omp for)
-            for (int64_t n_t0 = 0; n_t0 < 4; n_t0 += 32) {
-              const int64_t n_t0_end = lgen_min(n_t0 + 32, 4);
+            for (int64_t n_t0 = 0; n_t0 < 4; n_t0 += 16) {
+              const int64_t n_t0_end = lgen_min(n_t0 + 16, 4);
               /* W3_pack: packed at generation time */
               const float *restrict W3_pack = lgenpk2_mlp_W3;
-              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-                const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                  const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                  if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                    float z_acc[8][32];
+              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                    float z_acc[6][16];
                     if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           z_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           z_acc[m_i][n_i] = z[(m_r + m_i) * 4 + (n_r + n_i)];
                         }
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_i) * 8 + k],
-                              W3_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                              32 + n_i], z_acc[m_i][n_i]);
+                              W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                              16 + n_i], z_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 8) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] + b3[(n_r + n_i)];
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
                         }
                       }
                     }
                   } else {
-                    if (n_len == 32) {
+                    if (n_len == 16) {
                       if (m_len & 4) {
                         const int64_t m_off = m_len & ~(int64_t)7;
-                        float z_acc[4][32];
+                        float z_acc[4][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
                             }
                           }
@@ -1138,23 +1134,23 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], z_acc[m_i][n_i]);
+                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], z_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
                                   b3[(n_r + n_i)];
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
                             }
                           }
@@ -1162,16 +1158,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 2) {
                         const int64_t m_off = m_len & ~(int64_t)3;
-                        float z_acc[2][32];
+                        float z_acc[2][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
                             }
                           }
@@ -1179,23 +1175,23 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], z_acc[m_i][n_i]);
+                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], z_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
                                   b3[(n_r + n_i)];
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
                             }
                           }
@@ -1203,16 +1199,16 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                       if (m_len & 1) {
                         const int64_t m_off = m_len & ~(int64_t)1;
-                        float z_acc[1][32];
+                        float z_acc[1][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
                             }
                           }
@@ -1220,23 +1216,23 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], z_acc[m_i][n_i]);
+                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], z_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
                                   b3[(n_r + n_i)];
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
                             }
                           }
@@ -1244,7 +1240,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float z_acc[32] = {0};
+                        float z_acc[16] = {0};
                         if (k_t0 == 0) {
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             z_acc[n_i] = 0x0p+0f;
@@ -1258,7 +1254,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
                           LGEN_OMP_SIMD(omp simd)
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             z_acc[n_i] = LGEN_FMAF(a2[(m_r + m_i) * 8 + k], W3_pack[(((n_r - n_t0) /
-                                32) * (k_t0_end - k_t0) + k - k_t0) * 32 + n_i], z_acc[n_i]);
+                                16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], z_acc[n_i]);
                           }
                         }
                         if (k_t0_end == 8) {

@@ -8,10 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -610,10 +606,10 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk3_transformer_Wq_shared[1024];
-extern const float lgenpk14_transformer_Wo[512];
+extern const float lgenpk3_transformer_Wq_shared[768];
+extern const float lgenpk14_transformer_Wo[256];
 extern const float lgenpk18_transformer_W1[512];
-extern const float lgenpk19_transformer_W2[1024];
+extern const float lgenpk19_transformer_W2[512];
 extern const float lgen_transformer_W1[512];
 extern const float lgen_transformer_W2[512];
 extern const float lgen_transformer_Wo[256];
@@ -632,13 +628,13 @@ extern const float lgen_transformer_onnx_t2[1];
 extern const float lgen_transformer_Wq_shared[768];
 
 /* model graph transformer: (x: f32(1, 8, 16)) -> (y: f32(1, 8, 16))
- * 20 ops, 16 constants, 44 intermediates in the workspace (4096 bytes).
+ * 20 ops, 16 constants, 44 intermediates in the workspace (3584 bytes).
  * transformer_run uses the caller's workspace (64-byte aligned, transformer_workspace_size bytes);
  * transformer allocates one and returns 0, or -1 if that fails.
  */
 size_t transformer_workspace_size(void)
 {
-  return 4096;
+  return 3584;
 }
 
 #ifdef LGEN_PROFILE
@@ -756,63 +752,63 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     float *restrict l1 = (float *)((char *)workspace + 1536);
     float *restrict q_shared = (float *)workspace;
     /* q_shared: matmul */
-    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-      const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
       for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
-        for (int64_t n_t0 = 0; n_t0 < 48; n_t0 += 32) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 32, 48);
+        for (int64_t n_t0 = 0; n_t0 < 48; n_t0 += 16) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 16, 48);
           /* Wq_shared_pack: packed at generation time */
           const float *restrict Wq_shared_pack = lgenpk3_transformer_Wq_shared +
               ((k_t0_end - k_t0) * n_t0);
-          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float q_shared_acc[8][32];
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+            const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float q_shared_acc[6][16];
                 if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       q_shared_acc[m_i][n_i] = 0x0p+0f;
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       q_shared_acc[m_i][n_i] = q_shared[(m_r + m_i) * 48 + (n_r + n_i)];
                     }
                   }
                 }
                 for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_i) * 16 + k_2],
-                          Wq_shared_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                          32 + n_i], q_shared_acc[m_i][n_i]);
+                          Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                          16 + n_i], q_shared_acc[m_i][n_i]);
                     }
                   }
                 }
-                for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     q_shared[(m_r + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (m_len & 4) {
                     const int64_t m_off = m_len & ~(int64_t)7;
-                    float q_shared_acc[4][32];
+                    float q_shared_acc[4][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
                         }
                       }
@@ -820,31 +816,31 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 32 + n_i], q_shared_acc[m_i][n_i]);
+                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
+                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 2) {
                     const int64_t m_off = m_len & ~(int64_t)3;
-                    float q_shared_acc[2][32];
+                    float q_shared_acc[2][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
                         }
                       }
@@ -852,31 +848,31 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 32 + n_i], q_shared_acc[m_i][n_i]);
+                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
+                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 1) {
                     const int64_t m_off = m_len & ~(int64_t)1;
-                    float q_shared_acc[1][32];
+                    float q_shared_acc[1][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
                         }
                       }
@@ -884,22 +880,22 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 32 + n_i], q_shared_acc[m_i][n_i]);
+                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
+                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
                       }
                     }
                   }
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float q_shared_acc[32] = {0};
+                    float q_shared_acc[16] = {0};
                     if (k_t0 == 0) {
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         q_shared_acc[n_i] = 0x0p+0f;
@@ -913,8 +909,8 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         q_shared_acc[n_i] = LGEN_FMAF(l1[(m_r + m_i) * 16 + k_2],
-                            Wq_shared_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                            32 + n_i], q_shared_acc[n_i]);
+                            Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                            16 + n_i], q_shared_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
@@ -1034,75 +1030,75 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     /* qk: MatMul */
     float *restrict kt_pack = (float *)(lgen_scratch + 0);
     for (int64_t b1_2 = 0; b1_2 < 2; ++b1_2) {
-      for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-        const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+      for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+        const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
         for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
           const int64_t k_t0_end = lgen_min(k_t0 + 384, 8);
-          for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 32) {
-            const int64_t n_t0_end = lgen_min(n_t0 + 32, 8);
+          for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 16) {
+            const int64_t n_t0_end = lgen_min(n_t0 + 16, 8);
             /* pack kt into kt_pack */
             const int64_t kt_k_extent = k_t0_end - k_t0;
             const int64_t kt_n_extent = n_t0_end - n_t0;
-            for (int64_t n_o_p = 0; n_o_p < ((kt_n_extent + 31) / 32); ++n_o_p) {
+            for (int64_t n_o_p = 0; n_o_p < ((kt_n_extent + 15) / 16); ++n_o_p) {
               for (int64_t b1_p = 0; b1_p < 1; ++b1_p) {
                 for (int64_t k_p = 0; k_p < kt_k_extent; ++k_p) {
-                  for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-                    const int64_t n_l = n_o_p * 32 + n_i_p;
-                    kt_pack[((n_o_p * 1 + b1_p) * kt_k_extent + k_p) * 32 + n_i_p] =
+                  for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
+                    const int64_t n_l = n_o_p * 16 + n_i_p;
+                    kt_pack[((n_o_p * 1 + b1_p) * kt_k_extent + k_p) * 16 + n_i_p] =
                         n_l < kt_n_extent ? kt[((b1_2 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
                         (n_t0 + n_l)] : (float)0;
                   }
                 }
               }
             }
-            for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-              const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-              for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                  float scores_acc[8][32];
+            for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+              const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+              for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                  float scores_acc[6][16];
                   if (k_t0 == 0) {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         scores_acc[m_i][n_i] = 0x0p+0f;
                       }
                     }
                   } else {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
                       }
                     }
                   }
                   for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
                       LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                            kt_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) * kt_k_extent +
-                            k_2 - k_t0) * 32 + n_i], scores_acc[m_i][n_i]);
+                            kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent +
+                            k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
                       }
                     }
                   }
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = scores_acc[m_i][n_i];
                     }
                   }
                 } else {
-                  if (n_len == 32) {
+                  if (n_len == 16) {
                     if (m_len & 4) {
                       const int64_t m_off = m_len & ~(int64_t)7;
-                      float scores_acc[4][32];
+                      float scores_acc[4][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1111,15 +1107,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 32 + n_i], scores_acc[m_i][n_i]);
+                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               scores_acc[m_i][n_i];
                         }
@@ -1127,16 +1123,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                     if (m_len & 2) {
                       const int64_t m_off = m_len & ~(int64_t)3;
-                      float scores_acc[2][32];
+                      float scores_acc[2][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1145,15 +1141,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 32 + n_i], scores_acc[m_i][n_i]);
+                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               scores_acc[m_i][n_i];
                         }
@@ -1161,16 +1157,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                     if (m_len & 1) {
                       const int64_t m_off = m_len & ~(int64_t)1;
-                      float scores_acc[1][32];
+                      float scores_acc[1][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1179,15 +1175,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 32 + n_i], scores_acc[m_i][n_i]);
+                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               scores_acc[m_i][n_i];
                         }
@@ -1195,7 +1191,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                   } else {
                     for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                      float scores_acc[32] = {0};
+                      float scores_acc[16] = {0};
                       if (k_t0 == 0) {
                         for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                           scores_acc[n_i] = 0x0p+0f;
@@ -1209,8 +1205,8 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                         LGEN_OMP_SIMD(omp simd)
                         for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                           scores_acc[n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                              kt_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) * kt_k_extent +
-                              k_2 - k_t0) * 32 + n_i], scores_acc[n_i]);
+                              kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent +
+                              k_2 - k_t0) * 16 + n_i], scores_acc[n_i]);
                         }
                       }
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
@@ -1263,75 +1259,75 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     /* av: MatMul */
     float *restrict vh_pack = (float *)(lgen_scratch + 0);
     for (int64_t b1_2 = 0; b1_2 < 2; ++b1_2) {
-      for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-        const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+      for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+        const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
         for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
           const int64_t k_t0_end = lgen_min(k_t0 + 384, 8);
-          for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 32) {
-            const int64_t n_t0_end = lgen_min(n_t0 + 32, 8);
+          for (int64_t n_t0 = 0; n_t0 < 8; n_t0 += 16) {
+            const int64_t n_t0_end = lgen_min(n_t0 + 16, 8);
             /* pack vh into vh_pack */
             const int64_t vh_k_extent = k_t0_end - k_t0;
             const int64_t vh_n_extent = n_t0_end - n_t0;
-            for (int64_t n_o_p = 0; n_o_p < ((vh_n_extent + 31) / 32); ++n_o_p) {
+            for (int64_t n_o_p = 0; n_o_p < ((vh_n_extent + 15) / 16); ++n_o_p) {
               for (int64_t b1_p = 0; b1_p < 1; ++b1_p) {
                 for (int64_t k_p = 0; k_p < vh_k_extent; ++k_p) {
-                  for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-                    const int64_t n_l = n_o_p * 32 + n_i_p;
-                    vh_pack[((n_o_p * 1 + b1_p) * vh_k_extent + k_p) * 32 + n_i_p] =
+                  for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
+                    const int64_t n_l = n_o_p * 16 + n_i_p;
+                    vh_pack[((n_o_p * 1 + b1_p) * vh_k_extent + k_p) * 16 + n_i_p] =
                         n_l < vh_n_extent ? vh[((b1_2 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
                         (n_t0 + n_l)] : (float)0;
                   }
                 }
               }
             }
-            for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-              const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-              for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                  float ctx_acc[8][32];
+            for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+              const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+              for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                  float ctx_acc[6][16];
                   if (k_t0 == 0) {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         ctx_acc[m_i][n_i] = 0x0p+0f;
                       }
                     }
                   } else {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
                       }
                     }
                   }
                   for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
                       LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                            vh_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) * vh_k_extent +
-                            k_2 - k_t0) * 32 + n_i], ctx_acc[m_i][n_i]);
+                            vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent +
+                            k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
                       }
                     }
                   }
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = ctx_acc[m_i][n_i];
                     }
                   }
                 } else {
-                  if (n_len == 32) {
+                  if (n_len == 16) {
                     if (m_len & 4) {
                       const int64_t m_off = m_len & ~(int64_t)7;
-                      float ctx_acc[4][32];
+                      float ctx_acc[4][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1340,15 +1336,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 32 + n_i], ctx_acc[m_i][n_i]);
+                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               ctx_acc[m_i][n_i];
                         }
@@ -1356,16 +1352,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                     if (m_len & 2) {
                       const int64_t m_off = m_len & ~(int64_t)3;
-                      float ctx_acc[2][32];
+                      float ctx_acc[2][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1374,15 +1370,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 32 + n_i], ctx_acc[m_i][n_i]);
+                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               ctx_acc[m_i][n_i];
                         }
@@ -1390,16 +1386,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                     if (m_len & 1) {
                       const int64_t m_off = m_len & ~(int64_t)1;
-                      float ctx_acc[1][32];
+                      float ctx_acc[1][16];
                       if (k_t0 == 0) {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = 0x0p+0f;
                           }
                         }
                       } else {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
                                 8 + (n_r + n_i)];
                           }
@@ -1408,15 +1404,15 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
                           LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 32 + n_i], ctx_acc[m_i][n_i]);
+                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
+                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
                           }
                         }
                       }
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
                               ctx_acc[m_i][n_i];
                         }
@@ -1424,7 +1420,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     }
                   } else {
                     for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                      float ctx_acc[32] = {0};
+                      float ctx_acc[16] = {0};
                       if (k_t0 == 0) {
                         for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                           ctx_acc[n_i] = 0x0p+0f;
@@ -1438,8 +1434,8 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                         LGEN_OMP_SIMD(omp simd)
                         for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                           ctx_acc[n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                              vh_pack[((((n_r - n_t0) / 32) * 1 + b1_2 - b1_2) * vh_k_extent +
-                              k_2 - k_t0) * 32 + n_i], ctx_acc[n_i]);
+                              vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent +
+                              k_2 - k_t0) * 16 + n_i], ctx_acc[n_i]);
                         }
                       }
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
@@ -1478,62 +1474,62 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     float *restrict ctx2 = (float *)workspace;
     float *restrict o = (float *)((char *)workspace + 1024);
     /* o_proj: MatMul */
-    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-      const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
       for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
-        for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 32) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 32, 16);
+        for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 16) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 16, 16);
           /* Wo_pack: packed at generation time */
           const float *restrict Wo_pack = lgenpk14_transformer_Wo;
-          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float o_acc[8][32];
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+            const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float o_acc[6][16];
                 if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       o_acc[m_i][n_i] = 0x0p+0f;
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       o_acc[m_i][n_i] = o[(m_r + m_i) * 16 + (n_r + n_i)];
                     }
                   }
                 }
                 for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_i) * 16 + k_2],
-                          Wo_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) * 32 +
+                          Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
                           n_i], o_acc[m_i][n_i]);
                     }
                   }
                 }
-                for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     o[(m_r + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (m_len & 4) {
                     const int64_t m_off = m_len & ~(int64_t)7;
-                    float o_acc[4][32];
+                    float o_acc[4][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -1541,31 +1537,31 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], o_acc[m_i][n_i]);
+                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], o_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 2) {
                     const int64_t m_off = m_len & ~(int64_t)3;
-                    float o_acc[2][32];
+                    float o_acc[2][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -1573,31 +1569,31 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], o_acc[m_i][n_i]);
+                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], o_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 1) {
                     const int64_t m_off = m_len & ~(int64_t)1;
-                    float o_acc[1][32];
+                    float o_acc[1][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -1605,22 +1601,22 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], o_acc[m_i][n_i]);
+                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], o_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
                       }
                     }
                   }
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float o_acc[32] = {0};
+                    float o_acc[16] = {0};
                     if (k_t0 == 0) {
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         o_acc[n_i] = 0x0p+0f;
@@ -1634,7 +1630,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         o_acc[n_i] = LGEN_FMAF(ctx2[(m_r + m_i) * 16 + k_2], Wo_pack[(((n_r -
-                            n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) * 32 + n_i], o_acc[n_i]);
+                            n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], o_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
@@ -1746,72 +1742,72 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     float *restrict l2 = (float *)((char *)workspace + 1536);
     float *restrict gelu = (float *)workspace;
     /* ffn1: MatMul + Add + Div + Erf (epilogue) */
-    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-      const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
       for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
-        for (int64_t n_t0 = 0; n_t0 < 32; n_t0 += 32) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 32, 32);
+        for (int64_t n_t0 = 0; n_t0 < 32; n_t0 += 16) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 16, 32);
           /* W1_pack: packed at generation time */
-          const float *restrict W1_pack = lgenpk18_transformer_W1;
-          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float gelu_acc[8][32];
+          const float *restrict W1_pack = lgenpk18_transformer_W1 + ((k_t0_end - k_t0) * n_t0);
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+            const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float gelu_acc[6][16];
                 if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       gelu_acc[m_i][n_i] = 0x0p+0f;
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       gelu_acc[m_i][n_i] = gelu[(m_r + m_i) * 32 + (n_r + n_i)];
                     }
                   }
                 }
                 for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_i) * 16 + k_2],
-                          W1_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) * 32 +
+                          W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
                           n_i], gelu_acc[m_i][n_i]);
                     }
                   }
                 }
                 if (k_t0_end == 16) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
                       gelu[(m_r + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
                           (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       gelu[(m_r + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
                     }
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (m_len & 4) {
                     const int64_t m_off = m_len & ~(int64_t)7;
-                    float gelu_acc[4][32];
+                    float gelu_acc[4][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
                         }
                       }
@@ -1819,16 +1815,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], gelu_acc[m_i][n_i]);
+                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], gelu_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 16) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
                               (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
@@ -1836,7 +1832,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
                         }
                       }
@@ -1844,16 +1840,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                   if (m_len & 2) {
                     const int64_t m_off = m_len & ~(int64_t)3;
-                    float gelu_acc[2][32];
+                    float gelu_acc[2][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
                         }
                       }
@@ -1861,16 +1857,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], gelu_acc[m_i][n_i]);
+                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], gelu_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 16) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
                               (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
@@ -1878,7 +1874,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
                         }
                       }
@@ -1886,16 +1882,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                   if (m_len & 1) {
                     const int64_t m_off = m_len & ~(int64_t)1;
-                    float gelu_acc[1][32];
+                    float gelu_acc[1][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
                         }
                       }
@@ -1903,16 +1899,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], gelu_acc[m_i][n_i]);
+                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], gelu_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 16) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
                               (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
@@ -1920,7 +1916,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
                         }
                       }
@@ -1928,7 +1924,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float gelu_acc[32] = {0};
+                    float gelu_acc[16] = {0};
                     if (k_t0 == 0) {
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         gelu_acc[n_i] = 0x0p+0f;
@@ -1942,8 +1938,8 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         gelu_acc[n_i] = LGEN_FMAF(l2[(m_r + m_i) * 16 + k_2],
-                            W1_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                            32 + n_i], gelu_acc[n_i]);
+                            W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                            16 + n_i], gelu_acc[n_i]);
                       }
                     }
                     if (k_t0_end == 16) {
@@ -1975,72 +1971,72 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     float *restrict o = (float *)((char *)workspace + 1024);
     float *restrict gelu = (float *)workspace;
     /* ffn2: MatMul + Add + residual1: Add + residual2: Add (epilogue) */
-    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 4096) {
-      const int64_t m_t0_end = lgen_min(m_t0 + 4096, 8);
+    for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
       for (int64_t k_t0 = 0; k_t0 < 32; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, 32);
-        for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 32) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 32, 16);
+        for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 16) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 16, 16);
           /* W2_pack: packed at generation time */
           const float *restrict W2_pack = lgenpk19_transformer_W2;
-          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float y_acc[8][32];
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+            const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float y_acc[6][16];
                 if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       y_acc[m_i][n_i] = 0x0p+0f;
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       y_acc[m_i][n_i] = y[(m_r + m_i) * 16 + (n_r + n_i)];
                     }
                   }
                 }
                 for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_i) * 32 + k_2],
-                          W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) * 32 +
+                          W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
                           n_i], y_acc[m_i][n_i]);
                     }
                   }
                 }
                 if (k_t0_end == 32) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       y[(m_r + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_i) * 16 + (n_r + n_i)] +
                           (o[(m_r + m_i) * 16 + (n_r + n_i)] + bo[(n_r + n_i)])) +
                           (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
                     }
                   }
                 } else {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
                       y[(m_r + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
                     }
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (m_len & 4) {
                     const int64_t m_off = m_len & ~(int64_t)7;
-                    float y_acc[4][32];
+                    float y_acc[4][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -2048,16 +2044,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], y_acc[m_i][n_i]);
+                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], y_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 32) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
                               16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
                               bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
@@ -2065,7 +2061,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
                         }
                       }
@@ -2073,16 +2069,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                   if (m_len & 2) {
                     const int64_t m_off = m_len & ~(int64_t)3;
-                    float y_acc[2][32];
+                    float y_acc[2][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -2090,16 +2086,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], y_acc[m_i][n_i]);
+                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], y_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 32) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
                               16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
                               bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
@@ -2107,7 +2103,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
                         }
                       }
@@ -2115,16 +2111,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                   if (m_len & 1) {
                     const int64_t m_off = m_len & ~(int64_t)1;
-                    float y_acc[1][32];
+                    float y_acc[1][16];
                     if (k_t0 == 0) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
                         }
                       }
@@ -2132,16 +2128,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                     for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              32 + n_i], y_acc[m_i][n_i]);
+                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
+                              16 + n_i], y_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 32) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
                               16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
                               bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
@@ -2149,7 +2145,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
                         }
                       }
@@ -2157,7 +2153,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   }
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float y_acc[32] = {0};
+                    float y_acc[16] = {0};
                     if (k_t0 == 0) {
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         y_acc[n_i] = 0x0p+0f;
@@ -2171,7 +2167,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                         y_acc[n_i] = LGEN_FMAF(gelu[(m_r + m_i) * 32 + k_2], W2_pack[(((n_r -
-                            n_t0) / 32) * (k_t0_end - k_t0) + k_2 - k_t0) * 32 + n_i], y_acc[n_i]);
+                            n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], y_acc[n_i]);
                       }
                     }
                     if (k_t0_end == 32) {

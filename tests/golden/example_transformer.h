@@ -21,11 +21,11 @@ extern "C" {
 #endif
 
 /* model graph transformer: (x: f32(1, 8, 16)) -> (y: f32(1, 8, 16))
- * 20 ops, 16 constants, 44 intermediates in the workspace (4096 bytes).
+ * 20 ops, 16 constants, 44 intermediates in the workspace (3584 bytes).
  * transformer_run uses the caller's workspace (64-byte aligned, transformer_workspace_size bytes);
  * transformer allocates one and returns 0, or -1 if that fails.
  */
-#define transformer_WORKSPACE_SIZE 4096
+#define transformer_WORKSPACE_SIZE 3584
 size_t transformer_workspace_size(void);
 void transformer_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y,
                      void *LGEN_RESTRICT workspace);

@@ -7,10 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -125,7 +121,7 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk0_g_epilogue_w[256];
+extern const float lgenpk0_g_epilogue_w[128];
 extern const float lgen_g_epilogue_w[48];
 extern const float lgen_g_epilogue_b[6];
 
@@ -162,72 +158,72 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
       const float *restrict b = lgen_g_epilogue_b;
       /* fc: matmul + bias: add + act: relu (epilogue) */
       {
-        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 4096) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 4096, N);
+        for (int64_t m_t0 = 0; m_t0 < N; m_t0 += 2730) {
+          const int64_t m_t0_end = lgen_min(m_t0 + 2730, N);
           for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
             const int64_t k_t0_end = lgen_min(k_t0 + 384, 8);
             LGEN_OMP(omp for)
-            for (int64_t n_t0 = 0; n_t0 < 6; n_t0 += 32) {
-              const int64_t n_t0_end = lgen_min(n_t0 + 32, 6);
+            for (int64_t n_t0 = 0; n_t0 < 6; n_t0 += 16) {
+              const int64_t n_t0_end = lgen_min(n_t0 + 16, 6);
               /* w_pack: packed at generation time */
               const float *restrict w_pack = lgenpk0_g_epilogue_w;
-              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-                const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                  const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                  if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                    float y_acc[8][32];
+              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                    float y_acc[6][16];
                     if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = y[(m_r + m_i) * 6 + (n_r + n_i)];
                         }
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_i) * 8 + k],
-                              w_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                              32 + n_i], y_acc[m_i][n_i]);
+                              w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                              16 + n_i], y_acc[m_i][n_i]);
                         }
                       }
                     }
                     if (k_t0_end == 8) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
                           y[(m_r + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y[(m_r + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
                         }
                       }
                     }
                   } else {
-                    if (n_len == 32) {
+                    if (n_len == 16) {
                       if (m_len & 4) {
                         const int64_t m_off = m_len & ~(int64_t)7;
-                        float y_acc[4][32];
+                        float y_acc[4][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
                             }
                           }
@@ -235,16 +231,16 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], y_acc[m_i][n_i]);
+                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -252,7 +248,7 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
                             }
                           }
@@ -260,16 +256,16 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                       }
                       if (m_len & 2) {
                         const int64_t m_off = m_len & ~(int64_t)3;
-                        float y_acc[2][32];
+                        float y_acc[2][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
                             }
                           }
@@ -277,16 +273,16 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], y_acc[m_i][n_i]);
+                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -294,7 +290,7 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
                             }
                           }
@@ -302,16 +298,16 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                       }
                       if (m_len & 1) {
                         const int64_t m_off = m_len & ~(int64_t)1;
-                        float y_acc[1][32];
+                        float y_acc[1][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
                             }
                           }
@@ -319,16 +315,16 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 32) * (k_t0_end - k_t0) + k - k_t0) *
-                                  32 + n_i], y_acc[m_i][n_i]);
+                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
+                                  16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         if (k_t0_end == 8) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
                                   t2;
@@ -336,7 +332,7 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
                             }
                           }
@@ -344,7 +340,7 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float y_acc[32] = {0};
+                        float y_acc[16] = {0};
                         if (k_t0 == 0) {
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             y_acc[n_i] = 0x0p+0f;
@@ -358,7 +354,7 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
                           LGEN_OMP_SIMD(omp simd)
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             y_acc[n_i] = LGEN_FMAF(x[(m_r + m_i) * 8 + k], w_pack[(((n_r - n_t0) /
-                                32) * (k_t0_end - k_t0) + k - k_t0) * 32 + n_i], y_acc[n_i]);
+                                16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], y_acc[n_i]);
                           }
                         }
                         if (k_t0_end == 8) {

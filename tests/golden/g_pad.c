@@ -7,10 +7,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -164,23 +160,23 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
     float *restrict y_padded_input = (float *)workspace;
     /* conv: conv_2d_nchw_fchw */
     for (int64_t o0 = 0; o0 < 10; ++o0) {
-      for (int64_t o1_r = 0; o1_r < 10; o1_r += 32) {
-        const int64_t o1_len = lgen_min(32, 10 - o1_r);
-        for (int64_t f_r = 0; f_r < 4; f_r += 8) {
-          const int64_t f_len = lgen_min(8, 4 - f_r);
-          if (o1_len == 32 && f_len == 8) { /* a full register block: constant extents */
-            float y_acc[8][32];
-            for (int64_t f_i = 0; f_i < 8; ++f_i) {
-              for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+      for (int64_t o1_r = 0; o1_r < 10; o1_r += 16) {
+        const int64_t o1_len = lgen_min(16, 10 - o1_r);
+        for (int64_t f_r = 0; f_r < 4; f_r += 6) {
+          const int64_t f_len = lgen_min(6, 4 - f_r);
+          if (o1_len == 16 && f_len == 6) { /* a full register block: constant extents */
+            float y_acc[6][16];
+            for (int64_t f_i = 0; f_i < 6; ++f_i) {
+              for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                 y_acc[f_i][o1_i] = 0x0p+0f;
               }
             }
             for (int64_t c = 0; c < 3; ++c) {
               for (int64_t k0 = 0; k0 < 3; ++k0) {
                 for (int64_t k1 = 0; k1 < 3; ++k1) {
-                  for (int64_t f_i = 0; f_i < 8; ++f_i) {
+                  for (int64_t f_i = 0; f_i < 6; ++f_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                    for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                       y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
                           ((o1_r + o1_i) + k1)], w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1],
                           y_acc[f_i][o1_i]);
@@ -189,18 +185,18 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                 }
               }
             }
-            for (int64_t f_i = 0; f_i < 8; ++f_i) {
-              for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+            for (int64_t f_i = 0; f_i < 6; ++f_i) {
+              for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                 y[((f_r + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
               }
             }
           } else {
-            if (o1_len == 32) {
+            if (o1_len == 16) {
               if (f_len & 4) {
                 const int64_t f_off = f_len & ~(int64_t)7;
-                float y_acc[4][32];
+                float y_acc[4][16];
                 for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y_acc[f_i][o1_i] = 0x0p+0f;
                   }
                 }
@@ -209,7 +205,7 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                     for (int64_t k1 = 0; k1 < 3; ++k1) {
                       for (int64_t f_i = 0; f_i < 4; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                           y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
                               ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
                               3 + k1], y_acc[f_i][o1_i]);
@@ -219,16 +215,16 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                   }
                 }
                 for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
                   }
                 }
               }
               if (f_len & 2) {
                 const int64_t f_off = f_len & ~(int64_t)3;
-                float y_acc[2][32];
+                float y_acc[2][16];
                 for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y_acc[f_i][o1_i] = 0x0p+0f;
                   }
                 }
@@ -237,7 +233,7 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                     for (int64_t k1 = 0; k1 < 3; ++k1) {
                       for (int64_t f_i = 0; f_i < 2; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                           y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
                               ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
                               3 + k1], y_acc[f_i][o1_i]);
@@ -247,16 +243,16 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                   }
                 }
                 for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
                   }
                 }
               }
               if (f_len & 1) {
                 const int64_t f_off = f_len & ~(int64_t)1;
-                float y_acc[1][32];
+                float y_acc[1][16];
                 for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y_acc[f_i][o1_i] = 0x0p+0f;
                   }
                 }
@@ -265,7 +261,7 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                     for (int64_t k1 = 0; k1 < 3; ++k1) {
                       for (int64_t f_i = 0; f_i < 1; ++f_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                           y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
                               ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
                               3 + k1], y_acc[f_i][o1_i]);
@@ -275,14 +271,14 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
                   }
                 }
                 for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 32; ++o1_i) {
+                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
                     y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
                   }
                 }
               }
             } else {
               for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                float y_acc[32] = {0};
+                float y_acc[16] = {0};
                 for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
                   y_acc[o1_i] = 0x0p+0f;
                 }

@@ -10,10 +10,6 @@
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -141,13 +137,13 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
 }
 #endif
 /* model graph g_prologue: (x: f32(64, 512), w: f32(512, 512)) -> (y: f32(64, 512))
- * 2 ops, 0 constants, 1 intermediate in the workspace (3244032 bytes).
+ * 2 ops, 0 constants, 1 intermediate in the workspace (1674240 bytes).
  * g_prologue_run uses the caller's workspace (64-byte aligned, g_prologue_workspace_size bytes);
  * g_prologue allocates one and returns 0, or -1 if that fails.
  */
 size_t g_prologue_workspace_size(void)
 {
-  return 3244032;
+  return 1674240;
 }
 
 #ifdef LGEN_PROFILE
@@ -173,90 +169,90 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
       /* fc: matmul */
       float *restrict x_pack = (float *)(lgen_scratch + 0);
       {
-        float *restrict r_pack = (float *)(lgen_scratch + 98304 + (size_t)LGEN_THREAD_NUM() *
-            196608);
-        for (int64_t m_t0 = 0; m_t0 < 64; m_t0 += 4096) {
-          const int64_t m_t0_end = lgen_min(m_t0 + 4096, 64);
+        float *restrict r_pack = (float *)(lgen_scratch + 101376 + (size_t)LGEN_THREAD_NUM() *
+            98304);
+        for (int64_t m_t0 = 0; m_t0 < 64; m_t0 += 2730) {
+          const int64_t m_t0_end = lgen_min(m_t0 + 2730, 64);
           for (int64_t k_t0 = 0; k_t0 < 512; k_t0 += 384) {
             const int64_t k_t0_end = lgen_min(k_t0 + 384, 512);
             /* pack x into x_pack */
             const int64_t x_m_extent = m_t0_end - m_t0;
             const int64_t x_k_extent = k_t0_end - k_t0;
             LGEN_OMP(omp for)
-            for (int64_t m_o_p = 0; m_o_p < ((x_m_extent + 7) / 8); ++m_o_p) {
+            for (int64_t m_o_p = 0; m_o_p < ((x_m_extent + 5) / 6); ++m_o_p) {
               for (int64_t k_p = 0; k_p < x_k_extent; ++k_p) {
-                for (int64_t m_i_p = 0; m_i_p < 8; ++m_i_p) {
-                  const int64_t m_l = m_o_p * 8 + m_i_p;
-                  x_pack[(m_o_p * x_k_extent + k_p) * 8 + m_i_p] = m_l < x_m_extent ?
+                for (int64_t m_i_p = 0; m_i_p < 6; ++m_i_p) {
+                  const int64_t m_l = m_o_p * 6 + m_i_p;
+                  x_pack[(m_o_p * x_k_extent + k_p) * 6 + m_i_p] = m_l < x_m_extent ?
                       x[(m_t0 + m_l) * 512 + (k_t0 + k_p)] : (float)0;
                 }
               }
             }
             LGEN_OMP(omp for)
-            for (int64_t n_t0 = 0; n_t0 < 512; n_t0 += 128) {
-              const int64_t n_t0_end = lgen_min(n_t0 + 128, 512);
+            for (int64_t n_t0 = 0; n_t0 < 512; n_t0 += 64) {
+              const int64_t n_t0_end = lgen_min(n_t0 + 64, 512);
               /* pack r into r_pack */
               const int64_t r_k_extent = k_t0_end - k_t0;
               const int64_t r_n_extent = n_t0_end - n_t0;
-              for (int64_t n_o_p = 0; n_o_p < ((r_n_extent + 31) / 32); ++n_o_p) {
+              for (int64_t n_o_p = 0; n_o_p < ((r_n_extent + 15) / 16); ++n_o_p) {
                 for (int64_t k_p = 0; k_p < r_k_extent; ++k_p) {
-                  for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-                    const int64_t n_l = n_o_p * 32 + n_i_p;
-                    r_pack[(n_o_p * r_k_extent + k_p) * 32 + n_i_p] = n_l < r_n_extent ?
+                  for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
+                    const int64_t n_l = n_o_p * 16 + n_i_p;
+                    r_pack[(n_o_p * r_k_extent + k_p) * 16 + n_i_p] = n_l < r_n_extent ?
                         (((w[((k_t0 + k_p)) * 512 + ((n_t0 + n_l))] < 0x0p+0f) ? 0x0p+0f :
                         w[((k_t0 + k_p)) * 512 + ((n_t0 + n_l))])) : (float)0;
                   }
                 }
               }
-              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-                const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-                  const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-                  if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                    float y_acc[8][32];
+              for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                    float y_acc[6][16];
                     if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = 0x0p+0f;
                         }
                       }
                     } else {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = y[(m_r + m_i) * 512 + (n_r + n_i)];
                         }
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
                           y_acc[m_i][n_i] = LGEN_FMAF(
-                              x_pack[(((m_r - m_t0) / 8) * x_k_extent + k - k_t0) * 8 + m_i],
-                              r_pack[(((n_r - n_t0) / 32) * r_k_extent + k - k_t0) * 32 + n_i],
+                              x_pack[(((m_r - m_t0) / 6) * x_k_extent + k - k_t0) * 6 + m_i],
+                              r_pack[(((n_r - n_t0) / 16) * r_k_extent + k - k_t0) * 16 + n_i],
                               y_acc[m_i][n_i]);
                         }
                       }
                     }
-                    for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         y[(m_r + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
                       }
                     }
                   } else {
-                    if (n_len == 32) {
+                    if (n_len == 16) {
                       if (m_len & 4) {
                         const int64_t m_off = m_len & ~(int64_t)7;
-                        float y_acc[4][32];
+                        float y_acc[4][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
                             }
                           }
@@ -264,31 +260,31 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 4; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 8) * x_k_extent +
-                                  k - k_t0) * 8 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 32) *
-                                  r_k_extent + k - k_t0) * 32 + n_i], y_acc[m_i][n_i]);
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
+                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
+                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
                           }
                         }
                       }
                       if (m_len & 2) {
                         const int64_t m_off = m_len & ~(int64_t)3;
-                        float y_acc[2][32];
+                        float y_acc[2][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
                             }
                           }
@@ -296,31 +292,31 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 2; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 8) * x_k_extent +
-                                  k - k_t0) * 8 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 32) *
-                                  r_k_extent + k - k_t0) * 32 + n_i], y_acc[m_i][n_i]);
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
+                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
+                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
                           }
                         }
                       }
                       if (m_len & 1) {
                         const int64_t m_off = m_len & ~(int64_t)1;
-                        float y_acc[1][32];
+                        float y_acc[1][16];
                         if (k_t0 == 0) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = 0x0p+0f;
                             }
                           }
                         } else {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
                               y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
                             }
                           }
@@ -328,22 +324,22 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
                         for (int64_t k = k_t0; k < k_t0_end; ++k) {
                           for (int64_t m_i = 0; m_i < 1; ++m_i) {
                             LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 8) * x_k_extent +
-                                  k - k_t0) * 8 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 32) *
-                                  r_k_extent + k - k_t0) * 32 + n_i], y_acc[m_i][n_i]);
+                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
+                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
+                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
                             }
                           }
                         }
                         for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
                             y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
                           }
                         }
                       }
                     } else {
                       for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float y_acc[32] = {0};
+                        float y_acc[16] = {0};
                         if (k_t0 == 0) {
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             y_acc[n_i] = 0x0p+0f;
@@ -357,8 +353,8 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
                           LGEN_OMP_SIMD(omp simd)
                           for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                             y_acc[n_i] = LGEN_FMAF(
-                                x_pack[(((m_r - m_t0) / 8) * x_k_extent + k - k_t0) * 8 + m_i],
-                                r_pack[(((n_r - n_t0) / 32) * r_k_extent + k - k_t0) * 32 + n_i],
+                                x_pack[(((m_r - m_t0) / 6) * x_k_extent + k - k_t0) * 6 + m_i],
+                                r_pack[(((n_r - n_t0) / 16) * r_k_extent + k - k_t0) * 16 + n_i],
                                 y_acc[n_i]);
                           }
                         }

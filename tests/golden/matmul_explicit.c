@@ -3,10 +3,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -58,157 +54,157 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
             int64_t K, int64_t N)
 {
   void *A_pack_mem;
-  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(4096, M) + 7) / 8 * 8) *
+  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(2730, M) + 5) / 6 * 6) *
       (size_t)(lgen_min(384, K)), &A_pack_mem);
   LGEN_OMP(omp parallel)
   {
     void *B_pack_mem;
     float *B_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) *
-        (size_t)((lgen_min(128, N) + 31) / 32 * 32), &B_pack_mem);
-    for (int64_t m_t0 = 0; m_t0 < M; m_t0 += 4096) {
-      const int64_t m_t0_end = lgen_min(m_t0 + 4096, M);
+        (size_t)((lgen_min(64, N) + 15) / 16 * 16), &B_pack_mem);
+    for (int64_t m_t0 = 0; m_t0 < M; m_t0 += 2730) {
+      const int64_t m_t0_end = lgen_min(m_t0 + 2730, M);
       for (int64_t k_t0 = 0; k_t0 < K; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, K);
         /* pack A into A_pack */
         const int64_t A_m_extent = m_t0_end - m_t0;
         const int64_t A_k_extent = k_t0_end - k_t0;
         LGEN_OMP(omp for)
-        for (int64_t m_o_p = 0; m_o_p < ((A_m_extent + 7) / 8); ++m_o_p) {
+        for (int64_t m_o_p = 0; m_o_p < ((A_m_extent + 5) / 6); ++m_o_p) {
           for (int64_t k_p = 0; k_p < A_k_extent; ++k_p) {
-            for (int64_t m_i_p = 0; m_i_p < 8; ++m_i_p) {
-              const int64_t m_l = m_o_p * 8 + m_i_p;
-              A_pack[(m_o_p * A_k_extent + k_p) * 8 + m_i_p] = m_l < A_m_extent ?
+            for (int64_t m_i_p = 0; m_i_p < 6; ++m_i_p) {
+              const int64_t m_l = m_o_p * 6 + m_i_p;
+              A_pack[(m_o_p * A_k_extent + k_p) * 6 + m_i_p] = m_l < A_m_extent ?
                   A[(m_t0 + m_l) * K + (k_t0 + k_p)] : (float)0;
             }
           }
         }
         LGEN_OMP(omp for)
-        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 128) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 128, N);
+        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 64) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 64, N);
           /* pack B into B_pack */
           const int64_t B_k_extent = k_t0_end - k_t0;
           const int64_t B_n_extent = n_t0_end - n_t0;
-          for (int64_t n_o_p = 0; n_o_p < ((B_n_extent + 31) / 32); ++n_o_p) {
+          for (int64_t n_o_p = 0; n_o_p < ((B_n_extent + 15) / 16); ++n_o_p) {
             for (int64_t k_p = 0; k_p < B_k_extent; ++k_p) {
-              for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-                const int64_t n_l = n_o_p * 32 + n_i_p;
-                B_pack[(n_o_p * B_k_extent + k_p) * 32 + n_i_p] = n_l < B_n_extent ?
+              for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
+                const int64_t n_l = n_o_p * 16 + n_i_p;
+                B_pack[(n_o_p * B_k_extent + k_p) * 16 + n_i_p] = n_l < B_n_extent ?
                     B[(k_t0 + k_p) * N + (n_t0 + n_l)] : (float)0;
               }
             }
           }
-          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 8) {
-            const int64_t m_len = lgen_min(8, m_t0_end - m_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (m_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float C_acc[8][32];
-                for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+          for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+            const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float C_acc[6][16];
+                for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     C_acc[m_i][n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                   }
                 }
                 for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                  for (int64_t m_i = 0; m_i < 8; ++m_i) {
+                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k -
-                          k_t0) * 8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k - k_t0) *
-                          32 + n_i], C_acc[m_i][n_i]);
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                      C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent + k -
+                          k_t0) * 6 + m_i], B_pack[(((n_r - n_t0) / 16) * B_k_extent + k - k_t0) *
+                          16 + n_i], C_acc[m_i][n_i]);
                     }
                   }
                 }
-                for (int64_t m_i = 0; m_i < 8; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                for (int64_t m_i = 0; m_i < 6; ++m_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     C[(m_r + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (m_len & 4) {
                     const int64_t m_off = m_len & ~(int64_t)7;
-                    float C_acc[4][32];
+                    float C_acc[4][16];
                     for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t m_i = 0; m_i < 4; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 32) *
-                              B_k_extent + k - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 16) *
+                              B_k_extent + k - k_t0) * 16 + n_i], C_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(m_r + m_off + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 2) {
                     const int64_t m_off = m_len & ~(int64_t)3;
-                    float C_acc[2][32];
+                    float C_acc[2][16];
                     for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t m_i = 0; m_i < 2; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 32) *
-                              B_k_extent + k - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 16) *
+                              B_k_extent + k - k_t0) * 16 + n_i], C_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(m_r + m_off + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
                       }
                     }
                   }
                   if (m_len & 1) {
                     const int64_t m_off = m_len & ~(int64_t)1;
-                    float C_acc[1][32];
+                    float C_acc[1][16];
                     for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t m_i = 0; m_i < 1; ++m_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 32) *
-                              B_k_extent + k - k_t0) * 32 + n_i], C_acc[m_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 16) *
+                              B_k_extent + k - k_t0) * 16 + n_i], C_acc[m_i][n_i]);
                         }
                       }
                     }
                     for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(m_r + m_off + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
                       }
                     }
                   }
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float C_acc[32] = {0};
+                    float C_acc[16] = {0};
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                       C_acc[n_i] = C[(m_r + m_i) * N + (n_r + n_i)];
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 8) * A_k_extent + k - k_t0) *
-                            8 + m_i], B_pack[(((n_r - n_t0) / 32) * B_k_extent + k - k_t0) *
-                            32 + n_i], C_acc[n_i]);
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent + k - k_t0) *
+                            6 + m_i], B_pack[(((n_r - n_t0) / 16) * B_k_extent + k - k_t0) *
+                            16 + n_i], C_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {

@@ -3,10 +3,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)
-#pragma GCC target("prefer-vector-width=512")
-#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -71,157 +67,157 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
                 int64_t M, int64_t K, int64_t N)
 {
   void *A_pack_mem;
-  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(4096, B * M) + 7) /
-      8 * 8) * (size_t)(lgen_min(384, K)), &A_pack_mem);
+  float *A_pack = (float *)lgen_alloc(sizeof(float) * (size_t)((lgen_min(2730, B * M) + 5) /
+      6 * 6) * (size_t)(lgen_min(384, K)), &A_pack_mem);
   LGEN_OMP(omp parallel)
   {
     void *W_pack_mem;
     float *W_pack = (float *)lgen_alloc(sizeof(float) * (size_t)(lgen_min(384, K)) *
-        (size_t)((lgen_min(128, N) + 31) / 32 * 32), &W_pack_mem);
-    for (int64_t b_t0 = 0; b_t0 < B * M; b_t0 += 4096) {
-      const int64_t b_t0_end = lgen_min(b_t0 + 4096, B * M);
+        (size_t)((lgen_min(64, N) + 15) / 16 * 16), &W_pack_mem);
+    for (int64_t b_t0 = 0; b_t0 < B * M; b_t0 += 2730) {
+      const int64_t b_t0_end = lgen_min(b_t0 + 2730, B * M);
       for (int64_t k_t0 = 0; k_t0 < K; k_t0 += 384) {
         const int64_t k_t0_end = lgen_min(k_t0 + 384, K);
         /* pack A into A_pack */
         const int64_t A_b_extent = b_t0_end - b_t0;
         const int64_t A_k_extent = k_t0_end - k_t0;
         LGEN_OMP(omp for)
-        for (int64_t b_o_p = 0; b_o_p < ((A_b_extent + 7) / 8); ++b_o_p) {
+        for (int64_t b_o_p = 0; b_o_p < ((A_b_extent + 5) / 6); ++b_o_p) {
           for (int64_t k_p = 0; k_p < A_k_extent; ++k_p) {
-            for (int64_t b_i_p = 0; b_i_p < 8; ++b_i_p) {
-              const int64_t b_l = b_o_p * 8 + b_i_p;
-              A_pack[(b_o_p * A_k_extent + k_p) * 8 + b_i_p] = b_l < A_b_extent ?
+            for (int64_t b_i_p = 0; b_i_p < 6; ++b_i_p) {
+              const int64_t b_l = b_o_p * 6 + b_i_p;
+              A_pack[(b_o_p * A_k_extent + k_p) * 6 + b_i_p] = b_l < A_b_extent ?
                   A[(b_t0 + b_l) * K + (k_t0 + k_p)] : (float)0;
             }
           }
         }
         LGEN_OMP(omp for)
-        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 128) {
-          const int64_t n_t0_end = lgen_min(n_t0 + 128, N);
+        for (int64_t n_t0 = 0; n_t0 < N; n_t0 += 64) {
+          const int64_t n_t0_end = lgen_min(n_t0 + 64, N);
           /* pack W into W_pack */
           const int64_t W_k_extent = k_t0_end - k_t0;
           const int64_t W_n_extent = n_t0_end - n_t0;
-          for (int64_t n_o_p = 0; n_o_p < ((W_n_extent + 31) / 32); ++n_o_p) {
+          for (int64_t n_o_p = 0; n_o_p < ((W_n_extent + 15) / 16); ++n_o_p) {
             for (int64_t k_p = 0; k_p < W_k_extent; ++k_p) {
-              for (int64_t n_i_p = 0; n_i_p < 32; ++n_i_p) {
-                const int64_t n_l = n_o_p * 32 + n_i_p;
-                W_pack[(n_o_p * W_k_extent + k_p) * 32 + n_i_p] = n_l < W_n_extent ?
+              for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
+                const int64_t n_l = n_o_p * 16 + n_i_p;
+                W_pack[(n_o_p * W_k_extent + k_p) * 16 + n_i_p] = n_l < W_n_extent ?
                     W[(k_t0 + k_p) * N + (n_t0 + n_l)] : (float)0;
               }
             }
           }
-          for (int64_t b_r = b_t0; b_r < b_t0_end; b_r += 8) {
-            const int64_t b_len = lgen_min(8, b_t0_end - b_r);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
-              const int64_t n_len = lgen_min(32, n_t0_end - n_r);
-              if (b_len == 8 && n_len == 32) { /* a full register block: constant extents */
-                float C_acc[8][32];
-                for (int64_t b_i = 0; b_i < 8; ++b_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+          for (int64_t b_r = b_t0; b_r < b_t0_end; b_r += 6) {
+            const int64_t b_len = lgen_min(6, b_t0_end - b_r);
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
+              if (b_len == 6 && n_len == 16) { /* a full register block: constant extents */
+                float C_acc[6][16];
+                for (int64_t b_i = 0; b_i < 6; ++b_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     C_acc[b_i][n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
                   }
                 }
                 for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                  for (int64_t b_i = 0; b_i < 8; ++b_i) {
+                  for (int64_t b_i = 0; b_i < 6; ++b_i) {
                     LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                      C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k -
-                          k_t0) * 8 + b_i], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k - k_t0) *
-                          32 + n_i], C_acc[b_i][n_i]);
+                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                      C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k -
+                          k_t0) * 6 + b_i], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) *
+                          16 + n_i], C_acc[b_i][n_i]);
                     }
                   }
                 }
-                for (int64_t b_i = 0; b_i < 8; ++b_i) {
-                  for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                for (int64_t b_i = 0; b_i < 6; ++b_i) {
+                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
                     C[(b_r + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
                   }
                 }
               } else {
-                if (n_len == 32) {
+                if (n_len == 16) {
                   if (b_len & 4) {
                     const int64_t b_off = b_len & ~(int64_t)7;
-                    float C_acc[4][32];
+                    float C_acc[4][16];
                     for (int64_t b_i = 0; b_i < 4; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t b_i = 0; b_i < 4; ++b_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 32) *
-                              W_k_extent + k - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
+                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
                         }
                       }
                     }
                     for (int64_t b_i = 0; b_i < 4; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
                       }
                     }
                   }
                   if (b_len & 2) {
                     const int64_t b_off = b_len & ~(int64_t)3;
-                    float C_acc[2][32];
+                    float C_acc[2][16];
                     for (int64_t b_i = 0; b_i < 2; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t b_i = 0; b_i < 2; ++b_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 32) *
-                              W_k_extent + k - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
+                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
                         }
                       }
                     }
                     for (int64_t b_i = 0; b_i < 2; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
                       }
                     }
                   }
                   if (b_len & 1) {
                     const int64_t b_off = b_len & ~(int64_t)1;
-                    float C_acc[1][32];
+                    float C_acc[1][16];
                     for (int64_t b_i = 0; b_i < 1; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
                       }
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       for (int64_t b_i = 0; b_i < 1; ++b_i) {
                         LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 32; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent +
-                              k - k_t0) * 8 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 32) *
-                              W_k_extent + k - k_t0) * 32 + n_i], C_acc[b_i][n_i]);
+                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
+                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
+                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
+                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
                         }
                       }
                     }
                     for (int64_t b_i = 0; b_i < 1; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 32; ++n_i) {
+                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
                         C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
                       }
                     }
                   }
                 } else {
                   for (int64_t b_i = 0; b_i < b_len; ++b_i) {
-                    float C_acc[32] = {0};
+                    float C_acc[16] = {0};
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
                       C_acc[n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
                     }
                     for (int64_t k = k_t0; k < k_t0_end; ++k) {
                       LGEN_OMP_SIMD(omp simd)
                       for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 8) * A_k_extent + k - k_t0) *
-                            8 + b_i], W_pack[(((n_r - n_t0) / 32) * W_k_extent + k - k_t0) *
-                            32 + n_i], C_acc[n_i]);
+                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k - k_t0) *
+                            6 + b_i], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) *
+                            16 + n_i], C_acc[n_i]);
                       }
                     }
                     for (int64_t n_i = 0; n_i < n_len; ++n_i) {
@@ -248,17 +244,17 @@ void row_sum(const float *restrict X, float *restrict Y, int64_t R, int64_t C)
   LGEN_OMP(omp parallel for)
   for (int64_t r = 0; r < R; ++r) {
     float Y_acc = Y[r];
-    float Y_acc_part[64];
-    for (int64_t c_p = 0; c_p < 64; ++c_p)
+    float Y_acc_part[32];
+    for (int64_t c_p = 0; c_p < 32; ++c_p)
       Y_acc_part[c_p] = (float)0;
-    const int64_t c_split = C / 64 * 64;
-    for (int64_t c_o = 0; c_o < c_split; c_o += 64) {
+    const int64_t c_split = C / 32 * 32;
+    for (int64_t c_o = 0; c_o < c_split; c_o += 32) {
       LGEN_OMP_SIMD(omp simd)
-      for (int64_t c_p = 0; c_p < 64; ++c_p) {
+      for (int64_t c_p = 0; c_p < 32; ++c_p) {
         Y_acc_part[c_p] = Y_acc_part[c_p] + X[r * C + (c_o + c_p)];
       }
     }
-    for (int64_t c_p = 0; c_p < 64; ++c_p)
+    for (int64_t c_p = 0; c_p < 32; ++c_p)
       Y_acc = Y_acc + Y_acc_part[c_p];
     LGEN_OMP_SIMD(omp simd reduction(+:Y_acc))
     for (int64_t c = c_split; c < C; ++c) {
