@@ -7,7 +7,9 @@
 #      (front-ends, graph builder, schedule reader, ...), as text, and as
 #      HTML in BUILD_DIR/_coverage/html/index.html;
 #   3. scripts/diag-coverage.py: every diagnostic call site in src/ (an
-#      error or warning a user can see) must have run in some test.
+#      error or warning a user can see) must have run in some test;
+#   4. _coverage/diagnostics-ran.txt, the sites that ran, which
+#      scripts/check-diagnostics (tests/diagnostics.test) reads from scripts/.
 # Exits non-zero when a test fails or a diagnostic never ran.
 set -u
 src=$1
@@ -36,4 +38,9 @@ mkdir -p "$cov/html"
 gcovr $gcovr_args --json "$cov/coverage.json" --html-details "$cov/html/index.html" --txt "$cov/summary.txt" \
   --branches >/dev/null 2>"$cov/gcovr.err" || { cat "$cov/gcovr.err"; exit 1; }
 python3 "$src/scripts/diag-coverage.py" --json "$cov/coverage.json" --src "$cov/src" || st=1
+# the diagnostic call sites that ran, for scripts/check-diagnostics (make
+# check's fast approximation of the list above): copy the file into
+# scripts/ after a full run
+python3 "$src/scripts/check-diagnostics" --src "$src" --gcov "$cov/coverage.json" \
+  --write-ran "$cov/diagnostics-ran.txt" || st=1
 exit $st

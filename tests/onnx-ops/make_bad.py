@@ -69,3 +69,96 @@ save("slice_symbolic_step.onnx", "node 's' (Slice): dim 1 of 'x' is symbolic (N)
      [h.make_node("Slice", ["x", "st", "en", "ax", "sp"], ["y"], name="s")],
      [vi("x", [2, "N"])], [y], [ten("st", [1], [-1], T.INT64), ten("en", [1], [-1000000], T.INT64),
                                 ten("ax", [1], [1], T.INT64), ten("sp", [1], [-1], T.INT64)])
+
+# --- one case per ConvTranspose, RNN/GRU/LSTM and Resize/Upsample message
+# (scripts/check-diagnostics: every diagnostic is triggered by a test)
+cx = [vi("x", [1, 2, 5, 5])]
+cw = [ten("w", [2, 3, 3, 3], [0.0] * 54)]
+
+
+def convt(fname, want, **attrs):
+    save(fname, want, [h.make_node("ConvTranspose", ["x", "w"], ["y"], name="dc", **attrs)], cx, [y], cw)
+
+
+convt("convt_strides_count.onnx", "node 'dc' (ConvTranspose): 'strides' has 1 values, but the input has 2 spatial dims",
+      strides=[2])
+convt("convt_strides_zero.onnx", "node 'dc' (ConvTranspose): 'strides' values must be positive", strides=[0, 1])
+convt("convt_output_padding_neg.onnx", "node 'dc' (ConvTranspose): 'output_padding' values must be non-negative",
+      output_padding=[-1, 0])
+convt("convt_group.onnx", "node 'dc' (ConvTranspose): group 3 does not divide the 2 input channels", group=3)
+convt("convt_kernel_shape.onnx", "node 'dc' (ConvTranspose): kernel_shape does not match the filter's shape",
+      kernel_shape=[2, 2])
+convt("convt_output_padding.onnx",
+      "node 'dc' (ConvTranspose): output_padding 2 must be smaller than the stride or the dilation",
+      strides=[2, 2], output_padding=[2, 0])
+# SAME_MIDDLE was taken for SAME_UPPER (a prefix test)
+convt("convt_auto_pad.onnx", "node 'dc' (ConvTranspose): unknown auto_pad 'SAME_MIDDLE'", auto_pad="SAME_MIDDLE")
+convt("convt_output_shape_count.onnx", "node 'dc' (ConvTranspose): output_shape has 3 values for 2 spatial dims",
+      output_shape=[5, 5, 5])
+convt("convt_output_shape_huge.onnx", "node 'dc' (ConvTranspose): output extent 2199023255552 of spatial dim 0 is out of range",
+      output_shape=[1 << 41, 5])
+convt("convt_pads_count.onnx", "node 'dc' (ConvTranspose): 'pads' has 2 values, but 2 spatial dims need 4", pads=[1, 1])
+convt("convt_pads_negative.onnx", "node 'dc' (ConvTranspose): negative pads are not supported", pads=[-1, 0, 0, 0])
+save("convt_filter_rank.onnx", "node 'dc' (ConvTranspose): the filter has rank 3; the input's rank 4 needs 4",
+     [h.make_node("ConvTranspose", ["x", "w"], ["y"], name="dc")], cx, [y], [ten("w", [2, 3, 3], [0.0] * 18)])
+save("convt_filter_symbolic.onnx", "node 'dc' (ConvTranspose): the filter's shape must be static",
+     [h.make_node("ConvTranspose", ["x", "w"], ["y"], name="dc")], cx + [vi("w", ["C", 3, 3, 3])], [y])
+
+rw = [ten("w", [1, 3, 2], [0.0] * 6), ten("r", [1, 3, 3], [0.0] * 9)]
+
+
+def rnn(fname, want, x=None, inits=None, **attrs):
+    save(fname, want, [h.make_node("RNN", ["x", "w", "r"], ["y"], name="rn", **attrs)],
+         x or [vi("x", [4, 1, 2])], [y], rw if inits is None else inits)
+
+
+rnn("rnn_activation.onnx", "node 'rn' (RNN): unknown activation function 'Swish'", hidden_size=3,
+    activations=["Swish"])
+rnn("rnn_activations_count.onnx", "node 'rn' (RNN): 'activations' has 2 functions; 1 direction need 1",
+    hidden_size=3, activations=["Tanh", "Relu"])
+rnn("rnn_int_input.onnx", "node 'rn' (RNN): the input must be a float tensor", x=[vi("x", [4, 1, 2], T.INT32)],
+    hidden_size=3)
+rnn("rnn_rank.onnx", "node 'rn' (RNN): the input must have rank 3, not 2", x=[vi("x", [4, 2])], hidden_size=3)
+rnn("rnn_layout.onnx", "node 'rn' (RNN): layout must be 0 or 1", hidden_size=3, layout=2)
+rnn("rnn_w_shape.onnx", "node 'rn' (RNN): W must be [2, 1 * hidden_size, input_size]", hidden_size=3,
+    direction="bidirectional")
+rnn("rnn_hidden_size.onnx", "node 'rn' (RNN): hidden_size 2 does not match W's 3 rows", hidden_size=2)
+rnn("rnn_symbolic_seq.onnx", "node 'rn' (RNN): the sequence length of 'x' is symbolic (S)",
+    x=[vi("x", ["S", 1, 2])], hidden_size=3)
+rnn("rnn_long_seq.onnx", "node 'rn' (RNN): a sequence of 5000 steps (lgen unrolls 1 to 4096)",
+    x=[vi("x", [5000, 1, 2])], hidden_size=3)
+
+rx = [vi("x", [1, 1, 4, 4])]
+
+
+def resize(fname, want, ins, inits, opset=13, op="Resize", x=None, **attrs):
+    save(fname, want, [h.make_node(op, ins, ["y"], name="rs", **attrs)], x or rx, [y], inits, opset=opset)
+
+
+sc4 = ten("sc", [4], [1, 1, 2, 2])
+resize("resize_nearest_mode.onnx", "node 'rs' (Resize): unknown nearest_mode 'nearest'", ["x", "", "sc"], [sc4],
+       nearest_mode="nearest")
+resize("upsample_cubic.onnx", "node 'rs' (Upsample): Upsample has no cubic mode", ["x", "sc"], [sc4], opset=9,
+       op="Upsample", mode="cubic")
+resize("upsample7_no_scales.onnx", "node 'rs' (Upsample): the attribute 'scales' is required", ["x"], [], opset=7,
+       op="Upsample")
+resize("resize_scales_and_sizes.onnx", "node 'rs' (Resize): scales and sizes are both given", ["x", "", "sc", "sz"],
+       [sc4, ten("sz", [4], [1, 1, 8, 8], T.INT64)])
+resize("resize_sizes_long.onnx", "node 'rs' (Resize): the input 'sizes' is too long", ["x", "", "", "sz"],
+       [ten("sz", [17], [1] * 17, T.INT64)])
+resize("resize_no_scales.onnx", "node 'rs' (Resize): one of scales and sizes must be given", ["x", ""], [])
+resize("resize_scales_count.onnx", "node 'rs' (Resize): 3 scales for 4 axes", ["x", "", "sc"],
+       [ten("sc", [3], [1, 2, 2])])
+resize("resize_roi_count.onnx", "node 'rs' (Resize): roi has 3 values; 4 axes need 8", ["x", "roi", "sc"],
+       [ten("roi", [3], [0, 0, 0]), sc4], coordinate_transformation_mode="tf_crop_and_resize")
+resize("resize_axes_twice.onnx", "node 'rs' (Resize): axis 2 is given twice", ["x", "", "sc"],
+       [ten("sc", [2], [2, 2])], opset=18, axes=[2, -2])
+resize("resize_policy.onnx", "node 'rs' (Resize): unknown keep_aspect_ratio_policy 'fit'", ["x", "", "", "sz"],
+       [ten("sz", [4], [1, 1, 8, 8], T.INT64)], opset=18, keep_aspect_ratio_policy="fit")
+resize("resize_policy_symbolic.onnx", "node 'rs' (Resize): keep_aspect_ratio_policy needs static sizes and dims",
+       ["x", "", "", "sz"], [ten("sz", [2], [8, 8], T.INT64)], opset=18, x=[vi("x", [1, 1, "H", 4])], axes=[2, 3],
+       keep_aspect_ratio_policy="not_larger")
+resize("resize_scale_negative.onnx", "node 'rs' (Resize): scale -2 of dim 2 is not a positive scale lgen can apply",
+       ["x", "", "sc"], [ten("sc", [4], [1, 1, -2, 2])])
+resize("resize_symbolic_sizes.onnx", "is symbolic (H) and resized to 7, not an integer multiple",
+       ["x", "", "", "sz"], [ten("sz", [4], [1, 1, 7, 8], T.INT64)], x=[vi("x", [1, 1, "H", 4])])
