@@ -169,6 +169,16 @@ void identifiers_of(StrMap *set, const char *text, Arena *arena) {
   each_identifier(text, add_identifier, &ids);
 }
 
+static void identifiers_of_text(void *ids, const char *text) {
+  IdentifierSet *set = ids;
+  identifiers_of(set->set, text, set->arena);
+}
+
+void identifiers_of_tree(StrMap *set, const LoopList *list, Arena *arena) {
+  IdentifierSet ids = {set, arena};
+  loops_each_text(list, identifiers_of_text, &ids);
+}
+
 /* The text of a statement list: what declarations look at to find the
  * identifiers the code uses. */
 const char *tree_text(Emitter *e, const LoopList *list) {

@@ -58,7 +58,6 @@ static void graph_packing(Emitter *e) {
 static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *const *list, int n,
                                 LoopList *code, const char *ws) {
   const Kernel *k = e->k;
-  const char *text = tree_text(e, code);
   /* the ops' tensors that the code uses, in tensor order (a graph has a
    * tensor per node: only these are looked at, never all of them) */
   int cap = 1;
@@ -72,9 +71,11 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
   for (int o = 0; e->prologue && o < e->prologue->noperands; o++) /* what its pack copy computes from */
     cand[ncand++] = e->prologue->operands[o].tensor;
   qsort(cand, (size_t)ncand, sizeof(int), compare_tensor_ids);
+  StrMap mentioned = {0}; /* one pass over the code, not one per candidate */
+  identifiers_of_tree(&mentioned, code, e->arena);
   int nused = 0;
   for (int i = 0; i < ncand; i++)
-    if ((nused == 0 || cand[nused - 1] != cand[i]) && mentions_identifier(text, e->kn.tensors[cand[i]]))
+    if ((nused == 0 || cand[nused - 1] != cand[i]) && strmap_has(&mentioned, e->kn.tensors[cand[i]]))
       cand[nused++] = cand[i];
   LoopList decls = {0};
   for (int i = 0; i < nused; i++) {
@@ -96,7 +97,7 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
     loops_append(&decls, loops_let(e->arena, ptr, e->kn.tensors[t],
                                    same_type ? addr : arena_printf(e->arena, "(%s%s *)%s", cq, type, addr)));
   }
-  if (mentions_identifier(text, scratch_name)) {
+  if (strmap_has(&mentioned, scratch_name)) {
     const AffineExpr *end = plan->total;
     if (end->kind == AE_CONST && end->value == 0)
       loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name, arena_printf(e->arena, "(char *)%s", ws)));

@@ -130,6 +130,8 @@ int emitter_kernel_tensor(const Emitter *e, int t);
 /* Every identifier of `text` (as mentions_identifier sees them) into set:
  * asking of many names, one pass over the text instead of one per name. */
 void identifiers_of(StrMap *set, const char *text, Arena *arena);
+/* The same for the C text of a statement list, without printing it. */
+void identifiers_of_tree(StrMap *set, const LoopList *list, Arena *arena);
 /* The C text of a statement list (what mentions_identifier reads). */
 const char *tree_text(Emitter *e, const LoopList *list);
 

@@ -49,6 +49,22 @@ void loops_insert_before(LoopList *list, LoopNode *at, LoopNode *n) {
 
 bool loops_empty(const LoopList *list) { return !list->first; }
 
+void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), void *ctx) {
+  for (const LoopNode *n = list->first; n; n = n->next) {
+    const char *texts[] = {n->threads, n->var,  n->lo,     n->hi,  n->step_expr, n->next_value, n->reduction,
+                           n->cond,    n->type, n->name,   n->value, n->extents, n->raw,        n->bytes,
+                           n->base,    n->offset, n->slot, n->thread, n->target, n->fn, n->schedule};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+      if (texts[i])
+        fn(ctx, texts[i]);
+    for (int i = 0; i < n->nargs; i++)
+      if (n->args[i])
+        fn(ctx, n->args[i]);
+    loops_each_text(&n->body, fn, ctx);
+    loops_each_text(&n->els, fn, ctx);
+  }
+}
+
 LoopNode *loops_node(Arena *arena, LoopNodeKind kind) {
   LoopNode *n = arena_alloc(arena, sizeof *n);
   n->kind = kind;

@@ -129,6 +129,10 @@ LoopNode *loops_barrier(Arena *arena);
 LoopNode *loops_comment(Arena *arena, const char *text);
 
 /* ---- queries (loops.c) ---- */
+/* Calls fn(ctx, text) for every piece of C text of the tree (expressions,
+ * names, types, arguments; not comments), depth first. What the C printer
+ * adds around them is no identifier of the program's. */
+void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), void *ctx);
 /* Whether a loop of the tree (or a callee's) is shared among an enclosing
  * region's threads (an `omp for`), outside nested regions. */
 bool loops_has_worksharing(const LoopList *list);

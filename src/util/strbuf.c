@@ -29,10 +29,19 @@ void sb_putc(StrBuf *sb, char c) { sb_putn(sb, &c, 1); }
 void sb_vprintf(StrBuf *sb, const char *fmt, va_list ap) {
   va_list ap2;
   va_copy(ap2, ap);
-  int n = vsnprintf(NULL, 0, fmt, ap2);
+  /* into the room there is, once, when the text fits (it mostly does) */
+  size_t room = sb->data ? sb->cap - sb->len : 0;
+  int n = vsnprintf(room ? sb->data + sb->len : NULL, room, fmt, ap2);
   va_end(ap2);
-  if (n < 0)
+  if (n < 0) {
+    if (room)
+      sb->data[sb->len] = '\0';
     return;
+  }
+  if ((size_t)n < room) {
+    sb->len += (size_t)n;
+    return;
+  }
   sb_reserve(sb, (size_t)n);
   vsnprintf(sb->data + sb->len, (size_t)n + 1, fmt, ap);
   sb->len += (size_t)n;

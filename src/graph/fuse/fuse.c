@@ -424,29 +424,64 @@ static bool same_node(const PayloadNode *a, const PayloadNode *b) {
   }
 }
 
+/* A hash of what same_node compares, so that equal nodes hash equal. */
+static uint64_t node_hash(const PayloadNode *x) {
+  uint64_t h = 1469598103934665603u;
+#define MIX(v) (h = (h ^ (uint64_t)(v)) * 1099511628211u)
+  MIX(x->kind);
+  MIX(x->type);
+  MIX(x->nargs);
+  for (int i = 0; i < x->nargs; i++)
+    MIX(x->args[i]);
+  switch (x->kind) {
+  case PN_READ: MIX(x->operand); break;
+  case PN_OP: MIX(x->op); break;
+  case PN_INDEX: MIX(x->dim); break;
+  case PN_SIZE: MIX(x->size); break;
+  default: {
+    uint64_t bits;
+    memcpy(&bits, &x->fvalue, sizeof bits);
+    MIX(bits);
+    MIX(x->ivalue);
+  }
+  }
+#undef MIX
+  return h;
+}
+
 /* In place: op's nodes and yields are inline_into's fresh heap arrays, and
- * compacting only moves a node down (n <= i), after it was read. */
+ * compacting only moves a node down (n <= i), after it was read. A hash
+ * table finds an earlier equal node: a chain fused step by step rewrites
+ * its payload once per op, so a search over all earlier nodes made long
+ * chains quadratic. */
 static void share_common_nodes(StructuredOp *op) {
   int *map = heap_array(sizeof(int), op->nnodes);
+  size_t slots = 16;
+  while (slots < 2 * (size_t)op->nnodes)
+    slots *= 2;
+  int *table = heap_array(sizeof(int), (int)slots); /* zeroed; kept node index + 1, 0: empty */
   PayloadNode *nodes = op->nodes;
   int n = 0;
   for (int i = 0; i < op->nnodes; i++) {
     PayloadNode x = op->nodes[i];
     for (int j = 0; j < x.nargs; j++)
       x.args[j] = map[x.args[j]];
-    map[i] = -1;
-    for (int j = 0; j < n && map[i] < 0; j++)
-      if (same_node(&nodes[j], &x))
-        map[i] = j;
-    if (map[i] < 0) {
+    size_t at = (size_t)node_hash(&x) & (slots - 1);
+    while (table[at] && !same_node(&nodes[table[at] - 1], &x))
+      at = (at + 1) & (slots - 1);
+    if (table[at]) {
+      map[i] = table[at] - 1;
+    } else {
       map[i] = n;
       nodes[n++] = x;
+      table[at] = n;
     }
   }
   for (int y = 0; y < op->nyields; y++)
     op->yields[y].value = map[op->yields[y].value];
   op->nnodes = n;
   free(map);
+  free(table);
 }
 
 /* Rewrites consumer C so that every read of t computes P's payload instead.
