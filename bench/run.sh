@@ -89,7 +89,7 @@ done
 
 # lgen's --target for the machine the C is compiled for (its predefined
 # macros under $CFLAGS), or BENCH_TARGET: lgen's default model is
-# x86-64-avx512 whatever the host, and its register blocks spill on AVX2.
+# x86-64-avx2 whatever the host, and an AVX-512 host gains from its own.
 target=${BENCH_TARGET:-}
 if [ -z "$target" ]; then
   macros=$($CC $CFLAGS -dM -E -x c /dev/null 2>/dev/null)

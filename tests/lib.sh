@@ -16,6 +16,9 @@
 #   finish          print "N passed, N failed" and exit 0 (1 if any failed)
 #   skip_all MSG    print MSG and exit 77 (automake's "skipped")
 #   have_cmd NAME   true if NAME is on PATH
+#   second_cc       true if clang is installed and worth running as a second
+#                   compiler of the generated C: not in a sanitized build
+#                   (LGEN_SANITIZED=yes), which tests lgen, not its output
 #
 # Tests never write into $top_srcdir (except golden.test under REGEN=1).
 
@@ -91,6 +94,10 @@ run() {
 
 have_cmd() {
   command -v "$1" >/dev/null 2>&1
+}
+
+second_cc() {
+  [ "${LGEN_SANITIZED:-}" != yes ] && have_cmd clang
 }
 
 skip_all() {

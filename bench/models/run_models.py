@@ -28,7 +28,8 @@ the median over all timed runs is reported.
 
 Every lgen run gets --target for the machine the C is compiled for (from
 the compiler's predefined macros under BENCH_CFLAGS; BENCH_TARGET
-overrides), as lgen's default target is a fixed AVX-512 model.
+overrides): lgen's default target is a fixed model (AVX2), and the
+compiler may build for more.
 
 Prints one "bench model=..." line per model and thread count: ort_ms,
 lgen_ms, ort_ms/lgen_ms, lgen_nofuse_ms, and the workspace bytes against

@@ -431,6 +431,8 @@ def main():
                     help="a folder of test_* case folders (repeatable)")
     ap.add_argument("--generate", action="store_true",
                     help="also generate and run python3-onnx's own node tests")
+    ap.add_argument("--generated-only", action="store_true",
+                    help="only python3-onnx's own node tests, not those under --cases")
     ap.add_argument("--only", default="", help="run only cases whose name contains one of these (comma-separated)")
     ap.add_argument("--jobs", "-j", type=int, default=2)
     ap.add_argument("--threads", type=int, default=1, help="OMP_NUM_THREADS for the runs")
@@ -448,9 +450,9 @@ def main():
     os.makedirs(workroot, exist_ok=True)
 
     cases = []
-    for root in opts.cases:
+    for root in [] if opts.generated_only else opts.cases:
         cases += [Case(os.path.basename(d), d) for d in list_cases(root)]
-    if opts.generate:
+    if opts.generate or opts.generated_only:
         gen = os.path.join(workroot, "generated")
         try:
             cases += [Case("gen/" + os.path.basename(d), d) for d in generate_onnx_cases(gen)]

@@ -719,7 +719,9 @@ def main():
             print("FAIL %s: lgen: %s" % (cname, r.stderr.strip()[:2000]))
             failed += 1
             continue
-        for comp in compilers:
+        # a sanitized lgen (LGEN_SANITIZED=yes) is what that build tests:
+        # the generated C is compiled once, with the first compiler
+        for comp in compilers[:1] if os.environ.get("LGEN_SANITIZED") == "yes" else compilers:
             so = os.path.join(work, "%s-%s.so" % (cname, comp))
             cc = COMPILERS[comp] + WARN + ["-shared", "-fPIC", "-o", so, kc, "-lm"]
             r = subprocess.run(cc, capture_output=True, text=True)

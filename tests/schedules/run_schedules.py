@@ -33,7 +33,10 @@ domains --schedule=auto folds or collapses):
 4. Writes one C driver per op that calls every variant.  Per compiler
    configuration (CONFIGS: gcc and clang -O2 with -fopenmp; gcc -O2
    -march=native and clang -O1 without it; gcc -O0 -fopenmp with
-   -fsanitize=address,undefined) each variant is compiled on its own with
+   -fsanitize=address,undefined; the last two, SANITIZED_RUN, only where
+   lgen itself is built with the sanitizers, LGEN_SANITIZED=yes, and there
+   only they; SCHEDULES_CC=all, or a comma-separated list of names, picks
+   others) each variant is compiled on its own with
    ``-std=c99 -pedantic -Wall -Wextra -Werror -ffp-contract=off`` (any
    warning fails the variant) and linked with the driver: one driver per
    (op, configuration).
@@ -131,6 +134,9 @@ CONFIGS = [
      ["-O0", "-g", "-fopenmp", "-DGUARD=0", "-fsanitize=address,undefined",
       "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"], [2, 3]),
 ]
+
+# The configurations the sanitized build's run takes (see main).
+SANITIZED_RUN = ["gcc-O2-native", "gcc-asan-ubsan-omp"]
 
 TILE_SIZES = [1, 2, 3, 4, 5, 7, 8, 13, 16, 32, 64, 1000]
 LARGE_BUDGET = 120000          # iterations of the largest shape's domain
@@ -1846,10 +1852,20 @@ def main():
 
     # compiler configurations
     configs = []
+    wanted = args.cc or [c for c in os.environ.get("SCHEDULES_CC", "").split(",") if c]
+    if wanted == ["all"]:
+        wanted = [c[0] for c in CONFIGS]
+    if not wanted:
+        # make check-all runs the suite twice: plainly, then with lgen built
+        # with the sanitizers (LGEN_SANITIZED=yes). The configurations are
+        # shared out between the two runs, so that each stays within its
+        # time and together they run every one once.
+        sanitized = os.environ.get("LGEN_SANITIZED") == "yes"
+        wanted = [c[0] for c in CONFIGS if (c[0] in SANITIZED_RUN) == sanitized]
     if works:
         for config in CONFIGS:
             cname, cckey, flags, _ = config
-            if args.cc and cname not in args.cc:
+            if cname not in wanted:
                 continue
             cc = os.environ.get("CC_" + cckey.upper(), cckey)
             if shutil.which(cc) is None:
