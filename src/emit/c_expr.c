@@ -781,6 +781,10 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     ctx->needs_math = true;
     call2(out, ctx, n->type == TY_F64 ? "pow" : "powf", n);
     return;
+  case SOP_REMF:
+    ctx->needs_math = true;
+    call2(out, ctx, n->type == TY_F64 ? "fmod" : "fmodf", n);
+    return;
   case SOP_CMPF_OEQ:
   case SOP_CMPI_EQ:
     infix(out, ctx, "==", n);

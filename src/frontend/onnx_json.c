@@ -640,8 +640,8 @@ static const GraphValue *const_input(Onnx *cx, const ONode *n, int k, const char
   const GraphValue *v = value(cx, n->inputs[k]);
   if (v->kind != GV_CONST)
     graph_error(cx->g, input_path(cx, n, k),
-                "%sthe %s input ('%s') must be a constant when generating code, but it is computed at run time",
-                node_desc(cx, n), what, v->name);
+                "%sthe %s input ('%s') must be a constant when generating code, but it is computed at run time%s",
+                node_desc(cx, n), what, v->name, graph_runtime_dims_why(cx->g, n->inputs[k]));
   return v;
 }
 

@@ -257,12 +257,25 @@ const char *graph_attr_string(const Graph *g, const GraphNode *n, const char *na
  * when there are none), so that the user learns which dim blocks and how
  * to fix it. */
 const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims);
+/* The same hint for a value computed at run time from symbolic dims (a
+ * Shape's values through an op that folding cannot follow exactly: a
+ * float Cast, a Mod of a dim, ...): the symbols it depends on; "" when
+ * it depends on none. */
+const char *graph_runtime_dims_hint(const Graph *g, int value);
+/* "; it is computed from symbolic dims through ops that ...; the symbolic
+ * dim 'S' can be fixed with --dim S=VALUE", or "": for errors about a
+ * value that must be known when generating code. */
+const char *graph_runtime_dims_why(const Graph *g, int value);
 /* The closest of names[0..count) to name when it looks like a misspelling
  * of it (edit distance at most 2, or a third of its length); else NULL. */
 const char *graph_suggest(const char *name, const char *const *names, int count);
 AffineExpr *graph_dim_const(Graph *g, int64_t v);
 bool graph_dim_value(const AffineExpr *d, int64_t *v);          /* true if constant */
 bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b); /* as polynomials */
+/* a + b, a - b, a * b, a floordiv / ceildiv / mod b, simplified as shape
+ * inference simplifies its own dims (constants folded, overflow an error
+ * naming the node being built, nested divisions by constants merged). */
+AffineExpr *graph_dim_arith(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr *b);
 /* Total element count as an expression. */
 AffineExpr *graph_numel(Graph *g, const GraphValue *v);
 /* A dim as text ("H floordiv 16 + 1"), for messages. */

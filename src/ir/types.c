@@ -138,7 +138,7 @@ static const ScalarOpInfo scalar_ops[] = {
 
 const ScalarOpInfo *scalar_op_info(ScalarOp op) { return &scalar_ops[op]; }
 
-bool scalar_op_is_libm(ScalarOp op) { return op >= SOP_SIN && op <= SOP_ROUNDEVENF; }
+bool scalar_op_is_libm(ScalarOp op) { return op >= SOP_SIN && op <= SOP_REMF; }
 
 bool scalar_op_lookup(const char *spelling, ScalarOp *out) {
   for (int i = 0; i < SOP_COUNT; i++)

@@ -144,11 +144,8 @@ static void collect_symbols(const AffineExpr *e, bool *seen, int nsyms) {
   collect_symbols(e->rhs, seen, nsyms);
 }
 
-const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims) {
+static const char *symbols_hint(const Graph *g, const bool *seen) {
   int nsyms = g->symbols.len;
-  bool *seen = arena_alloc(g->arena, (size_t)nsyms + 1);
-  for (int i = 0; i < n; i++)
-    collect_symbols(dims[i], seen, nsyms);
   StrBuf names = {0}, example = {0};
   int count = 0;
   for (int s = 0; s < nsyms; s++) {
@@ -165,6 +162,43 @@ const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims) {
   sb_free(&names);
   sb_free(&example);
   return hint;
+}
+
+const char *graph_dims_hint(const Graph *g, int n, AffineExpr *const *dims) {
+  int nsyms = g->symbols.len;
+  bool *seen = arena_alloc(g->arena, (size_t)nsyms + 1);
+  for (int i = 0; i < n; i++)
+    collect_symbols(dims[i], seen, nsyms);
+  return symbols_hint(g, seen);
+}
+
+const char *graph_runtime_dims_hint(const Graph *g, int value) {
+  enum { MAX_VISITS = 256 };
+  int nsyms = g->symbols.len, stack[MAX_VISITS], sp = 0;
+  bool *seen = arena_alloc(g->arena, (size_t)nsyms + 1);
+  stack[sp++] = value;
+  /* a bounded walk (a hint, not a proof): values met twice cost a visit each */
+  for (int visits = 0; sp > 0 && visits < MAX_VISITS; visits++) {
+    const GraphValue *v = GRAPH_VALUE(g, stack[--sp]);
+    if (v->kind == GV_CONST && v->sym) {
+      for (int64_t i = 0; i < v->count; i++)
+        collect_symbols(v->sym[i], seen, nsyms);
+    } else if (v->kind == GV_NODE) {
+      const GraphNode *n = GRAPH_NODE(g, v->producer);
+      for (int i = 0; i < n->ninputs && sp < MAX_VISITS; i++)
+        if (n->inputs[i] >= 0)
+          stack[sp++] = n->inputs[i];
+    }
+  }
+  return symbols_hint(g, seen);
+}
+
+const char *graph_runtime_dims_why(const Graph *g, int value) {
+  const char *hint = graph_runtime_dims_hint(g, value);
+  if (!*hint)
+    return "";
+  return arena_printf(g->arena, "; it is computed from symbolic dims through ops that keep no affine expression of "
+                                "them (a float Cast, Mod, ...)%s", hint);
 }
 
 int graph_symbol(Graph *g, const char *name) {
@@ -379,6 +413,23 @@ static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr 
     return graph_dim_const(g, q);
   }
   return affine_binary(g->arena, kind, a, b);
+}
+
+AffineExpr *graph_dim_arith(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr *b) {
+  switch (kind) {
+  case AE_ADD:
+    return dim_add(g, a, b);
+  case AE_SUB:
+    return dim_sub(g, a, b);
+  case AE_MUL:
+    return dim_mul(g, a, b);
+  case AE_MOD: /* dim_div would give the quotient */
+    if (a->kind == AE_CONST && b->kind == AE_CONST && b->value > 0)
+      return dim_sub(g, a, dim_mul(g, dim_div(g, AE_FLOORDIV, a, b), b));
+    return affine_binary(g->arena, AE_MOD, a, b);
+  default:
+    return dim_div(g, kind, a, b);
+  }
 }
 
 bool graph_dims_equal(Arena *arena, const AffineExpr *a, const AffineExpr *b) {
@@ -1211,6 +1262,8 @@ static bool float_only(GraphOp op) {
   case GOP_SHIFT_LEFT:
   case GOP_SHIFT_RIGHT:
   case GOP_SIGN:
+  case GOP_MOD:
+  case GOP_FMOD:
     return false;
   default:
     return true;
@@ -1815,7 +1868,20 @@ static void add_factor(Factors *p, AffineExpr *d) {
 }
 
 /* in / known as a product expression, or NULL when it does not divide. */
-static AffineExpr *divide_factors(Graph *g, Factors *in, Factors *known) {
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* in / known; NULL when known's symbolic factors are not all in `in`, or
+ * (unless `inexact`) when the constants do not divide. `inexact`: the
+ * quotient rounded down, (c * rest) floordiv k (c / k reduced), for a
+ * reshape that is right only for some values of the dims (S floordiv 2
+ * rows of 16 from S rows of 8: S even), which the caller then checks. */
+static AffineExpr *divide_factors_at(Graph *g, Factors *in, Factors *known, bool inexact) {
   if (in->failed || known->failed)
     return NULL;
   for (int j = 0; j < known->n; j++) {
@@ -1827,13 +1893,28 @@ static AffineExpr *divide_factors(Graph *g, Factors *in, Factors *known) {
       return NULL;
     in->used[hit] = true;
   }
-  if (known->c == 0 || in->c % known->c != 0)
+  if (known->c <= 0)
     return NULL;
-  AffineExpr *r = graph_dim_const(g, in->c / known->c);
+  int64_t c = in->c, k = known->c;
+  if (c % k != 0) {
+    if (!inexact || c <= 0)
+      return NULL;
+    int64_t d = gcd64(c, k);
+    c /= d, k /= d;
+  } else {
+    c /= k, k = 1;
+  }
+  AffineExpr *r = graph_dim_const(g, c);
   for (int i = 0; i < in->n; i++)
     if (!in->used[i])
       r = dim_mul(g, r, in->f[i]);
-  return r;
+  if (k != 1 && r->kind == AE_CONST)
+    return NULL; /* static and not a multiple: a plain error */
+  return k == 1 ? r : dim_div(g, AE_FLOORDIV, r, graph_dim_const(g, k));
+}
+
+static AffineExpr *divide_factors(Graph *g, Factors *in, Factors *known) {
+  return divide_factors_at(g, in, known, false);
 }
 
 /* The target shape of reshape/broadcast: attr `shape`, else the 2nd input,
@@ -1849,8 +1930,8 @@ static int target_shape(Infer *s, AffineExpr **target, const char **where) {
       graph_error(g, attr_path(n, a), "%sthe shape is given both as an attribute and as an input", s->desc);
     const GraphValue *t = in_value(s, 1);
     if (t->kind != GV_CONST)
-      graph_error(g, n->path, "%sthe shape of '%s' depends on run-time data (value '%s')", s->desc,
-                  s->out_name, t->name);
+      graph_error(g, n->path, "%sthe shape of '%s' depends on run-time data (value '%s')%s", s->desc,
+                  s->out_name, t->name, graph_runtime_dims_why(g, n->inputs[1]));
     if (t->type != TY_I64 || t->rank > 1)
       graph_error(g, n->path, "%sthe shape '%s' must be a 1-D i64 tensor, not %s %s", s->desc, t->name,
                   elem_type_name(t->type), value_shape_str(g, t));
@@ -1908,9 +1989,21 @@ static void infer_reshape(Infer *s) {
     }
     add_factor(&known, shape[i]);
   }
+  /* Counts lgen cannot prove equal (a symbolic shape computed at run
+   * time, [B, S floordiv 2, 16] from [B, S, 8]) are assumed equal and
+   * checked when the kernel runs, as broadcasts' dims are. */
   if (infer_at >= 0) {
     Factors in_copy = in;
     AffineExpr *d = divide_factors(g, &in_copy, &known);
+    if (!d) {
+      in_copy = in;
+      d = divide_factors_at(g, &in_copy, &known, true);
+      if (d) {
+        shape[infer_at] = d;
+        if (!dims_agree(s, graph_numel(g, x), shape_product(g, r, shape, -1), "the element counts"))
+          d = NULL;
+      }
+    }
     if (!d)
       graph_error(g, where, "%scannot infer the -1 in the shape: %s elements do not divide by %s", s->desc,
                   dim_str(g, graph_numel(g, x)), dim_str(g, shape_product(g, r, shape, infer_at)));
@@ -1918,9 +2011,9 @@ static void infer_reshape(Infer *s) {
   } else {
     Factors in_copy = in;
     AffineExpr *d = divide_factors(g, &in_copy, &known);
-    bool same = (d && is_const(d, 1)) ||
-                dims_equal(g, graph_numel(g, x), shape_product(g, r, shape, -1));
-    if (!same)
+    AffineExpr *nx = graph_numel(g, x), *ny = shape_product(g, r, shape, -1);
+    bool same = (d && is_const(d, 1)) || dims_equal(g, nx, ny);
+    if (!same && !dims_agree(s, nx, ny, "the element counts"))
       graph_error(g, where, "%scannot reshape %s into %s: the element counts differ", s->desc,
                   value_shape_str(g, x), shape_str(g, r, shape));
   }
@@ -2044,9 +2137,11 @@ static void infer_pad(Infer *s) {
   GraphAttr *pad = padding_attr(s->g, s->n, x->rank);
   default_float(s->g, s->n, "value", 0.0);
   /* the other modes read x again: reflect about the first and last
-   * elements (pads up to d - 1) and wrap around (pads up to d), on static
-   * dims; repeat the edge (any pads, d >= 1; a symbolic d that is 0 at run
-   * time reads pad_value's 0 instead) */
+   * elements (pads up to d - 1) and wrap around (pads up to d); on a
+   * symbolic dim the entry point checks that bound at run time (-1 when
+   * the dim is too short, where ONNX Runtime reflects again or refuses);
+   * repeat the edge (any pads, d >= 1; a symbolic d that is 0 at run time
+   * reads pad_value's 0 instead) */
   const char *mode = default_string(s->g, s->n, "mode", "constant");
   bool reflect = strcmp(mode, "reflect") == 0, edge = strcmp(mode, "edge") == 0, wrap = strcmp(mode, "wrap") == 0;
   if (!reflect && !edge && !wrap && strcmp(mode, "constant") != 0)
@@ -2056,11 +2151,16 @@ static void infer_pad(Infer *s) {
   for (int i = 0; i < x->rank; i++) {
     int64_t lo = pad->ints[2 * i], hi = pad->ints[2 * i + 1], d;
     if ((reflect || edge || wrap) && (lo || hi)) {
-      if (edge && !graph_dim_value(x->shape[i], &d))
+      if (edge && !graph_dim_value(x->shape[i], &d)) {
         d = 1;
-      else if (!graph_dim_value(x->shape[i], &d))
-        graph_error(s->g, s->n->path, "%sdim %d of '%s' is %s, symbolic, but %s padding needs it static (fix it with --dim)",
-                    s->desc, i, x->name, dim_str(s->g, x->shape[i]), mode);
+      } else if (!graph_dim_value(x->shape[i], &d)) {
+        int64_t need = dim_plus(s->g, lo > hi ? lo : hi, reflect ? 1 : 0);
+        graph_assume_at_least(s->g, x->shape[i], graph_dim_const(s->g, need),
+                              arena_printf(s->g->arena, "%s%s padding of dim %d (%s) by [%lld, %lld] needs it at least %lld",
+                                           s->desc, mode, i, dim_str(s->g, x->shape[i]), (long long)lo, (long long)hi,
+                                           (long long)need));
+        d = need; /* the bound itself: the check below passes */
+      }
       int64_t most = reflect ? d - 1 : wrap ? d : d > 0 ? INT64_MAX : 0;
       if (lo > most || hi > most)
         graph_error(s->g, s->n->path, "%s%s padding of dim %d by [%lld, %lld] needs pads of at most %lld (its extent is %lld)",

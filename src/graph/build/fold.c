@@ -545,6 +545,12 @@ static bool binary_f(GraphOp op, double a, double b, double *r) {
   case GOP_MAX: *r = max_f(a, b); break;
   case GOP_MIN: *r = min_f(a, b); break;
   case GOP_POW: *r = pow(a, b); break;
+  case GOP_FMOD: *r = fmod(a, b); break;
+  case GOP_MOD: /* NumPy's: a non-zero remainder takes the divisor's sign */
+    *r = fmod(a, b);
+    if (*r != 0 && (*r < 0) != (b < 0))
+      *r += b;
+    break;
   case GOP_EQUAL: *r = a == b; break;
   case GOP_LESS: *r = a < b; break;
   case GOP_GREATER: *r = a > b; break;
@@ -605,6 +611,18 @@ static bool binary_i(GraphOp op, ElemType t, int64_t a, int64_t b, int64_t *r) {
       return false;
     *r = elem_type_is_unsigned(t) ? sign_extend((uint64_t)a / (uint64_t)b, 64) : a / b;
     return true;
+  case GOP_MOD:
+  case GOP_FMOD: {
+    /* zero and the lowest value over -1 are undefined in C: run time's */
+    bool u = elem_type_is_unsigned(t);
+    if (b == 0 || (b == -1 && t != TY_I1 && !u && a == int_min(t)))
+      return false;
+    int64_t m = u ? sign_extend((uint64_t)a % (uint64_t)b, 64) : a % b;
+    if (op == GOP_MOD && !u && m != 0 && (m < 0) != (b < 0))
+      m += b;
+    *r = m;
+    return true;
+  }
   case GOP_MAX: *r = elem_int_less(t, b, a) ? a : b; return true;
   case GOP_MIN: *r = elem_int_less(t, a, b) ? a : b; return true;
   case GOP_EQUAL: *r = a == b; return true;
@@ -692,6 +710,11 @@ static AffineExpr *eval_element_sym(const Fold *f, const Params *p, AffineExpr *
   case GOP_SUB: return sym_sub(a, x[0], x[1]);
   case GOP_MUL: return sym_mul(a, x[0], x[1]);
   case GOP_DIV: return sym_div(a, x[0], x[1]);
+  case GOP_MOD:
+  case GOP_FMOD: /* equal for a non-negative dividend */
+    if (x[1]->kind != AE_CONST || x[1]->value <= 0 || (op == GOP_FMOD && !nonnegative(x[0])))
+      return NULL;
+    return affine_binary(a, AE_MOD, x[0], x[1]);
   case GOP_MAX:
   case GOP_MIN: return affine_equal(x[0], x[1]) ? x[0] : NULL;
   case GOP_EQUAL: return affine_equal(x[0], x[1]) ? affine_const(a, 1) : NULL;

@@ -639,8 +639,27 @@ static int unary(OpBuilder *b, GraphOp op, int x, ElemType t, ElemType result) {
   return r;
 }
 
+/* x mod y (the divisor's sign) or x fmod y (the dividend's): C's
+ * remainder, fmod for floats and x - (x / y) y for integers (truncating,
+ * as C's %), then for mod y added to a non-zero remainder of the other
+ * sign, as NumPy does (unsigned remainders are never negative: the two
+ * agree). */
+static int remainder_op(OpBuilder *b, GraphOp op, int x, int y, ElemType t) {
+  bool f = elem_type_is_float(t);
+  int r = f ? op2(b, SOP_REMF, x, y) : op2(b, SOP_SUBI, x, op2(b, SOP_MULI, op2(b, SOP_DIVIS, x, y), y));
+  if (op == GOP_FMOD || elem_type_is_unsigned(t))
+    return r;
+  ScalarOp lt = f ? SOP_CMPF_OLT : SOP_CMPI_SLT, gt = f ? SOP_CMPF_OGT : SOP_CMPI_SGT;
+  int zero = op_const(b, t, 0);
+  int other_sign = op3(b, SOP_SELECT, op2(b, lt, r, zero), op2(b, gt, y, zero),
+                       op2(b, SOP_ANDI, op2(b, gt, r, zero), op2(b, lt, y, zero)));
+  return op3(b, SOP_SELECT, other_sign, op2(b, f ? SOP_ADDF : SOP_ADDI, r, y), r);
+}
+
 static int binary(OpBuilder *b, GraphOp op, int x, int y, ElemType t) {
   bool f = elem_type_is_float(t);
+  if (op == GOP_MOD || op == GOP_FMOD)
+    return remainder_op(b, op, x, y, t);
   int direct = direct_scalar_op(op, f);
   if (direct < 0)
     node_error(b->L, f ? "this op takes integer inputs" : "this op takes floating-point inputs");
@@ -1720,15 +1739,85 @@ static void add_parameters(Lower *L) {
   }
 }
 
+/* A dim's value as a payload: e in the kernel's size symbols (the graph's
+ * symbols, in one order), i64. floordiv, ceildiv and mod round toward
+ * minus infinity as affine expressions do, from C's truncating division by
+ * a positive constant divisor. */
+static int sym_payload(OpBuilder *b, const GraphValue *c, const AffineExpr *e) {
+  Lower *L = b->L;
+  switch (e->kind) {
+  case AE_CONST:
+    return op_const_i(b, TY_I64, e->value);
+  case AE_SIZE:
+    return op_node(b, (PayloadNode){.kind = PN_SIZE, .type = TY_I64, .size = e->index});
+  case AE_NEG:
+    return op2(b, SOP_SUBI, op_const_i(b, TY_I64, 0), sym_payload(b, c, e->lhs));
+  case AE_ADD:
+  case AE_SUB:
+  case AE_MUL: {
+    int x = sym_payload(b, c, e->lhs), y = sym_payload(b, c, e->rhs);
+    return op2(b, e->kind == AE_ADD ? SOP_ADDI : e->kind == AE_SUB ? SOP_SUBI : SOP_MULI, x, y);
+  }
+  case AE_FLOORDIV:
+  case AE_CEILDIV:
+  case AE_MOD: {
+    if (e->rhs->kind != AE_CONST || e->rhs->value <= 0)
+      break;
+    int x = sym_payload(b, c, e->lhs), d = op_const_i(b, TY_I64, e->rhs->value);
+    int zero = op_const_i(b, TY_I64, 0), one = op_const_i(b, TY_I64, 1);
+    int q = op2(b, SOP_DIVIS, x, d), r = op2(b, SOP_SUBI, x, op2(b, SOP_MULI, q, d));
+    if (e->kind == AE_CEILDIV) /* truncation went down for x > 0 with a remainder */
+      return op2(b, SOP_ADDI, q, op3(b, SOP_SELECT, op2(b, SOP_CMPI_SGT, r, zero), one, zero));
+    int fq = op2(b, SOP_SUBI, q, op3(b, SOP_SELECT, op2(b, SOP_CMPI_SLT, r, zero), one, zero));
+    if (e->kind == AE_FLOORDIV)
+      return fq;
+    return op2(b, SOP_SUBI, x, op2(b, SOP_MULI, fq, d));
+  }
+  default:
+    break;
+  }
+  graph_error(L->g, c->path, "constant '%s' has an element (%s) that lgen cannot compute at run time", c->name,
+              graph_dim_str(L->g, e));
+}
+
+/* A constant whose elements depend on symbolic dims (a Shape's values
+ * used as data: Shape -> Gather -> Cast -> arithmetic), computed when the
+ * kernel runs: element i = its expression in the size symbols, one op
+ * over the elements selecting by index. */
+static int sym_constant(Lower *L, const GraphValue *c) {
+  L->loc = graph_loc(L->g, c->path ? c->path : "");
+  int t = value_tensor(L, c, TS_WORKSPACE, true);
+  OpBuilder *b = op_begin(L);
+  int first = op_dims_over(b, "d", c->rank, c->shape);
+  int o = op_bare(b, t, first);
+  int idx = c->rank ? op_node(b, (PayloadNode){.kind = PN_INDEX, .type = TY_I64, .dim = first}) : -1;
+  int x = sym_payload(b, c, c->sym[c->count - 1]);
+  for (int64_t i = c->count - 2; i >= 0; i--) {
+    if (b->nnodes + 64 >= MAX_NODES)
+      graph_error(L->g, c->path, "constant '%s' has too many elements that depend on symbolic dims (%lld) to compute "
+                                 "at run time", c->name, (long long)c->count);
+    int is_i = op2(b, SOP_CMPI_EQ, idx, op_const_i(b, TY_I64, i));
+    x = op3(b, SOP_SELECT, is_i, sym_payload(b, c, c->sym[i]), x);
+  }
+  if (c->type != TY_I64) {
+    x = op1(b, SOP_CAST, x);
+    b->nodes[x].type = c->type;
+  }
+  op_yield(b, o, x);
+  op_end(b);
+  return t;
+}
+
 static void add_constants(Lower *L) {
   const Graph *g = L->g;
   for (int v = 0; v < g->values.len; v++) {
     const GraphValue *c = value(L, v);
     if (c->kind != GV_CONST || !L->live[v])
       continue;
-    if (!c->data)
-      graph_error(g, c->path, "constant '%s' has elements that depend on symbolic dims; it cannot be read at run time",
-                  c->name);
+    if (!c->data) {
+      L->tensor_of[v] = sym_constant(L, c);
+      continue;
+    }
     int t = value_tensor(L, c, TS_CONST, false);
     tensor(L, t)->data = c->data;
     L->tensor_of[v] = t;
