@@ -162,3 +162,21 @@ resize("resize_scale_negative.onnx", "node 'rs' (Resize): scale -2 of dim 2 is n
        ["x", "", "sc"], [ten("sc", [4], [1, 1, -2, 2])])
 resize("resize_symbolic_sizes.onnx", "is symbolic (H) and resized to 7, not an integer multiple",
        ["x", "", "", "sz"], [ten("sz", [4], [1, 1, 7, 8], T.INT64)], x=[vi("x", [1, 1, "H", 4])])
+# a dim after four unpadded stride-2 convs prints as one division
+convs = [h.make_node("Conv", ["x" if i == 0 else "c%d" % (i - 1), "w"], ["c%d" % i], strides=[2, 2]) for i in range(4)]
+save("slice_symbolic_simplified.onnx", "node 's' (Slice): dim 2 of 'c3' is symbolic ((H - 31) floordiv 16 + 1)",
+     convs + [h.make_node("Slice", ["c3", "st", "en", "ax", "sp"], ["y"], name="s")],
+     [vi("x", [1, 1, "H", 40])], [y], [ten("w", [1, 1, 3, 3], [1.0] * 9), ten("st", [1], [-1], T.INT64),
+                                       ten("en", [1], [-1000000], T.INT64), ten("ax", [1], [2], T.INT64),
+                                       ten("sp", [1], [-1], T.INT64)])
+# Loop whose trip count comes from a symbolic dim: known only at run time
+save("loop_symbolic_count.onnx", "data-dependent trip count is not supported; the symbolic dim 'N' can be fixed with --dim N=VALUE",
+     [h.make_node("Shape", ["v"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+      h.make_node("Loop", ["n", "", "v"], ["y"], body=body, name="steps")],
+     [vi("v", ["N"])], [y], [ten("zero", [], [0], T.INT64)])
+# Pad whose pads come from a symbolic dim through a float Cast: named dims
+save("pad_from_float_dim.onnx", "the symbolic dim 'N' can be fixed with --dim N=VALUE",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["sf"], to=F),
+      h.make_node("Sqrt", ["sf"], ["q"]), h.make_node("Cast", ["q"], ["qi"], to=T.INT64),
+      h.make_node("Concat", ["qi", "qi"], ["pads"], axis=0), h.make_node("Pad", ["x", "pads"], ["y"], name="p")],
+     [vi("x", ["N"])], [y])

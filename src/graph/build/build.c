@@ -404,6 +404,18 @@ static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr 
   if ((kind == AE_FLOORDIV || kind == AE_CEILDIV) && a->kind == kind && b->kind == AE_CONST && b->value > 0 &&
       a->rhs->kind == AE_CONST && a->rhs->value > 0)
     return dim_div(g, kind, a->lhs, graph_dim_const(g, dim_times(g, a->rhs->value, b->value)));
+  /* (x floordiv p + c) floordiv q = (x + c p) floordiv (p q) for an integer
+   * c (ceildiv alike): a chain of unpadded strided layers,
+   * ((H - 3) floordiv 2 - 2) floordiv 2, reads (H - 7) floordiv 4 */
+  if ((kind == AE_FLOORDIV || kind == AE_CEILDIV) && b->kind == AE_CONST && b->value > 0) {
+    int64_t c;
+    const AffineExpr *base = split_offset(a, &c);
+    if (c != 0 && base->kind == kind && base->rhs->kind == AE_CONST && base->rhs->value > 0) {
+      int64_t p = base->rhs->value;
+      return dim_div(g, kind, dim_add_const(g, base->lhs, dim_times(g, c, p)),
+                     graph_dim_const(g, dim_times(g, p, b->value)));
+    }
+  }
   if (a->kind == AE_CONST && b->kind == AE_CONST && b->value != 0) {
     if (b->value == -1)
       dim_times(g, a->value, -1); /* INT64_MIN / -1 overflows too */
