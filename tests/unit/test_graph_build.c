@@ -440,10 +440,18 @@ Test(graph_build, reshape_infers_minus_one_symbolically) {
     int64_t z[3] = {0, 0, -1};
     GraphAttr a0 = ints("shape", 3, z);
     expect_shape(t.g, node1(t.g, GOP_RESHAPE, x, 1, &a0, NULL), "[N, 1, 784]");
-    int64_t bad[2] = {-1, 100};
+    /* 784 N elements in rows of 100: (196 N) floordiv 25 rows, the counts
+     * assumed equal (N a multiple of 25) and checked at run time */
+    int64_t inexact[2] = {-1, 100};
+    GraphAttr ai = ints("shape", 2, inexact);
+    expect_shape(t.g, node1(t.g, GOP_RESHAPE, x, 1, &ai, NULL), "[N * 196 floordiv 25, 100]");
+    cr_assert_eq(t.g->assumes.len, 1);
+    /* static and not a multiple: an error */
+    int xs = IN(t.g, "xs", 3, 5);
+    int64_t bad[2] = {-1, 4};
     GraphAttr ab = ints("shape", 2, bad);
     ab.path = "/nodes/1/attrs/axes";
-    node1(t.g, GOP_RESHAPE, x, 1, &ab, "/nodes/1");
+    node1(t.g, GOP_RESHAPE, xs, 1, &ab, "/nodes/1");
     MUST_FAIL(t);
   }
   expect_error(&t, 3, 34, "cannot infer the -1");
