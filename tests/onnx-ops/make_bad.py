@@ -170,13 +170,29 @@ save("slice_symbolic_simplified.onnx", "node 's' (Slice): dim 2 of 'c3' is symbo
                                        ten("en", [1], [-1000000], T.INT64), ten("ax", [1], [2], T.INT64),
                                        ten("sp", [1], [-1], T.INT64)])
 # Loop whose trip count comes from a symbolic dim: known only at run time
-save("loop_symbolic_count.onnx", "data-dependent trip count is not supported; the symbolic dim 'N' can be fixed with --dim N=VALUE",
+save("loop_symbolic_count.onnx", "node 'steps' (Loop): the trip count ('n') must be a constant when generating code: lgen unrolls loops, and a data-dependent trip count is not supported; the symbolic dim 'N' can be fixed with --dim N=VALUE",
      [h.make_node("Shape", ["v"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
       h.make_node("Loop", ["n", "", "v"], ["y"], body=body, name="steps")],
      [vi("v", ["N"])], [y], [ten("zero", [], [0], T.INT64)])
 # Pad whose pads come from a symbolic dim through a float Cast: named dims
-save("pad_from_float_dim.onnx", "the symbolic dim 'N' can be fixed with --dim N=VALUE",
+save("pad_from_float_dim.onnx", "node 'p' (Pad): the pads input ('pads') must be a constant when generating code, but it is computed at run time; it is computed from symbolic dims through ops that keep no affine expression of them (a float Cast, Mod, ...); the symbolic dim 'N' can be fixed with --dim N=VALUE",
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Cast", ["s"], ["sf"], to=F),
       h.make_node("Sqrt", ["sf"], ["q"]), h.make_node("Cast", ["q"], ["qi"], to=T.INT64),
       h.make_node("Concat", ["qi", "qi"], ["pads"], axis=0), h.make_node("Pad", ["x", "pads"], ["y"], name="p")],
      [vi("x", ["N"])], [y])
+# Range of a run-time value, of a shape (two elements), with a zero delta
+save("range_runtime.onnx", "node 'r' (Range): Range of values computed at run time is not supported (only of constants and symbolic dims)",
+     [h.make_node("Range", ["zero", "n", "one"], ["y"], name="r")], [vi("n", [], T.INT64)], [y],
+     [ten("zero", [], [0], T.INT64), ten("one", [], [1], T.INT64)])
+save("range_shape.onnx", "node 'r' (Range): Range's start and limit must hold one element each",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("Range", ["zero", "s", "one"], ["y"], name="r")],
+     [vi("x", ["N", "M"])], [y], [ten("zero", [], [0], T.INT64), ten("one", [], [1], T.INT64)])
+save("range_zero_delta.onnx", "node 'r' (Range): Range needs a non-zero delta",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+      h.make_node("Range", ["zero", "n", "zero"], ["y"], name="r")],
+     [vi("x", ["N"])], [y], [ten("zero", [], [0], T.INT64)])
+# 36 elements that depend on symbolic dims, read as data: too many for one op
+save("dims_as_data_too_many.onnx", "error: constant 'c' has too many elements that depend on symbolic dims (36) to compute at run time",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("Concat", ["s"] * 12, ["c"], axis=0, name="cat"),
+      h.make_node("Cast", ["c"], ["y"], to=F, name="f")],
+     [vi("x", ["N", "M", "K"])], [y])
