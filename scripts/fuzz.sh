@@ -13,7 +13,8 @@
 #   fuzz_opdsl  OpDSL YAML; corpus fuzz/corpus-opdsl, fuzz/opdsl.dict
 #   fuzz_onnx   binary ONNX models; corpus fuzz/corpus-onnx, fuzz/onnx.dict
 #   fuzz_struct JSON model graphs mutated as graphs (ops, attributes, shapes,
-#               wiring), not bytes; seeds fuzz/corpus-graph
+#               wiring), not bytes; seeds fuzz/corpus-graph and
+#               (a campaign, FUZZ_MERGE=1: also fuzz/corpus-struct)
 #   fuzz_schedule  schedule files for a fixed spec; fuzz/corpus-schedule,
 #               fuzz/yaml.dict
 # SECONDS is shared out between them (the first gets what does not divide). Each
@@ -187,8 +188,17 @@ for h in $harnesses; do
     result=1 ;;
   onnx) run_harness fuzz_onnx "$src/fuzz/corpus-onnx" "$build/corpus-onnx" "$src/fuzz/onnx.dict" "$seconds" ||
     result=1 ;;
-  struct) run_harness fuzz_struct "$src/fuzz/corpus-graph" "$build/corpus-struct" "$src/fuzz/json.dict" "$seconds" ||
-    result=1 ;;
+  struct)
+    # a campaign (FUZZ_MERGE=1) starts from the graph seeds and what earlier
+    # campaigns kept, fuzz/corpus-struct, and merges into it; the smoke run
+    # of check-all only from the graph seeds (its seconds would go on
+    # replaying ~700 inputs). make check does not replay corpus-struct.
+    seeds=$src/fuzz/corpus-graph
+    if [ "${FUZZ_MERGE:-0}" = 1 ]; then
+      mkdir -p "$build/corpus-struct" && cp "$src/fuzz/corpus-graph"/* "$build/corpus-struct/" 2>/dev/null
+      seeds=$src/fuzz/corpus-struct
+    fi
+    run_harness fuzz_struct "$seeds" "$build/corpus-struct" "$src/fuzz/json.dict" "$seconds" || result=1 ;;
   schedule) run_harness fuzz_schedule "$src/fuzz/corpus-schedule" "$build/corpus-schedule" "$src/fuzz/yaml.dict" \
     "$seconds" || result=1 ;;
   *)
