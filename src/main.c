@@ -356,7 +356,7 @@ static void parse_args(int argc, char **argv, Options *o) {
   if (o->lib.target && !lgen_target_known(o->lib.target)) {
     char known[256], fmt[300];
     lgen_target_names(known, sizeof known);
-    snprintf(fmt, sizeof fmt, "unknown --target '%%s' (known: %s)", known);
+    snprintf(fmt, sizeof fmt, "unknown --target '%%s' (known: %s, native)", known);
     usage_error(fmt, o->lib.target);
   }
   if (o->make_deps && to_stdout && (!o->depfile || o->ntargets == 0))
