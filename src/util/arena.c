@@ -96,8 +96,12 @@ char *arena_printf(Arena *arena, const char *fmt, ...) {
     n = vsnprintf(at, room, fmt, ap);
     va_end(ap);
     if (n >= 0 && (size_t)n < room) {
-      arena_take(arena, (size_t)n + 1); /* fits in c, so it is at `at` */
-      return at;
+      /* room is a multiple of the alignment, so the text's room is taken
+       * from c, at `at`; the copy is for a chunk that would break that */
+      char *p = arena_take(arena, (size_t)n + 1);
+      if (p != at)
+        memcpy(p, at, (size_t)n + 1);
+      return p;
     }
   } else {
     va_start(ap, fmt);
