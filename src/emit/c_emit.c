@@ -482,8 +482,10 @@ static const char *const profile_prelude =
     "  fprintf(f, \"%5s %8s %11s %7s %11s %9s  %s\\n\", \"group\", \"calls\", \"total ms\", \"share\", \"FLOP/call\",\n"
     "          \"GFLOP/s\", \"graph ops\");\n"
     "  for (int i = 0; i < p->n; i++) {\n"
-    "    fprintf(f, \"%5d %8lld %11.3f %6.1f%% %11.5g \", i + 1, p->calls[i], 1e3 * p->seconds[i],\n"
-    "            total > 0 ? 100 * p->seconds[i] / total : 0.0, p->calls[i] ? p->flops[i] / (double)p->calls[i] : 0.0);\n"
+    "    double share = total > 0 ? 100 * p->seconds[i] / total : 0.0;\n"
+    "    double per_call = p->calls[i] ? p->flops[i] / (double)p->calls[i] : 0.0;\n"
+    "    fprintf(f, \"%5d %8lld %11.3f %6.1f%% %11.5g \", i + 1, p->calls[i], 1e3 * p->seconds[i], share,\n"
+    "            per_call);\n"
     "    if (p->flops[i] > 0 && p->seconds[i] > 0)\n"
     "      fprintf(f, \"%9.2f\", 1e-9 * p->flops[i] / p->seconds[i]);\n"
     "    else\n"
@@ -493,6 +495,30 @@ static const char *const profile_prelude =
     "}\n"
     "#endif\n";
 
+/* `text` (escaped already) as an initializer line "text", split into
+ * adjacent literals after a space where the line would pass 100 columns
+ * (a space is never inside an escape sequence). */
+static void put_string_literal(StrBuf *out, const char *text) {
+  enum { PIECE = 90 };
+  size_t n = strlen(text);
+  do {
+    size_t len = n;
+    if (n > PIECE) {
+      len = PIECE;
+      while (len > 0 && text[len - 1] != ' ')
+        len--;
+      if (len == 0) /* no space early enough: the first one after */
+        for (len = PIECE; len < n && text[len - 1] != ' '; len++)
+          ;
+    }
+    sb_puts(out, "  \"");
+    sb_putn(out, text, len);
+    sb_puts(out, len == n ? "\",\n" : "\"\n");
+    text += len;
+    n -= len;
+  } while (n > 0);
+}
+
 /* The graph's profile data (before G_run) or its two functions (after G). */
 static void profile_data(Emitter *e, const ProfileGroups *g) {
   const char *f = e->kn.function;
@@ -500,7 +526,7 @@ static void profile_data(Emitter *e, const ProfileGroups *g) {
   sb_puts(e->out, "#ifdef LGEN_PROFILE\n");
   sb_printf(e->out, "static const char *const %s_profile_ops[%d] = {\n", f, n);
   for (int i = 0; i < g->n; i++)
-    loops_put_line(e->out, 2, 4, arena_printf(e->arena, "\"%s\",", g->ops[i]));
+    put_string_literal(e->out, g->ops[i]);
   if (!g->n)
     sb_puts(e->out, "  \"\",\n");
   sb_puts(e->out, "};\n");

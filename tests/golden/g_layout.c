@@ -89,8 +89,10 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   fprintf(f, "%5s %8s %11s %7s %11s %9s  %s\n", "group", "calls", "total ms", "share", "FLOP/call",
           "GFLOP/s", "graph ops");
   for (int i = 0; i < p->n; i++) {
-    fprintf(f, "%5d %8lld %11.3f %6.1f%% %11.5g ", i + 1, p->calls[i], 1e3 * p->seconds[i],
-            total > 0 ? 100 * p->seconds[i] / total : 0.0, p->calls[i] ? p->flops[i] / (double)p->calls[i] : 0.0);
+    double share = total > 0 ? 100 * p->seconds[i] / total : 0.0;
+    double per_call = p->calls[i] ? p->flops[i] / (double)p->calls[i] : 0.0;
+    fprintf(f, "%5d %8lld %11.3f %6.1f%% %11.5g ", i + 1, p->calls[i], 1e3 * p->seconds[i], share,
+            per_call);
     if (p->flops[i] > 0 && p->seconds[i] > 0)
       fprintf(f, "%9.2f", 1e-9 * p->flops[i] / p->seconds[i]);
     else
