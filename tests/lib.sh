@@ -16,9 +16,10 @@
 #   finish          print "N passed, N failed" and exit 0 (1 if any failed)
 #   skip_all MSG    print MSG and exit 77 (automake's "skipped")
 #   have_cmd NAME   true if NAME is on PATH
-#   second_cc       true if clang is installed and worth running as a second
-#                   compiler of the generated C: not in a sanitized build
-#                   (LGEN_SANITIZED=yes), which tests lgen, not its output
+#   second_cc       true where clang compiles the generated C as a second
+#                   compiler: in the sanitized build (LGEN_SANITIZED=yes),
+#                   make check-all's second run of the suite, which shares
+#                   the compilers with the plain run so that each runs once
 #
 # Tests never write into $top_srcdir (except golden.test under REGEN=1).
 
@@ -97,7 +98,7 @@ have_cmd() {
 }
 
 second_cc() {
-  [ "${LGEN_SANITIZED:-}" != yes ] && have_cmd clang
+  [ "${LGEN_SANITIZED:-}" = yes ] && have_cmd clang
 }
 
 skip_all() {
