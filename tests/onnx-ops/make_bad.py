@@ -181,7 +181,7 @@ save("pad_from_float_dim.onnx", "node 'p' (Pad): the pads input ('pads') must be
       h.make_node("Concat", ["qi", "qi"], ["pads"], axis=0), h.make_node("Pad", ["x", "pads"], ["y"], name="p")],
      [vi("x", ["N"])], [y])
 # Range of a run-time value, of a shape (two elements), with a zero delta
-save("range_runtime.onnx", "node 'r' (Range): Range of values computed at run time is not supported (only of constants and symbolic dims)",
+save("range_runtime.onnx", "node 'r' (Range): the limit input ('n') must be a constant or a symbolic dim when generating code (it sets the output's length), but it is computed at run time",
      [h.make_node("Range", ["zero", "n", "one"], ["y"], name="r")], [vi("n", [], T.INT64)], [y],
      [ten("zero", [], [0], T.INT64), ten("one", [], [1], T.INT64)])
 save("range_shape.onnx", "node 'r' (Range): Range's start and limit must hold one element each",
