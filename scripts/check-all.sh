@@ -11,7 +11,10 @@
 #   5. the ONNX operators of issue 15 against ONNX Runtime (make
 #      check-onnx-ops: onnxruntime-node from npm, cached in the build tree;
 #      skipped, and says why, when npm or the package cannot be had)
-#   6. make distcheck: the tarball builds out of tree, installs, uninstalls
+#   6. the fuzzers' differential mode (make check-fuzz-diff): the ONNX models
+#      of the fuzz corpora that lgen accepts, built with ASan+UBSan, run and
+#      compared with ONNX Runtime (fuzz/diff.py; about a minute)
+#   7. make distcheck: the tarball builds out of tree, installs, uninstalls
 #      and cleans; its make check runs only DISTCHECK_TESTS (a quick subset:
 #      the whole suite already ran twice above, the second time from a dist
 #      tree built out of tree, so a file missing from the tarball fails there)
@@ -120,6 +123,10 @@ fi
 
 stage "ONNX operators against ONNX Runtime (make check-onnx-ops)"
 make -C "$build" check-onnx-ops
+one $?
+
+stage "fuzz corpora against ONNX Runtime (make check-fuzz-diff)"
+make -C "$build" check-fuzz-diff
 one $?
 
 stage "make distcheck"
