@@ -294,7 +294,7 @@ static void print_schedule(StrBuf *out, const Compilation *cx, OpPlan **plans, c
       continue;
     bool any = false;
     for (int j = 0; j < k->nops; j++)
-      any |= !k->ops[j].ext;
+      any |= !k->ops[j].ext || plans[i][j].outline;
     for (int j = 0; j < k->nops; j++) {
       if (!k->ops[j].ext) {
         schedule_print_yaml(out, k, j, &k->ops[j], &plans[i][j]);
@@ -305,6 +305,9 @@ static void print_schedule(StrBuf *out, const Compilation *cx, OpPlan **plans, c
         sb_puts(out, any ? ":\n" : ": {}\n");
       }
       sb_printf(out, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
+      if (plans[i][j].outline)
+        sb_printf(out, "  - op: %d\n    %s: %s\n", j, plans[i][j].libcall ? "libcall" : "outline",
+                  plans[i][j].outline);
     }
   }
   if (only)
@@ -623,6 +626,10 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
   }
   OpPlan **plans = choose_schedules(cx, target);
   group_ops(cx, plans, target);
+  bool *graph = arena_alloc(arena, sizeof(bool) * (size_t)(cx->module.kernels.len + 1));
+  for (int i = 0; i < cx->module.kernels.len; i++)
+    graph[i] = graph_record(cx, cx->module.kernels.items[i]) != NULL;
+  schedule_check_outlines(&cx->module, plans, graph, &cx->diag);
   dump_schedules(cx, plans);
   BufferPlan **buffer_plans = plan_buffers_all(cx, plans);
   print_schedule(&cx->sched, cx, plans, NULL);
@@ -647,6 +654,8 @@ static void run_pipeline(Compilation *cx, const lgen_source *sources, size_t nso
   if (options->abi && !eo.abi_view && strcmp(options->abi, "dense") != 0)
     diag_error(&cx->diag, (Loc){0}, "unknown ABI '%s' (known: dense, view)", options->abi);
   check_function_names(&cx->module, eo.prefix, arena, &cx->diag);
+  check_outline_names(&cx->module, plans, eo.prefix, options->separate_weights && options->weights_blob, arena,
+                      &cx->diag);
   if (eo.separate_weights && options->weights_blob)
     eo.blob = emit_weights_layout(&cx->module, &eo, arena);
   emit_c_file(&cx->c, &cx->module, &eo, arena);

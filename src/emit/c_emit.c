@@ -551,7 +551,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   e->k = k;
   e->graph_index = index;
   e->has_graphs = true;
-  kernel_names_init(&e->kn, k, e->opt->prefix, e->arena);
+  kernel_names_init_outlines(&e->kn, k, e->opt->prefix, e->opt->plans[index], e->arena);
   GraphNames gn = graph_names(e);
   LoopList tree = {0};
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
@@ -559,7 +559,16 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   dump_loops(e, k, &tree);
   StrBuf body = {0};
   loops_print_c(&body, &tree, 1);
-  graph_constants(e, e->constants, false, sb_cstr(&body));
+  StrBuf outlined = {0}; /* the groups that are functions of their own */
+  graph_outline_definitions(e, &outlined, index, gn.workspace);
+  if (outlined.len) {
+    StrBuf both = {0};
+    sb_printf(&both, "%s%s", sb_cstr(&body), sb_cstr(&outlined));
+    graph_constants(e, e->constants, false, sb_cstr(&both));
+    sb_free(&both);
+  } else {
+    graph_constants(e, e->constants, false, sb_cstr(&body));
+  }
   e->indent = 0;
 
   int64_t scratch_static;
@@ -581,6 +590,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
     line(e, "  return (size_t)(%s) + lgen_scratch_bytes;", total);
   }
   sb_puts(e->out, "}\n\n");
+  sb_puts(e->out, sb_cstr(&outlined));
+  sb_free(&outlined);
   /* G_run */
   profile_data(e, &groups);
   graph_declaration(e, e->out, &gn, "restrict", "", 1);
@@ -656,6 +667,7 @@ static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *p
   if (gn.weights)
     blob_doc(e, out, index);
   graph_prototypes(e, out, &gn, "LGEN_RESTRICT");
+  graph_outline_prototypes(e, out, index, "LGEN_RESTRICT");
   sb_printf(out, "#ifdef LGEN_PROFILE /* time per group (man lgen: Profiling) */\n"
                  "void %s_profile(FILE *f);\nvoid %s_profile_reset(void);\n#endif\n",
             e->kn.function, e->kn.function);
@@ -941,7 +953,7 @@ void emit_c_header(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *
   Emitter e = {.out = out, .opt = opt, .arena = arena};
   for (int i = 0; i < m->kernels.len; i++) {
     e.k = m->kernels.items[i];
-    kernel_names_init(&e.kn, e.k, opt->prefix, arena);
+    kernel_names_init_outlines(&e.kn, e.k, opt->prefix, graph_plan(opt, i) ? opt->plans[i] : NULL, arena);
     if (graph_plan(opt, i)) {
       graph_header(&e, out, i, graph_plan(opt, i));
       continue;
@@ -964,11 +976,14 @@ static void rebuild_run_bodies(Emitter *e, const Module *m, StrBuf *defs) {
       continue;
     e->k = m->kernels.items[i];
     e->graph_index = i;
-    kernel_names_init(&e->kn, e->k, e->opt->prefix, e->arena);
+    kernel_names_init_outlines(&e->kn, e->k, e->opt->prefix, e->opt->plans[i], e->arena);
     GraphNames gn = graph_names(e);
     LoopList tree = {0};
     graph_run_body(e, &tree, i, graph_plan(e->opt, i), gn.workspace, NULL);
-    graph_constants(e, defs, true, tree_text(e, &tree));
+    const char *text = tree_text(e, &tree);
+    if (e->outlines.len) /* and the outlined groups' code */
+      text = arena_printf(e->arena, "%s%s", text, graph_outlines_text(e));
+    graph_constants(e, defs, true, text);
   }
 }
 

@@ -124,12 +124,19 @@ typedef struct {
 } KernelNames;
 
 void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena);
+/* A graph's names, with its ops' outline and libcall functions (plans:
+ * its OpPlans) taken first: no parameter or local hides one. */
+void kernel_names_init_outlines(KernelNames *kn, const Kernel *k, const char *prefix, const OpPlan *plans,
+                                Arena *arena);
 /* Text from the input (names, doc strings, file names) made safe inside a
  * C block comment, or inside a string literal's quotes. */
 const char *c_comment_text(Arena *arena, const char *s);
 const char *c_string_text(Arena *arena, const char *s);
 /* Every op becomes a distinct, legal C function name, or a located error. */
 void check_function_names(const Module *m, const char *prefix, Arena *arena, Diag *diag);
+/* Every outline and libcall name of the plans is free for a C function,
+ * or a located error; blob: the constants are a --weights=FILE.bin blob. */
+void check_outline_names(const Module *m, OpPlan **plans, const char *prefix, bool blob, Arena *arena, Diag *diag);
 
 /* ---- c_expr.c ---- */
 const char *c_type_name(ElemType t);

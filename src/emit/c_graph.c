@@ -81,8 +81,8 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
   for (int i = 0; i < nused; i++) {
     int t = cand[i];
     const TensorParam *tp = &k->tensors[t];
-    if (tp->storage == TS_PARAM)
-      continue;
+    if (tp->storage == TS_PARAM || (e->outline_params && e->outline_params[t]))
+      continue; /* a parameter of G_run, or of the outlined group's function */
     int root = alias_root(k, t);
     bool shared = false;
     for (int j = 0; j < nused; j++)
@@ -217,8 +217,13 @@ static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpP
 /* Whether some op of the graph has a parallel loop that can be orphaned (no
  * reduction clause, no library call): then G_run opens one region for all. */
 static bool graph_wants_region(const Emitter *e, int index) {
+  const OpPlan *plans = e->opt->plans[index];
   for (int i = 0; i < e->k->nops; i++) {
-    const Schedule *s = &e->opt->plans[index][i].s;
+    const Schedule *s = &plans[i].s;
+    if (plans[i].libcall) { /* the user's code: its group's ops are not built */
+      i += plans[i].group_size > 1 ? plans[i].group_size - 1 : 0;
+      continue;
+    }
     if (s->split_reduction || s->library_call)
       continue;
     for (int d = 0; d < LG_MAX_DIMS; d++)
@@ -616,6 +621,299 @@ static void profile_lap(Emitter *e, LoopList *ops, ProfileGroups *groups, int in
   groups->ops[groups->n++] = group_ops_text(e, first, size, prologue);
 }
 
+/* ---- outline and libcall: a group as a C function of its own ----
+ *
+ * The schedule file's `outline: NAME` makes the group an op heads (the op
+ * with its fused init, epilogue and pack prologue, or a row-fused group)
+ * the extern function
+ *
+ *   void NAME(const T *restrict in..., T *restrict out..., int64_t N...,
+ *             void *restrict workspace);
+ *
+ * and G_run calls it where the group's code was; `libcall: NAME` calls
+ * the user's function of that ABI instead and generates nothing. The
+ * tensors are the group's own that live outside it (graph inputs and
+ * outputs, constants, intermediates another group reads or writes), in
+ * order of first use by the group's ops: those the group only reads, then
+ * those it writes. Then the graph's symbolic dims, then G_run's workspace
+ * (where the group's own intermediates and packing buffers are). An
+ * outlined group runs as it would in G_run: every thread of G_run's region
+ * calls it when its loops are shared out (orphaned `omp for`s), else one
+ * does. A libcall is called by one thread, the others waiting. */
+typedef struct {
+  const char *name;
+  bool libcall;
+  int first, size; /* the group's ops (its head's prologue aside) */
+  int n, ninputs;  /* tensors: inputs first */
+  int *tensors;    /* kernel tensor ids */
+  bool *restricted;
+  bool *param;     /* param[t]: tensor t is a parameter */
+  LoopList body;   /* an outline's code */
+} Outline;
+
+static int group_ops_count(const OpPlan *p) { return p->group_size > 1 ? p->group_size : 1; }
+
+/* The group's ops: its members and the producers their pack copies compute. */
+static bool *group_members(Emitter *e, int index, int first) {
+  const OpPlan *plans = e->opt->plans[index];
+  bool *member = arena_alloc(e->arena, (size_t)e->k->nops + 1);
+  for (int m = first; m < first + group_ops_count(&plans[first]); m++) {
+    member[m] = true;
+    if (plans[m].has_prologue)
+      member[plans[m].prologue_op] = true;
+  }
+  return member;
+}
+
+static bool writes_tensor(const StructuredOp *op, int t) {
+  return op_writes_tensor(op, t) || (op->init && op_writes_tensor(op->init, t)) ||
+         (op->epilogue && op_writes_tensor(op->epilogue, t));
+}
+
+static Outline *outline_of(Emitter *e, int index, int first) {
+  const Kernel *k = e->k;
+  const OpPlan *head = &e->opt->plans[index][first];
+  Outline *o = arena_alloc(e->arena, sizeof *o);
+  o->name = head->outline;
+  o->libcall = head->libcall;
+  o->first = first;
+  o->size = group_ops_count(head);
+  bool *member = group_members(e, index, first);
+  int nt = k->ntensors;
+  bool *outside = arena_alloc(e->arena, (size_t)nt + 1), *written = arena_alloc(e->arena, (size_t)nt + 1);
+  bool *seen = arena_alloc(e->arena, (size_t)nt + 1);
+  int cap = 1, n = 0;
+  for (int j = 0; j < k->nops; j++) {
+    const StructuredOp *op = &k->ops[j];
+    if (member[j])
+      cap += op_all_operands(op);
+    for (int i = 0; !member[j] && i < op_all_operands(op); i++)
+      outside[alias_root(k, op_operand_at(op, i)->tensor)] = true;
+  }
+  int *used = arena_alloc(e->arena, sizeof(int) * (size_t)cap);
+  for (int j = 0; j < k->nops; j++)
+    for (int i = 0; member[j] && i < op_all_operands(&k->ops[j]); i++) {
+      int t = op_operand_at(&k->ops[j], i)->tensor;
+      if (writes_tensor(&k->ops[j], t))
+        written[alias_root(k, t)] = true;
+      if (!seen[t])
+        used[n++] = t;
+      seen[t] = true;
+    }
+  o->tensors = arena_alloc(e->arena, sizeof(int) * (size_t)(n + 1));
+  o->restricted = arena_alloc(e->arena, (size_t)n + 1);
+  o->param = arena_alloc(e->arena, (size_t)nt + 1);
+  for (int pass = 0; pass < 2; pass++) {
+    for (int i = 0; i < n; i++) {
+      int root = alias_root(k, used[i]);
+      const TensorParam *rp = &k->tensors[root];
+      if (rp->storage == TS_WORKSPACE && !outside[root])
+        continue; /* the group's own: in the workspace */
+      bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output) || !written[root];
+      if (read_only == (pass == 0)) {
+        o->param[used[i]] = true;
+        o->tensors[o->n++] = used[i];
+      }
+    }
+    if (pass == 0)
+      o->ninputs = o->n;
+  }
+  for (int i = 0; i < o->n; i++) {
+    o->restricted[i] = true;
+    for (int j = 0; j < o->n; j++)
+      if (j != i && alias_root(k, o->tensors[j]) == alias_root(k, o->tensors[i]))
+        o->restricted[i] = false;
+  }
+  return o;
+}
+
+/* NAME(...) with its parameters' types (restrict_kw) or, types false, as
+ * the arguments G_run passes. */
+static const char *outline_params_text(Emitter *e, const Outline *o, const char *restrict_kw, bool types,
+                                       const char *ws) {
+  const Kernel *k = e->k;
+  StrBuf sb = {0};
+  sb_printf(&sb, "%s%s(", types ? "void " : "", o->name);
+  for (int i = 0; i < o->n; i++) {
+    int t = o->tensors[i];
+    if (types)
+      sb_printf(&sb, "%s%s%s *%s%s%s", i ? ", " : "", i < o->ninputs ? "const " : "", c_type_name(k->tensors[t].type),
+                o->restricted[i] ? restrict_kw : "", o->restricted[i] ? " " : "", e->kn.tensors[t]);
+    else
+      sb_printf(&sb, "%s%s", i ? ", " : "", e->kn.tensors[t]);
+  }
+  for (int i = 0; i < k->nsizes; i++)
+    sb_printf(&sb, "%s%s%s", i || o->n ? ", " : "", types ? "int64_t " : "", e->kn.sizes[i]);
+  if (types)
+    sb_printf(&sb, "%svoid *%s %s)", o->n || k->nsizes ? ", " : "", restrict_kw, ws);
+  else
+    sb_printf(&sb, "%s%s)", o->n || k->nsizes ? ", " : "", ws);
+  const char *text = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return text;
+}
+
+static void put_declaration(StrBuf *out, const char *text) {
+  const char *paren = strchr(text, '(');
+  loops_put_line(out, 0, paren ? (int)(paren - text) + 1 : 4, text);
+}
+
+/* Comment text (sanitised) as lines of at most 100 columns, the first
+ * starting with `first` (the comment's opening, or a star), the others
+ * with `rest`. */
+static void put_comment_words(Emitter *e, StrBuf *out, const char *first, const char *rest, const char *text) {
+  const char *s = c_comment_text(e->arena, text);
+  enum { WIDTH = 92 };
+  for (const char *lead = first; *s; lead = rest) {
+    size_t n = strlen(s), len = n;
+    if (n > WIDTH) {
+      for (len = WIDTH; len > 0 && s[len] != ' '; len--)
+        ;
+      if (len == 0)
+        for (len = WIDTH; len < n && s[len] != ' '; len++)
+          ;
+    }
+    sb_printf(out, "%s%.*s\n", lead, (int)len, s);
+    s += len;
+    while (*s == ' ')
+      s++;
+  }
+}
+
+static void outline_doc(Emitter *e, StrBuf *out, int index, const Outline *o) {
+  const Kernel *k = e->k;
+  const OpPlan *head = &e->opt->plans[index][o->first];
+  StrBuf sb = {0};
+  sb_printf(&sb, "%s: op %d of graph %s as a function (schedule file: %s), which %s_run calls", o->name, o->first,
+            k->name, o->libcall ? "libcall" : "outline", e->kn.function);
+  if (o->libcall)
+    sb_puts(&sb, " from one thread (the others wait): the user's function; lgen generates no code for it.");
+  else
+    sb_puts(&sb, " (from every thread of its parallel region when the group's loops are shared out).");
+  sb_puts(&sb, " Graph nodes: ");
+  const StructuredOp *prologue = o->size == 1 && head->has_prologue ? &k->ops[head->prologue_op] : NULL;
+  for (int i = o->first; i < o->first + o->size; i++) {
+    const StructuredOp *op = &k->ops[i];
+    sb_printf(&sb, "%s%s", i > o->first ? "; " : "", op->origin ? op->origin : "a comprehension");
+    if (!op->ext && op->nyields)
+      sb_printf(&sb, " -> %s", k->tensors[op->operands[op->yields[0].operand].tensor].name);
+  }
+  if (prologue)
+    sb_printf(&sb, "; %s (in the pack copy)", prologue->origin ? prologue->origin : "a pointwise op");
+  sb_puts(&sb, ". Its tensors are dense and row-major:");
+  put_comment_words(e, out, "/* ", " * ", sb_cstr(&sb));
+  for (int i = 0; i < o->n; i++) {
+    int t = o->tensors[i];
+    const TensorParam *tp = &k->tensors[t];
+    const TensorParam *rp = &k->tensors[alias_root(k, t)];
+    sb_free(&sb);
+    sb_printf(&sb, "%s: %s(", e->kn.tensors[t], elem_type_name(tp->type));
+    for (int d = 0; d < tp->rank; d++)
+      sb_printf(&sb, "%s%s", d ? ", " : "", affine_str(e, tp->shape[d]));
+    sb_printf(&sb, "), %s %s", i < o->ninputs ? "read:" : "written:",
+              rp->storage == TS_CONST   ? "a constant"
+              : rp->storage == TS_PARAM ? (rp->is_output ? "a graph output" : "a graph input")
+                                        : "an intermediate");
+    put_comment_words(e, out, " *   ", " *     ", sb_cstr(&sb));
+  }
+  sb_free(&sb);
+  sb_printf(&sb, "then the graph's symbolic dims, and %s_run's workspace (the group's own intermediates and "
+                 "packing buffers%s).",
+            e->kn.function, o->libcall ? ": a libcall may ignore it, and must not write it" : "");
+  put_comment_words(e, out, " * ", " * ", sb_cstr(&sb));
+  sb_free(&sb);
+  sb_puts(out, " */\n");
+}
+
+void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *restrict_kw) {
+  const OpPlan *plans = e->opt->plans[index];
+  for (int i = 0; i < e->k->nops; i++)
+    if (plans[i].outline) {
+      const Outline *o = outline_of(e, index, i);
+      outline_doc(e, out, index, o);
+      put_declaration(out, arena_printf(e->arena, "%s;", outline_params_text(e, o, restrict_kw, true, "workspace")));
+    }
+}
+
+void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws) {
+  const Kernel *k = e->k;
+  for (int i = 0; i < e->outlines.len; i++) {
+    const Outline *o = e->outlines.items[i];
+    outline_doc(e, out, index, o);
+    const char *decl = outline_params_text(e, o, "restrict", true, ws);
+    if (o->libcall) {
+      put_declaration(out, arena_printf(e->arena, "%s;\n", decl));
+      continue;
+    }
+    put_declaration(out, decl);
+    sb_puts(out, "{\n");
+    StrBuf body = {0};
+    loops_print_c(&body, &o->body, 1);
+    const char *text = sb_cstr(&body);
+    for (int j = 0; j < o->n; j++)
+      if (!mentions_identifier(text, e->kn.tensors[o->tensors[j]]))
+        sb_printf(out, "  (void)%s;\n", e->kn.tensors[o->tensors[j]]);
+    for (int j = 0; j < k->nsizes; j++)
+      if (!mentions_identifier(text, e->kn.sizes[j]))
+        sb_printf(out, "  (void)%s;\n", e->kn.sizes[j]);
+    if (!mentions_identifier(text, ws))
+      sb_printf(out, "  (void)%s;\n", ws);
+    sb_puts(out, text);
+    sb_puts(out, "}\n\n");
+    sb_free(&body);
+  }
+}
+
+const char *graph_outlines_text(Emitter *e) {
+  const char *text = "";
+  for (int i = 0; i < e->outlines.len; i++)
+    text = arena_printf(e->arena, "%s%s", text, tree_text(e, &((const Outline *)e->outlines.items[i])->body));
+  return text;
+}
+
+/* Before a group's code is built: the group as a function (NULL: inline
+ * code). Its parameters get no pointer declarations inside. */
+static Outline *outline_begin(Emitter *e, int index, int first) {
+  if (!e->opt->plans[index][first].outline)
+    return NULL;
+  Outline *o = outline_of(e, index, first);
+  e->outline_params = o->param;
+  vec_push(e->arena, &e->outlines, o);
+  return o;
+}
+
+/* After: the group's code (`code`, empty for a libcall) goes into the
+ * function, and `code` becomes G_run's call, with the pointers it passes. */
+static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const BufferPlan *plan, const char *ws) {
+  const Kernel *k = e->k;
+  e->outline_params = NULL;
+  if (!o->libcall)
+    o->body = *code;
+  int nargs = o->n + k->nsizes + 1;
+  const char **args = arena_alloc(e->arena, sizeof(char *) * (size_t)nargs);
+  for (int i = 0; i < o->n; i++)
+    args[i] = e->kn.tensors[o->tensors[i]];
+  for (int i = 0; i < k->nsizes; i++)
+    args[o->n + i] = e->kn.sizes[i];
+  args[nargs - 1] = ws;
+  LoopList call = {0};
+  LoopNode *c = loops_call(e->arena, o->name, nargs, args);
+  if (!o->libcall && loops_has_worksharing(&o->body))
+    c->par = PAR_WORKSHARING;
+  loops_append(&call, c);
+  bool *member = group_members(e, index, o->first);
+  const StructuredOp **ops = arena_alloc(e->arena, sizeof(StructuredOp *) * (size_t)(k->nops + 1));
+  int n = 0;
+  for (int j = 0; j < k->nops; j++)
+    if (member[j])
+      ops[n++] = &k->ops[j];
+  const StructuredOp *prologue = e->prologue;
+  e->prologue = NULL;
+  declare_ops_tensors(e, plan, ops, n, &call, ws);
+  e->prologue = prologue;
+  *code = call;
+}
+
 void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
                     ProfileGroups *groups) {
   const Kernel *k = e->k;
@@ -627,6 +925,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
   if (!groups)
     groups = &none;
   bool region = graph_wants_region(e, index);
+  memset(&e->outlines, 0, sizeof e->outlines);
   LoopList ops = {0};
   /* in the region: a run's fork is the run's, not its first group's */
   const char *state = arena_printf(e->arena, "&%s", groups->state);
@@ -642,16 +941,29 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     e->prologue_tensor = op_plan->prologue_tensor;
     e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
     int mark = names_mark(&e->kn.table); /* each op's names are its block's */
+    Outline *outline = outline_begin(e, index, i);
     if (op_plan->group_size > 1) {
-      emit_graph_group(e, &ops, index, i, plan, ws, region);
+      LoopList group = {0};
+      if (outline && outline->libcall)
+        loops_append(&group, loops_block(e->arena, region ? REGION_SINGLE : REGION_NONE));
+      else
+        emit_graph_group(e, &group, index, i, plan, ws, region);
+      if (outline)
+        outline_end(e, outline, &group.first->body, index, plan, ws);
+      loops_splice(&ops, &group);
       names_release(&e->kn.table, mark);
       profile_lap(e, &ops, groups, index, i, op_plan->group_size);
       i += op_plan->group_size - 1;
       continue;
     }
     LoopList code = {0};
-    bool single = emit_graph_op(e, &code, k, op_plan, i);
-    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
+    bool single = region;
+    if (!outline || !outline->libcall) {
+      single = emit_graph_op(e, &code, k, op_plan, i);
+      declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
+    }
+    if (outline)
+      outline_end(e, outline, &code, index, plan, ws);
     LoopNode *block = loops_block(e->arena, single ? REGION_SINGLE : REGION_NONE);
     block->body = code;
     loops_append(&ops, block);

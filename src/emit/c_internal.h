@@ -76,6 +76,12 @@ typedef struct Emitter {
   const void *buffer_plan; /* a BufferPlan (graph/passes.h) */
   const int *buffer_of;
   int nbuffer_of;
+  /* c_graph.c: outline and libcall. While an outlined group's code is
+   * built, outline_params[t] marks the kernel tensors that are the
+   * function's parameters (no pointer is declared for them); `outlines`
+   * collects the graph's outlined groups (Outline*) for their functions. */
+  const bool *outline_params;
+  PtrVec outlines;
 } Emitter;
 
 /* The emit files, bottom up; each calls only those above it:
@@ -201,6 +207,15 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
 const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value);
 /* The workspace's size when static, else -1. */
 int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan);
+/* Outline and libcall (the schedule file's keys): each group of graph
+ * `index` that is a C function of its own, its doc comment and prototype
+ * (restrict_kw: "restrict" or the header's macro). */
+void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *restrict_kw);
+/* After graph_run_body: the outlined groups' definitions, and the libcalls'
+ * prototypes, which G_run calls (ws: the workspace parameter's name). */
+void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws);
+/* The outlined groups' code, as one C text (which constants it reads). */
+const char *graph_outlines_text(Emitter *e);
 
 /* ---- c_emit.c ---- */
 /* One line of file-level C at the current indentation. */

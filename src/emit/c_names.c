@@ -175,7 +175,54 @@ void check_function_names(const Module *m, const char *prefix, Arena *arena, Dia
   }
 }
 
+/* The schedule file's outline and libcall names are the user's C
+ * functions: each a name of its own, not a keyword, a library function, a
+ * generated function or a prefix the generated code uses. */
+void check_outline_names(const Module *m, OpPlan **plans, const char *prefix, bool blob, Arena *arena, Diag *diag) {
+  NameTable table;
+  names_init(&table, arena);
+  static const char *const suffixes[] = {"", "_run", "_workspace_size", "_profile", "_profile_reset",
+                                         "_WORKSPACE_SIZE", "_WEIGHTS_SIZE"};
+  for (int i = 0; i < m->kernels.len; i++)
+    for (size_t s = 0; s < sizeof suffixes / sizeof *suffixes; s++)
+      names_take(&table, arena_printf(arena, "%s%s", function_name(m->kernels.items[i], prefix, arena), suffixes[s]));
+  const char *own = arena_printf(arena, "%slgen", prefix);
+  for (int i = 0; i < m->kernels.len; i++) {
+    const Kernel *k = m->kernels.items[i];
+    for (int j = 0; j < k->nops; j++) {
+      const OpPlan *plan = &plans[i][j];
+      const char *name = plan->outline, *key = plan->libcall ? "libcall" : "outline";
+      if (!name)
+        continue;
+      if (blob)
+        diag_error(diag, plan->outline_loc, "%s does not work with a weights blob (--weights=FILE.bin) yet: use "
+                   "--weights=FILE.c or embedded constants", key);
+      if (strmap_has(&table.macros, name) || (name[0] == '_' && name[1] >= 'A' && name[1] <= 'Z'))
+        diag_error(diag, plan->outline_loc, "%s name '%s' is reserved (a standard macro or the C "
+                   "implementation's)", key, name);
+      if (strncmp(name, "lgen", 4) == 0 || strncmp(name, "LGEN", 4) == 0 || strncmp(name, own, strlen(own)) == 0)
+        diag_error(diag, plan->outline_loc, "%s name '%s' begins with lgen: such names are the generated code's",
+                   key, name);
+      for (int i2 = 0; i2 <= i; i2++) {
+        const Kernel *k2 = m->kernels.items[i2];
+        for (int j2 = 0; j2 < (i2 < i ? k2->nops : j); j2++)
+          if (plans[i2][j2].outline && strcmp(plans[i2][j2].outline, name) == 0)
+            diag_error(diag, plan->outline_loc, "'%s' is already the %s of op %d of '%s'", name,
+                       plans[i2][j2].libcall ? "libcall" : "outline", j2, k2->name);
+      }
+      if (is_taken(&table, name))
+        diag_error(diag, plan->outline_loc, "%s name '%s' is reserved in C or C++, or a name of the generated "
+                   "code (a graph's functions, the library functions it calls)", key, name);
+    }
+  }
+}
+
 void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Arena *arena) {
+  kernel_names_init_outlines(kn, k, prefix, NULL, arena);
+}
+
+void kernel_names_init_outlines(KernelNames *kn, const Kernel *k, const char *prefix, const OpPlan *plans,
+                                Arena *arena) {
   names_init(&kn->table, arena);
   kn->function = function_name(k, prefix, arena);
   kn->tensors = arena_alloc(arena, sizeof(char *) * (size_t)(k->ntensors + 1));
@@ -187,6 +234,9 @@ void kernel_names_init(KernelNames *kn, const Kernel *k, const char *prefix, Are
   names_take(&kn->table, kn->function);
   names_take(&kn->table, arena_printf(arena, "%s_run", kn->function));
   names_take(&kn->table, arena_printf(arena, "%s_workspace_size", kn->function));
+  for (int j = 0; plans && j < k->nops; j++) /* G_run calls them: no local may hide one */
+    if (plans[j].outline)
+      names_take(&kn->table, plans[j].outline);
   for (int i = 0; i < k->ntensors; i++)
     kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
   kn->kernel_tensors = kn->tensors;

@@ -238,6 +238,8 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
     sb_puts(out, ":\n");
   }
   sb_printf(out, "  - op: %d\n", op_index);
+  if (plan->outline)
+    sb_printf(out, "%s%s: %s\n", indent, plan->libcall ? "libcall" : "outline", plan->outline);
   print_reshape(out, original, &plan->reshape, indent);
   const StructuredOp *op = plan->view.op;
   const Schedule *s = &plan->s;

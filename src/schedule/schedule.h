@@ -85,6 +85,13 @@ typedef struct OpPlan {
   bool has_prologue, is_prologue;
   int prologue_op, prologue_tensor;
   int prologue_of;
+  /* The schedule file's `outline: NAME` or `libcall: NAME` on this op: the
+   * group it heads (the op with what is fused into it, or a row-fused
+   * group) becomes the extern C function NAME, generated (outline) or the
+   * user's (libcall), which G_run calls (emit/c_graph.c). NULL: inline. */
+  const char *outline;
+  bool libcall;
+  Loc outline_loc; /* the name in the schedule file */
 } OpPlan;
 
 /* A machine model: what --schedule=auto tunes for (--target=NAME). */
@@ -227,5 +234,9 @@ void schedule_print_yaml(StrBuf *out, const Kernel *k, int op_index, const Struc
 /* The file's per-op decisions on top of plans[kernel][op] (each checked:
  * a located error for an op that does not exist or is a template). */
 void schedule_file_apply(const ScheduleFile *file, const Module *m, OpPlan **plans, Arena *arena, Diag *diag);
+/* After row fusion: a located error for each outline or libcall on an op
+ * that heads no group of a model graph (graph[i]: kernel i is one), a row
+ * group's member or an op computed in another's pack copy. */
+void schedule_check_outlines(const Module *m, OpPlan **plans, const bool *graph, Diag *diag);
 
 #endif

@@ -17,6 +17,10 @@
  *       parallel: [i]
  *     - fuse: {h: keep}          # a model graph: intermediates to keep or inline
  *     - algorithm: {y: winograd} # a model graph: a conv's algorithm (direct, im2col, winograd)
+ *     - op: 2
+ *       outline: fc2_block       # a model graph: the group op 2 heads as the C function fc2_block
+ *     - op: 3
+ *       libcall: vendor_fc3      # ... or as a call of the user's function vendor_fc3
  *
  * Every error points at the offending node: file:line:col. */
 #include "schedule/schedule.h"
@@ -83,6 +87,18 @@ static int64_t integer(YamlReader *r, yaml_node_t *node) {
   if (v <= 0 || v > (1LL << 40))
     fail(r, node, "'%s' must be a positive size", s);
   return v;
+}
+
+/* A name that reaches the C as it is: [A-Za-z_][A-Za-z0-9_]* (reserved
+ * words and clashes are checked where the generated names are known:
+ * emit/c_names.c). */
+static bool c_identifier(const char *s) {
+  if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_'))
+    return false;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_'))
+      return false;
+  return true;
 }
 
 static ScheduleEntry *new_entry(YamlReader *r, const char *key, yaml_node_t *node, int n) {
@@ -250,13 +266,24 @@ static ScheduleSpec *read_spec(YamlReader *r, const char *kernel, int op, yaml_n
     } else if (strcmp(key, "order") == 0 || strcmp(key, "parallel") == 0 || strcmp(key, "pack") == 0 ||
                strcmp(key, "fold") == 0) {
       e = name_list(r, key, v);
+    } else if (strcmp(key, "outline") == 0 || strcmp(key, "libcall") == 0) {
+      e = new_entry(r, key, v, 0);
+      e->scalar = scalar(r, v, "a C function name");
+      if (!c_identifier(e->scalar))
+        fail(r, v, "'%s' is not a C identifier (letters, digits and _, not starting with a digit)", e->scalar);
+      for (int i = 0; i < spec->entries.len; i++) {
+        const char *other = ((const ScheduleEntry *)spec->entries.items[i])->key;
+        if (strcmp(other, "outline") == 0 || strcmp(other, "libcall") == 0)
+          fail(r, k, "one outline or libcall per op (this one has '%s' already)", other);
+      }
     } else if (strcmp(key, "vector") == 0 || strcmp(key, "library_call") == 0 ||
                strcmp(key, "split_reduction") == 0) {
       e = new_entry(r, key, v, 0);
       e->scalar = scalar(r, v, "a single value");
     } else {
       fail(r, k, "unknown schedule key '%s' (expected fold, collapse, tile, order, unroll, parallel, vector, "
-                 "partials, pack, split_reduction, library_call, op, or fuse, layout and algorithm for a model graph)", key);
+                 "partials, pack, split_reduction, library_call, op, or fuse, layout, algorithm, outline and libcall for a "
+                 "model graph)", key);
     }
     if (!e->scalar) /* a scalar's errors point at its value, set by new_entry */
       e->loc = loc_of(r, k);
