@@ -639,7 +639,8 @@ static void profile_lap(Emitter *e, LoopList *ops, ProfileGroups *groups, int in
  * (where the group's own intermediates and packing buffers are). An
  * outlined group runs as it would in G_run: every thread of G_run's region
  * calls it when its loops are shared out (orphaned `omp for`s), else one
- * does. A libcall is called by one thread, the others waiting. */
+ * does. A libcall is called between G_run's parallel regions (which end
+ * before it and start again after it), by the calling thread alone. */
 typedef struct {
   const char *name;
   bool libcall;
@@ -787,7 +788,8 @@ static void outline_doc(Emitter *e, StrBuf *out, int index, const Outline *o) {
   sb_printf(&sb, "%s: op %d of graph %s as a function (schedule file: %s), which %s_run calls", o->name, o->first,
             k->name, o->libcall ? "libcall" : "outline", e->kn.function);
   if (o->libcall)
-    sb_puts(&sb, " from one thread (the others wait): the user's function; lgen generates no code for it.");
+    sb_puts(&sb, " between its parallel regions, on the calling thread alone: the user's function (lgen generates no "
+                 "code for it), free to use threads of its own.");
   else
     sb_puts(&sb, " (from every thread of its parallel region when the group's loops are shared out).");
   sb_puts(&sb, " Graph nodes: ");
@@ -914,6 +916,47 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   *code = call;
 }
 
+/* `ops` as the body of G_run's parallel region, into e->cur. */
+static void parallel_region(Emitter *e, LoopList *ops) {
+  LoopNode *par = put(e, loops_block(e->arena, REGION_PARALLEL));
+  if (e->region_thread_cap)
+    par->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
+  par->body = *ops;
+}
+
+/* `ops` in parallel regions that end before each libcall's block and start
+ * again after it: the user's function is called where only the calling
+ * thread runs, free to use threads of its own (under `omp single` the
+ * region's other threads would spin beside them). A stretch with only
+ * profile calls (guarded) gets no region. */
+static void split_regions(Emitter *e, LoopList *ops, const PtrVec *libcalls) {
+  LoopList stretch = {0};
+  bool work = false;
+  for (LoopNode *n = ops->first, *next;; n = next) {
+    bool libcall = false;
+    for (int i = 0; n && i < libcalls->len && !libcall; i++)
+      libcall = libcalls->items[i] == n;
+    if (!n || libcall) {
+      if (work)
+        parallel_region(e, &stretch);
+      else
+        loops_splice(e->cur, &stretch);
+      memset(&stretch, 0, sizeof stretch);
+      work = false;
+    }
+    if (!n)
+      break;
+    next = n->next;
+    n->next = NULL;
+    if (libcall) {
+      put(e, n);
+      continue;
+    }
+    work |= !n->guard;
+    loops_append(&stretch, n);
+  }
+}
+
 void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
                     ProfileGroups *groups) {
   const Kernel *k = e->k;
@@ -926,6 +969,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     groups = &none;
   bool region = graph_wants_region(e, index);
   memset(&e->outlines, 0, sizeof e->outlines);
+  PtrVec libcalls = {0}; /* their blocks in `ops` */
   LoopList ops = {0};
   /* in the region: a run's fork is the run's, not its first group's */
   const char *state = arena_printf(e->arena, "&%s", groups->state);
@@ -944,9 +988,10 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     Outline *outline = outline_begin(e, index, i);
     if (op_plan->group_size > 1) {
       LoopList group = {0};
-      if (outline && outline->libcall)
-        loops_append(&group, loops_block(e->arena, region ? REGION_SINGLE : REGION_NONE));
-      else
+      if (outline && outline->libcall) {
+        loops_append(&group, loops_block(e->arena, REGION_NONE));
+        vec_push(e->arena, &libcalls, group.first);
+      } else
         emit_graph_group(e, &group, index, i, plan, ws, region);
       if (outline)
         outline_end(e, outline, &group.first->body, index, plan, ws);
@@ -957,7 +1002,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
       continue;
     }
     LoopList code = {0};
-    bool single = region;
+    bool single = false; /* a libcall runs between parallel regions */
     if (!outline || !outline->libcall) {
       single = emit_graph_op(e, &code, k, op_plan, i);
       declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
@@ -967,6 +1012,8 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     LoopNode *block = loops_block(e->arena, single ? REGION_SINGLE : REGION_NONE);
     block->body = code;
     loops_append(&ops, block);
+    if (outline && outline->libcall)
+      vec_push(e->arena, &libcalls, block);
     names_release(&e->kn.table, mark);
     e->prologue = NULL;
     profile_lap(e, &ops, groups, index, i, 1);
@@ -978,15 +1025,17 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     /* per-thread scratch slots exist for LG_SCRATCH_THREAD_SLOTS threads */
     if (e->region_thread_cap)
       use_helper(e->helpers_used, "lgen_thread_slots");
-    put(e, loops_comment(e->arena, "one parallel region for the whole graph: the ops share its threads"));
+    put(e, loops_comment(e->arena, libcalls.len ? "parallel regions for the ops, ended around each libcall (the calling "
+                                                  "thread runs it)"
+                                                : "one parallel region for the whole graph: the ops share its threads"));
     Claims claims = {e, 0, names_claim(&e->kn.table, "claims")};
     claim_list(&claims, &ops);
     if (claims.count)
       put(e, loops_array(e->arena, "int64_t", claims.array, arena_printf(e->arena, "[%d]", claims.count), true));
-    LoopNode *par = put(e, loops_block(e->arena, REGION_PARALLEL));
-    if (e->region_thread_cap)
-      par->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
-    par->body = ops;
+    if (libcalls.len)
+      split_regions(e, &ops, &libcalls);
+    else
+      parallel_region(e, &ops);
   } else {
     loops_splice(body, &ops);
   }
