@@ -582,6 +582,42 @@ static void call_winograd_output(ExtCall *c) {
        (long long)((sh[2] + 1) / 2));
 }
 
+/* rnn (templates/rnn.c): the optional inputs are those the with_* flags
+ * name, in order (null pointers for the others); the activations are
+ * codes (lower_ext.c) with their alpha and beta, in the type the template
+ * computes in. */
+static void call_rnn(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int out = x->ninputs, nscr = x->ninputs + x->noutputs;
+  static const char *const flags[] = {"with_rb", "with_h0", "with_c0", "with_p", "with_lens"};
+  const char *opt[5];
+  for (int i = 0, at = 2; i < 5; i++)
+    opt[i] = ext_attr_int(x, flags[i], 0) ? name_of(c, at++) : "0";
+  ElemType t = tensor_of(c, 0)->type, ct = t == TY_F64 ? TY_F64 : TY_F32;
+  bool lens = ext_attr_int(x, "with_lens", 0) != 0;
+  instantiate(c, t, lens ? tensor_of(c, x->ninputs - 1)->type : TY_I64, true);
+  e->needs_math = true; /* Softplus's log1p */
+  const char *kind = ext_attr_string(x, "kind", "lstm");
+  StrBuf f = {0};
+  static const char *const act[3] = {"af", "ag", "ah"}, *const alpha[3] = {"alpha_f", "alpha_g", "alpha_h"},
+                           *const beta[3] = {"beta_f", "beta_g", "beta_h"};
+  for (int k = 0; k < 3; k++) {
+    sb_printf(&f, "%d, ", attr_int(c, act[k], 1));
+    c_float_literal(&f, ext_attr_float(x, alpha[k], 1), ct);
+    sb_puts(&f, ", ");
+    c_float_literal(&f, ext_attr_float(x, beta[k], 1), ct);
+    sb_puts(&f, ", ");
+  }
+  c_float_literal(&f, ext_attr_float(x, "clip", 0), ct);
+  call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %d, %d, %s, %d, %d", name_of(c, 0),
+            name_of(c, 1), opt[0], opt[1], opt[2], opt[3], opt[4], name_of(c, out), name_of(c, out + 1),
+            x->noutputs > 2 ? name_of(c, out + 2) : "0", name_of(c, nscr), extent(c, 0, 0), extent(c, 0, 1),
+            extent(c, 1, 0), kind[0] == 'r' ? 0 : kind[0] == 'g' ? 1 : 2, attr_int(c, "reverse", 0), sb_cstr(&f),
+            attr_int(c, "input_forget", 0), attr_int(c, "linear_before_reset", 0));
+  sb_free(&f);
+}
+
 /* Each template's call, by the name graph/ext_ops.def gives it. */
 static const struct {
   const char *tmpl;

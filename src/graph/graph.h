@@ -310,6 +310,9 @@ typedef struct {
  * non-negative, defaults filled in) and infers its outputs; returns their
  * count. */
 int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs);
+/* rnn's activation names (build_ext.c), NULL-terminated; an activation's
+ * index is its code in templates/rnn.c */
+extern const char *const graph_rnn_activations[];
 
 /* ---- fold.c ---- */
 /* Evaluates node n (all inputs constant) into constants; false if the op or

@@ -239,7 +239,7 @@ typedef struct {
  * tensors an op touches (the buffer plan's liveness, pointer declarations)
  * need no special case. Passes that look at payloads or maps must skip it:
  * op_reads_tensor / op_writes_tensor below answer for both kinds. */
-enum { LG_EXT_MAX_TENSORS = 8, LG_EXT_MAX_ATTRS = 16 };
+enum { LG_EXT_MAX_TENSORS = 12, LG_EXT_MAX_ATTRS = 24 }; /* rnn: 7 inputs, 3 outputs, 1 scratch; 22 attributes */
 
 typedef struct {
   const char *name;

@@ -82,6 +82,9 @@ MODELS = [
     _m("lraspp_mobilenet_v3", ("torch", "lraspp_mobilenet_v3")),
     _m("unet", ("torch", "unet"), clang=True),
     _m("speech_rnn", ("torch", "speech_rnn"), dims={"T": 50}, clang=True),
+    # the same export with its time axis left symbolic: the LSTMs and the
+    # GRU run as C loops over time (templates/rnn.c)
+    _m("speech_rnn_symbolic", ("torch", "speech_rnn"), runtime={"T": 50}, clang=True),
     _m("text_transformer", ("torch", "text_transformer"), dims={"S": 24},
        inputs={"tokens": ("int", 0, 1000)}, clang=True),
     _m("text_transformer_symbolic", ("torch", "text_transformer"), runtime={"S": 24},

@@ -123,10 +123,6 @@ rnn("rnn_layout.onnx", "node 'rn' (RNN): layout must be 0 or 1", hidden_size=3, 
 rnn("rnn_w_shape.onnx", "node 'rn' (RNN): W must be [2, 1 * hidden_size, input_size]", hidden_size=3,
     direction="bidirectional")
 rnn("rnn_hidden_size.onnx", "node 'rn' (RNN): hidden_size 2 does not match W's 3 rows", hidden_size=2)
-rnn("rnn_symbolic_seq.onnx", "node 'rn' (RNN): the sequence length of 'x' is symbolic (S)",
-    x=[vi("x", ["S", 1, 2])], hidden_size=3)
-rnn("rnn_long_seq.onnx", "node 'rn' (RNN): a sequence of 5000 steps (lgen unrolls 1 to 4096)",
-    x=[vi("x", [5000, 1, 2])], hidden_size=3)
 
 rx = [vi("x", [1, 1, 4, 4])]
 

@@ -57,15 +57,18 @@ class Case:
     {dim name: value} (one run each)."""
 
     def __init__(self, name, nodes, inputs, outputs, inits=(), opset=17, dims=({},), ranges=None,
-                 rtol=RTOL):
+                 rtol=RTOL, ref_nodes=None):
         self.name, self.nodes, self.inputs, self.outputs = name, nodes, inputs, outputs
         self.inits, self.opset, self.dims, self.rtol = list(inits), opset, list(dims), rtol
         self.ranges = ranges or {}
+        # ref_nodes: the same computation in a form ONNX Runtime runs (it
+        # has no layout = 1 recurrent operators): its model is the reference
+        self.ref_nodes = ref_nodes
 
-    def model(self):
+    def model(self, ref=False):
         ins = [h.make_tensor_value_info(n, t, s) for n, t, s in self.inputs]
         outs = [h.make_tensor_value_info(n, T.UNDEFINED, None) for n in self.outputs]
-        g = h.make_graph(self.nodes, self.name, ins, outs, self.inits)
+        g = h.make_graph(self.ref_nodes if ref and self.ref_nodes else self.nodes, self.name, ins, outs, self.inits)
         m = h.make_model(g, opset_imports=[h.make_opsetid("", self.opset)])
         m.ir_version = 8
         # the outputs' types, which ONNX Runtime wants: from ONNX's shape inference
@@ -389,10 +392,113 @@ def rnn_cases():
                                             activations=["ThresholdedRelu"], activation_alpha=[0.2])],
         [("x", T.FLOAT, [4, 2, I])], ["yh"], inits=[weights("W", [1, H, I], 30), weights("R", [1, H, H], 31)],
         opset=14)
+    # lengths of 0 (ONNX Runtime: Y_h and Y_c are 0, not the initial state)
+    add("lstm_lens_zero", [h.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0"], ["y", "yh", "yc"],
+                                       hidden_size=3, direction="bidirectional")],
+        [("x", T.FLOAT, [3, 4, I]), ("lens", T.INT32, [4]), ("h0", T.FLOAT, [2, 4, 3]), ("c0", T.FLOAT, [2, 4, 3])],
+        ["y", "yh", "yc"], inits=[weights("W", [2, 12, I], 35), weights("R", [2, 12, 3], 36),
+                                  weights("B", [2, 24], 37)], opset=14, ranges={"lens": (0, 1)})
     add("lstm_seq20", [h.make_node("LSTM", ["x", "W", "R", "B"], ["y", "yh", "yc"], hidden_size=H)],
         [("x", T.FLOAT, [20, 2, I])], ["y", "yh", "yc"],
         inits=[weights("W", [1, 4 * H, I], 32, 0.3), weights("R", [1, 4 * H, H], 33, 0.3), weights("B", [1, 8 * H], 34)],
         opset=14)
+
+
+def layout0(node):
+    """A layout = 1 recurrent node as ONNX defines it: its layout = 0 form
+    between Transposes ([batch, seq] <-> [seq, batch], [batch, dirs] <->
+    [dirs, batch]), for ONNX Runtime, which has no layout = 1."""
+    ins, outs, nodes = list(node.input), list(node.output), []
+    for k in (0, 5, 6):
+        if k < len(ins) and ins[k]:
+            nodes.append(h.make_node("Transpose", [ins[k]], [ins[k] + "_l0"], perm=[1, 0, 2]))
+            ins[k] += "_l0"
+    inner = [o + "_l0" if o else "" for o in outs]
+    attrs = {a.name: h.get_attribute_value(a) for a in node.attribute if a.name != "layout"}
+    attrs = {k: [x.decode() for x in v] if k == "activations" else v for k, v in attrs.items()}
+    nodes.append(h.make_node(node.op_type, ins, inner, **attrs))
+    for k, o in enumerate(outs):
+        if o:
+            nodes.append(h.make_node("Transpose", [inner[k]], [o], perm=[2, 0, 1, 3] if k == 0 else [1, 0, 2]))
+    return nodes
+
+
+def add_layout1(name, node, *a, **k):
+    add(name, [node], *a, ref_nodes=layout0(node), **k)
+
+
+def rnn_symbolic_cases():
+    """The recurrent operators over a symbolic sequence length S (a C loop
+    over time, templates/rnn.c), run at S = 1, 2, 7, 13."""
+    H, I = 5, 3
+    S = [{"S": 1}, {"S": 2}, {"S": 7}, {"S": 13}]
+    for kind, G in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
+        for direction in ("forward", "reverse", "bidirectional"):
+            D = 2 if direction == "bidirectional" else 1
+            outs = ["y", "yh"] + (["yc"] if kind == "LSTM" else [])
+            inits = [weights("W", [D, G * H, I], 40), weights("R", [D, G * H, H], 41), weights("B", [D, 2 * G * H], 42)]
+            extra = {}
+            if kind == "GRU":
+                extra["linear_before_reset"] = 1 if direction != "reverse" else 0
+            add("%s_sym_%s" % (kind.lower(), direction),
+                [h.make_node(kind, ["x", "W", "R", "B"], outs, hidden_size=H, direction=direction, **extra)],
+                [("x", T.FLOAT, ["S", 3, I])], outs, inits=inits, opset=14, dims=S)
+    # everything at once, with a symbolic batch too: layout 1, sequence_lens
+    # (0 to S), initial states, peepholes, clip, input_forget, activations
+    # with alpha/beta
+    D = 2
+    SB = [{"S": 1, "B": 2}, {"S": 2, "B": 3}, {"S": 7, "B": 1}, {"S": 13, "B": 5}]
+    add_layout1("lstm_sym_all_attributes",
+        h.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0", "P"], ["y", "yh", "yc"], hidden_size=H,
+                     direction="bidirectional", clip=1.5, input_forget=1, layout=1,
+                     activations=["HardSigmoid", "ScaledTanh", "LeakyRelu", "Sigmoid", "Tanh", "Affine"],
+                     activation_alpha=[0.3, 0.9, 0.05, 1.2], activation_beta=[0.4, 1.1, 0.3]),
+        [("x", T.FLOAT, ["B", "S", I]), ("lens", T.INT32, ["B"]), ("h0", T.FLOAT, ["B", D, H]),
+         ("c0", T.FLOAT, ["B", D, H])],
+        ["y", "yh", "yc"], inits=[weights("W", [D, 4 * H, I], 43), weights("R", [D, 4 * H, H], 44),
+                                  weights("B", [D, 8 * H], 45), weights("P", [D, 3 * H], 46)],
+        opset=14, dims=SB, ranges={"lens": lambda d: (0, d["S"])})
+    add("lstm_sym_peepholes_reverse",
+        [h.make_node("LSTM", ["x", "W", "R", "", "lens", "", "c0", "P"], ["", "yh", "yc"], hidden_size=1,
+                     direction="reverse", activations=["Sigmoid", "Softsign", "Relu"])],
+        [("x", T.FLOAT, ["S", 2, I]), ("lens", T.INT32, [2]), ("c0", T.FLOAT, [1, 2, 1])], ["yh", "yc"],
+        inits=[weights("W", [1, 4, I], 47), weights("R", [1, 4, 1], 48), weights("P", [1, 3], 49)],
+        opset=14, dims=S, ranges={"lens": lambda d: (1, d["S"])})
+    add("gru_sym_lens_reverse",
+        [h.make_node("GRU", ["x", "W", "R", "B", "lens", "h0"], ["y", "yh"], hidden_size=H, direction="reverse",
+                     activations=["Relu", "Softsign"], clip=2.0, linear_before_reset=1)],
+        [("x", T.FLOAT, ["S", 3, I]), ("lens", T.INT32, [3]), ("h0", T.FLOAT, [1, 3, H])], ["y", "yh"],
+        inits=[weights("W", [1, 3 * H, I], 50), weights("R", [1, 3 * H, H], 51, 0.25), weights("B", [1, 6 * H], 52)],
+        opset=14, dims=S, ranges={"lens": lambda d: (0, d["S"])})
+    add_layout1("gru_sym_bidirectional_all",
+        h.make_node("GRU", ["x", "W", "R", "B", "lens", "h0"], ["y", "yh"], hidden_size=H, direction="bidirectional",
+                     activations=["HardSigmoid", "Elu", "Sigmoid", "ThresholdedRelu"], activation_alpha=[0.25, 0.7, 0.1],
+                     activation_beta=[0.45], clip=1.0, layout=1, linear_before_reset=0),
+        [("x", T.FLOAT, ["B", "S", I]), ("lens", T.INT32, ["B"]), ("h0", T.FLOAT, ["B", 2, H])], ["y", "yh"],
+        inits=[weights("W", [2, 3 * H, I], 53), weights("R", [2, 3 * H, H], 54), weights("B", [2, 6 * H], 55)],
+        opset=14, dims=SB, ranges={"lens": lambda d: (0, d["S"])})
+    add_layout1("rnn_sym_bidirectional_all",
+        h.make_node("RNN", ["x", "W", "R", "B", "lens", "h0"], ["y", "yh"], hidden_size=H, direction="bidirectional",
+                     activations=["Softplus", "ScaledTanh"], activation_alpha=[0.8], activation_beta=[1.3],
+                     clip=1.2, layout=1),
+        [("x", T.FLOAT, ["B", "S", I]), ("lens", T.INT32, ["B"]), ("h0", T.FLOAT, ["B", 2, H])], ["y", "yh"],
+        inits=[weights("W", [2, H, I], 56), weights("R", [2, H, H], 57), weights("B", [2, 2 * H], 58)],
+        opset=14, dims=SB, ranges={"lens": lambda d: (0, d["S"])})
+    add("rnn_sym_yh_only_no_bias",
+        [h.make_node("RNN", ["x", "W", "R"], ["", "yh"], hidden_size=1, activations=["ThresholdedRelu"],
+                     activation_alpha=[0.2])],
+        [("x", T.FLOAT, ["S", 1, I])], ["yh"], inits=[weights("W", [1, 1, I], 59), weights("R", [1, 1, 1], 60)],
+        opset=14, dims=S)
+    # a static length past what lgen unrolls (4096) runs as the loop too
+    add("gru_sym_long_static", [h.make_node("GRU", ["x", "W", "R", "B"], ["y", "yh"], hidden_size=3)],
+        [("x", T.FLOAT, [4099, 2, 2])], ["y", "yh"],
+        inits=[weights("W", [1, 9, 2], 64), weights("R", [1, 9, 3], 65), weights("B", [1, 18], 66)], opset=14)
+    add("rnn_sym_relu_affine",
+        [h.make_node("RNN", ["x", "W", "R", "B"], ["y", "yh"], hidden_size=3, direction="bidirectional",
+                     activations=["Relu", "Affine"], activation_alpha=[0.7], activation_beta=[-0.2])],
+        [("x", T.FLOAT, ["S", 2, 2])], ["y", "yh"],
+        inits=[weights("W", [2, 3, 2], 61), weights("R", [2, 3, 3], 62), weights("B", [2, 6], 63)],
+        opset=14, dims=S)
 
 
 def control_cases():
@@ -481,6 +587,7 @@ def all_cases():
     math_cases()
     convtranspose_cases()
     rnn_cases()
+    rnn_symbolic_cases()
     control_cases()
     resize_cases()
     pad_cases()
@@ -630,6 +737,10 @@ def main():
         cdir = os.path.join(work, case.name)
         os.makedirs(cdir, exist_ok=True)
         onnx.save(case.model(), os.path.join(cdir, "model.onnx"))
+        ort_model = os.path.join(cdir, "model.onnx")
+        if case.ref_nodes:
+            ort_model = os.path.join(cdir, "reference.onnx")
+            onnx.save(case.model(ref=True), ort_model)
         for di, dims in enumerate(case.dims):
             rdir = os.path.join(cdir, "run%d" % di)
             os.makedirs(rdir, exist_ok=True)
@@ -637,11 +748,12 @@ def main():
             inputs = []
             for k, (name, t, shape) in enumerate(case.inputs):
                 concrete = [dims[d] if isinstance(d, str) else d for d in shape]  # noqa: E501
-                a = random_input(rng, name, t, concrete, case.ranges.get(name))
+                spec = case.ranges.get(name)
+                a = random_input(rng, name, t, concrete, spec(dims) if callable(spec) else spec)
                 a.tofile(os.path.join(rdir, "in_%d.bin" % k))
                 inputs.append({"name": name, "type": ORT_TYPE[a.dtype.type], "shape": concrete,
                                "file": os.path.join(rdir, "in_%d.bin" % k), "nbytes": a.nbytes})
-            jobs.append({"model": os.path.join(cdir, "model.onnx"), "inputs": inputs, "out": rdir})
+            jobs.append({"model": ort_model, "inputs": inputs, "out": rdir})
             runs.append((case, cdir, rdir, dims, inputs))
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)

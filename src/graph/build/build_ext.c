@@ -1,7 +1,7 @@
 /* build_ext.c - shape inference for the non-structured graph ops (class EXT
  * in graph_ops.def: gather_elements, gather_nd, argmax, argmin, topk, sort,
- * scan, scatter, scatter_elements, diag, pack, unpack, fft, dft, im2col and
- * the Winograd transforms). The meaning of each is in ops.md.
+ * scan, scatter, scatter_elements, diag, pack, unpack, fft, dft, im2col,
+ * the Winograd transforms, attention and rnn). The meaning of each is in ops.md.
  *
  * Like build.c's rules, each checks its inputs and attributes (one located
  * error at the offending attribute, or at the node), fills in defaults and
@@ -848,6 +848,77 @@ static int infer_attention(Ext *x) {
   return 3;
 }
 
+/* ---- rnn ---- */
+
+/* rnn: one direction of ONNX's RNN, GRU or LSTM (templates/rnn.c). xw
+ * [seq, batch, G*H] and rt [H, G*H] (G = 1, 3, 4 gates), then the inputs
+ * the with_* flags name, in this order: rb [H] (GRU), h0 and c0 [batch, H],
+ * p [3H] (LSTM), lens [batch] (i32 or i64). The activations are names of
+ * the table below (ONNX's, in snake case), each with alpha and beta (ONNX's
+ * defaults, stored). Outputs y [seq, batch, H], yh [batch, H] and, for
+ * lstm, yc [batch, H]. */
+static const char *const rnn_kinds[] = {"rnn", "gru", "lstm", NULL};
+/* the order is templates/rnn.c's codes */
+const char *const graph_rnn_activations[] = {"sigmoid",     "tanh",         "relu", "affine",   "leaky_relu",
+                                             "thresholded_relu", "scaled_tanh", "hard_sigmoid", "elu", "softsign",
+                                             "softplus",    NULL};
+
+static int infer_rnn(Ext *x) {
+  const GraphNode *n = x->n;
+  const char *kind = get_choice(x, "kind", "lstm", rnn_kinds);
+  int G = kind[0] == 'r' ? 1 : kind[0] == 'g' ? 3 : 4;
+  const GraphValue *v = in(x, 0), *rt = in(x, 1);
+  want_float(x, 0);
+  want_rank(x, 0, 3);
+  want_same_type(x, 0, 1);
+  want_rank(x, 1, 2);
+  int64_t H = want_static(x, rt->shape[0], "the hidden size (dim 0 of R transposed)");
+  AffineExpr *gh = graph_dim_const(x->g, G * H), *hd = graph_dim_const(x->g, H), *batch = v->shape[1];
+  want_same_dim(x, rt->shape[1], gh, "R's columns and gates * hidden size");
+  want_same_dim(x, v->shape[2], gh, "the last dim of the projected input and gates * hidden size");
+  /* the optional inputs, in order, with their shapes */
+  static const char *const flags[] = {"with_rb", "with_h0", "with_c0", "with_p", "with_lens"};
+  AffineExpr *p3 = graph_dim_const(x->g, 3 * H);
+  AffineExpr *const want[5][2] = {{hd, NULL}, {batch, hd}, {batch, hd}, {p3, NULL}, {batch, NULL}};
+  int count = 2;
+  for (int i = 0; i < 5; i++)
+    count += get_bool(x, flags[i], false);
+  if (count != n->ninputs)
+    graph_error(x->g, n->path, "%sthe with_* attributes give %d inputs, not %d", x->desc, count, n->ninputs);
+  for (int i = 0, at = 2; i < 5; i++) {
+    if (!graph_attr_int(x->g, n, flags[i], 0))
+      continue;
+    if (i == 4)
+      want_indices(x, at);
+    else
+      want_same_type(x, 0, at);
+    want_rank(x, at, want[i][1] ? 2 : 1);
+    for (int d = 0; d < 2 && want[i][d]; d++)
+      want_same_dim(x, in(x, at)->shape[d], want[i][d], "the optional inputs' shapes and the with_* flags' order");
+    at++;
+  }
+  static const char *const acts[3] = {"act_f", "act_g", "act_h"}, *const alphas[3] = {"alpha_f", "alpha_g", "alpha_h"},
+                           *const betas[3] = {"beta_f", "beta_g", "beta_h"};
+  for (int k = 0; k < 3; k++) {
+    const char *f = get_choice(x, acts[k], k == 0 && G > 1 ? "sigmoid" : "tanh", graph_rnn_activations);
+    bool leaky = strcmp(f, "leaky_relu") == 0, hard = strcmp(f, "hard_sigmoid") == 0;
+    double alpha = leaky ? 0.01 : hard ? 0.2 : 1.0, beta = hard ? 0.5 : strcmp(f, "affine") == 0 ? 0.0 : 1.0;
+    put(x, (GraphAttr){.name = alphas[k], .kind = GA_FLOAT, .f = graph_attr_float(x->g, n, alphas[k], alpha)});
+    put(x, (GraphAttr){.name = betas[k], .kind = GA_FLOAT, .f = graph_attr_float(x->g, n, betas[k], beta)});
+  }
+  put(x, (GraphAttr){.name = "clip", .kind = GA_FLOAT, .f = graph_attr_float(x->g, n, "clip", 0)});
+  get_bool(x, "reverse", false);
+  get_bool(x, "input_forget", false);
+  get_bool(x, "linear_before_reset", false);
+  AffineExpr *ys[3] = {v->shape[0], batch, hd};
+  set_out(x, 0, v->type, 3, ys);
+  set_out(x, 1, v->type, 2, ys + 1);
+  if (G != 4)
+    return 2;
+  set_out(x, 2, v->type, 2, ys + 1);
+  return 3;
+}
+
 /* max_pool_index (ONNX MaxPool's Indices): inputs x [N, C, W] or [N, C, H,
  * W] and the max pool's result y, whose shape the i64 indices take; the
  * window, strides, dilations and padding (ints, one per spatial dim; the
@@ -900,6 +971,7 @@ int graph_ext_infer(Graph *g, GraphNode *n, GraphShape *outs) {
   case GOP_ATTENTION:
   case GOP_ONLINE_ATTENTION:
   case GOP_ATTENTION_SCORES: return infer_attention(&x);
+  case GOP_RNN: return infer_rnn(&x);
   default: diag_bug(g->diag, "no shape rule for graph op %s", graph_op_info(n->op)->name);
   }
 }

@@ -212,8 +212,25 @@ void lower_ext(Lower *L) {
     AffineExpr *shape[2] = {affine_const(arena, LG_SCRATCH_THREAD_SLOTS), per};
     add_tensor(x, scratch(L, in0->type == TY_F64 ? TY_F64 : TY_F32, 2, shape));
     x->nscratch++;
+  } else if (n->op == GOP_RNN) {
+    /* a batch row's state and gates: h, c, G * H gates and H more, in the
+     * type templates/rnn.c computes in */
+    const GraphValue *y = GRAPH_VALUE(g, n->outputs[0]), *rt = GRAPH_VALUE(g, n->inputs[1]);
+    AffineExpr *shape[2] = {y->shape[1], affine_binary(arena, AE_ADD, rt->shape[1],
+                                                      affine_binary(arena, AE_MUL, affine_const(arena, 3), rt->shape[0]))};
+    add_tensor(x, scratch(L, in0->type == TY_F64 ? TY_F64 : TY_F32, 2, shape));
+    x->nscratch++;
   }
   copy_attrs(x, n);
+  if (n->op == GOP_RNN) /* the activations' codes */
+    for (int k = 0; k < 3; k++) {
+      static const char *const names[3] = {"act_f", "act_g", "act_h"}, *const codes[3] = {"af", "ag", "ah"};
+      const char *f = graph_attr_string(g, n, names[k], "tanh");
+      int code = 0;
+      while (graph_rnn_activations[code] && strcmp(graph_rnn_activations[code], f) != 0)
+        code++;
+      x->attrs[x->nattrs++] = (ExtAttr){.name = codes[k], .kind = 'i', .i = code};
+    }
   if (n->op == GOP_ARGMIN || n->op == GOP_ARGMAX)
     x->attrs[x->nattrs++] = (ExtAttr){.name = "is_min", .kind = 'i', .i = n->op == GOP_ARGMIN};
 
