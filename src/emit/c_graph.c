@@ -688,13 +688,16 @@ static Outline *outline_of(Emitter *e, int index, int first) {
     const StructuredOp *op = &k->ops[j];
     if (member[j])
       cap += op_all_operands(op);
-    for (int i = 0; !member[j] && i < op_all_operands(op); i++)
-      outside[alias_root(k, op_operand_at(op, i)->tensor)] = true;
+    for (int i = 0; !member[j] && i < op_all_operands(op); i++) /* as the buffer plan sees them */
+      if (!op_operand_at(op, i)->shape_only)
+        outside[alias_root(k, op_operand_at(op, i)->tensor)] = true;
   }
   int *used = arena_alloc(e->arena, sizeof(int) * (size_t)cap);
   for (int j = 0; j < k->nops; j++)
     for (int i = 0; member[j] && i < op_all_operands(&k->ops[j]); i++) {
       int t = op_operand_at(&k->ops[j], i)->tensor;
+      if (op_operand_at(&k->ops[j], i)->shape_only)
+        continue; /* its shape, not its memory */
       if (writes_tensor(&k->ops[j], t))
         written[alias_root(k, t)] = true;
       if (!seen[t])
@@ -709,7 +712,7 @@ static Outline *outline_of(Emitter *e, int index, int first) {
       int root = alias_root(k, used[i]);
       const TensorParam *rp = &k->tensors[root];
       if (rp->storage == TS_WORKSPACE && !outside[root])
-        continue; /* the group's own: in the workspace */
+        continue; /* the group's own: in the workspace, or (a prologue's result) nowhere */
       bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output) || !written[root];
       if (read_only == (pass == 0)) {
         o->param[used[i]] = true;
