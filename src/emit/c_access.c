@@ -169,6 +169,29 @@ void identifiers_of(StrMap *set, const char *text, Arena *arena) {
   each_identifier(text, add_identifier, &ids);
 }
 
+void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
+  set->map = (StrMap){0};
+  set->hit = arena_alloc(arena, sizeof(bool) * (size_t)(n + 1));
+  for (int i = 0; i < n; i++)
+    if (!strmap_has(&set->map, names[i]))
+      strmap_put(&set->map, arena, names[i], (void *)(intptr_t)(i + 1));
+}
+
+static bool mark_name(void *ctx, const char *s, size_t n) {
+  NameSet *set = ctx;
+  void *v = strmap_get_n(&set->map, s, n);
+  if (v)
+    set->hit[(intptr_t)v - 1] = true;
+  return false;
+}
+
+void nameset_scan(NameSet *set, const char *text) { each_identifier(text, mark_name, set); }
+
+bool nameset_seen(const NameSet *set, const char *name) {
+  void *v = strmap_get(&set->map, name);
+  return v && set->hit[(intptr_t)v - 1];
+}
+
 static void identifiers_of_text(void *ids, const char *text) {
   IdentifierSet *set = ids;
   identifiers_of(set->set, text, set->arena);

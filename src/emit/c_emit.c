@@ -375,14 +375,12 @@ static GraphNames graph_names(Emitter *e) {
 
 
 /* G_run's pointers into the weights blob: the entries of graph `index`
- * that its body (`text`) reads. */
-static void blob_pointers(Emitter *e, int index, const char *text, const char *weights) {
-  StrMap used = {0};
-  identifiers_of(&used, text, e->arena);
+ * that its body reads (`used` has their symbols, the body scanned). */
+static void blob_pointers(Emitter *e, int index, const NameSet *used, const char *weights) {
   const WeightsLayout *l = e->opt->blob;
   for (int i = 0; i < l->n; i++) {
     const WeightsEntry *w = &l->entries[i];
-    if (w->graph != index || !strmap_has(&used, w->symbol))
+    if (w->graph != index || !nameset_seen(used, w->symbol))
       continue;
     const char *type = c_type_name(w->type);
     line(e, "  const %s *const %s = (const %s *)((const unsigned char *)%s + %lld);", type, w->symbol, type,
@@ -390,29 +388,28 @@ static void blob_pointers(Emitter *e, int index, const char *text, const char *w
   }
 }
 
-/* text without its -DLGEN_PROFILE lines (the printer's `#ifdef
- * LGEN_PROFILE` ... `#endif`): what G_run is when compiled without it,
- * which decides the (void) lines of unused parameters. */
-static const char *without_profile(Emitter *e, const char *text) {
+/* Scans text, G_run's body, into set, without its -DLGEN_PROFILE lines
+ * (the printer's `#ifdef LGEN_PROFILE` ... `#endif`): what G_run is when
+ * compiled without it, which decides the (void) lines of unused
+ * parameters. The text is cut at each such block for the scan (a NUL
+ * written there for the while), not copied: at 10^5 graph nodes it is
+ * most of the C. */
+static void scan_without_profile(NameSet *set, char *text) {
   static const char open[] = "#ifdef LGEN_PROFILE\n", close[] = "\n#endif\n";
-  if (!strstr(text, open))
-    return text;
-  StrBuf sb = {0};
-  for (const char *p = text; *p;) {
-    const char *at = strstr(p, open);
+  for (char *p = text; *p;) {
+    char *at = strstr(p, open);
     while (at && at != text && at[-1] != '\n')
       at = strstr(at + 1, open);
     if (!at) {
-      sb_puts(&sb, p);
+      nameset_scan(set, p);
       break;
     }
-    sb_putn(&sb, p, (size_t)(at - p));
+    *at = '\0';
+    nameset_scan(set, p);
+    *at = open[0];
     const char *end = strstr(at, close);
-    p = end ? end + sizeof close - 1 : at + strlen(at);
+    p = end ? (char *)end + sizeof close - 1 : at + strlen(at);
   }
-  const char *r = arena_strdup(e->arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return r;
 }
 
 /* -DLGEN_PROFILE's helpers, once per file with graphs (all under the
@@ -557,17 +554,26 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
   graph_run_body(e, &tree, index, plan, gn.workspace, &groups);
   dump_loops(e, k, &tree);
-  StrBuf body = {0};
-  loops_print_c(&body, &tree, 1);
+  /* G_run's body is printed where it goes, at the end of the output; what
+   * goes before it (which depends on what the body mentions) is written
+   * into `head`, then put in front of it: the body, most of a big graph's
+   * C, exists once and is never copied */
+  StrBuf *out = e->out, head = {0};
+  size_t at = out->len;
+  loops_print_c(out, &tree, 1);
+  sb_putc(out, '\0'); /* out->data exists; the NUL is taken off again below */
+  out->len--;
+  e->out = &head;
+  char *body = out->data + at; /* out is not written to until head goes in */
   StrBuf outlined = {0}; /* the groups that are functions of their own */
   graph_outline_definitions(e, &outlined, index, gn.workspace);
   if (outlined.len) {
     StrBuf both = {0};
-    sb_printf(&both, "%s%s", sb_cstr(&body), sb_cstr(&outlined));
+    sb_printf(&both, "%s%s", body, sb_cstr(&outlined));
     graph_constants(e, e->constants, false, sb_cstr(&both));
     sb_free(&both);
   } else {
-    graph_constants(e, e->constants, false, sb_cstr(&body));
+    graph_constants(e, e->constants, false, body);
   }
   e->indent = 0;
 
@@ -596,22 +602,39 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   profile_data(e, &groups);
   graph_declaration(e, e->out, &gn, "restrict", "", 1);
   sb_puts(e->out, "{\n");
-  const char *text = without_profile(e, sb_cstr(&body));
+  /* the names whose (void) lines depend on the body, looked for in one
+   * pass over it; and the blob's symbols */
+  const WeightsLayout *l = gn.weights ? e->opt->blob : NULL;
+  int nnames = 0;
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(k->ntensors + k->nsizes + 1 + (l ? l->n : 0)));
   for (int t = 0; t < k->ntensors; t++)
-    if (k->tensors[t].storage == TS_PARAM && !mentions_identifier(text, e->kn.tensors[t]))
+    if (k->tensors[t].storage == TS_PARAM)
+      names[nnames++] = e->kn.tensors[t];
+  for (int i = 0; i < k->nsizes; i++)
+    names[nnames++] = e->kn.sizes[i];
+  names[nnames++] = gn.workspace;
+  for (int i = 0; l && i < l->n; i++)
+    if (l->entries[i].graph == index)
+      names[nnames++] = l->entries[i].symbol;
+  NameSet used;
+  nameset_init(&used, names, nnames, e->arena);
+  scan_without_profile(&used, body);
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].storage == TS_PARAM && !nameset_seen(&used, e->kn.tensors[t]))
       line(e, "  (void)%s;", e->kn.tensors[t]);
   for (int i = 0; i < k->nsizes; i++)
-    if (!mentions_identifier(text, e->kn.sizes[i]))
+    if (!nameset_seen(&used, e->kn.sizes[i]))
       line(e, "  (void)%s;", e->kn.sizes[i]);
-  if (!mentions_identifier(text, gn.workspace))
+  if (!nameset_seen(&used, gn.workspace))
     line(e, "  (void)%s;", gn.workspace);
   if (gn.weights)
-    blob_pointers(e, index, text, gn.weights);
+    blob_pointers(e, index, &used, gn.weights);
   if (gn.weights && !e->opt->blob->n)
     line(e, "  (void)%s;", gn.weights);
-  sb_puts(e->out, sb_cstr(&body));
+  e->out = out;
+  sb_insert(out, at, sb_cstr(&head), head.len);
+  sb_free(&head);
   sb_puts(e->out, "}\n\n");
-  sb_free(&body);
   /* G: lgen_ names cannot be parameters' (c_names.c), so they are free */
   graph_declaration(e, e->out, &gn, "restrict", "", 2);
   sb_puts(e->out, "{\n");
@@ -930,7 +953,7 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
     append_taking(out, &constants);
     sb_putc(out, '\n');
   }
-  sb_puts(out, sb_cstr(&bodies));
+  append_taking(out, &bodies); /* the graphs' bodies are most of the C: moved, not copied */
   sb_free(&helpers);
   sb_free(&bodies);
   sb_free(&constants);

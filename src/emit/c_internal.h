@@ -136,6 +136,17 @@ int emitter_kernel_tensor(const Emitter *e, int t);
 /* Every identifier of `text` (as mentions_identifier sees them) into set:
  * asking of many names, one pass over the text instead of one per name. */
 void identifiers_of(StrMap *set, const char *text, Arena *arena);
+/* A few names to look for in much text, in one pass over it however many
+ * they are: nameset_seen says whether a text scanned (nameset_scan, any
+ * number of times) mentions `name` (one of set's names), as
+ * mentions_identifier sees it. Uses no memory per identifier of the text. */
+typedef struct {
+  StrMap map; /* name -> its first index + 1 */
+  bool *hit;
+} NameSet;
+void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena);
+void nameset_scan(NameSet *set, const char *text);
+bool nameset_seen(const NameSet *set, const char *name);
 /* The same for the C text of a statement list, without printing it. */
 void identifiers_of_tree(StrMap *set, const LoopList *list, Arena *arena);
 /* The C text of a statement list (what mentions_identifier reads). */

@@ -181,13 +181,15 @@ static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
 
 static void print_node(StrBuf *out, const LoopNode *n, int level);
 
-/* Returns the number of lines printed. */
+/* Returns the number of lines printed, or LONG_LOOP_LINES + 1 if more:
+ * all close_brace asks (counting them all at every level of a deep nest
+ * read a big graph's text once per level). */
 static int print_list(StrBuf *out, const LoopList *list, int level) {
   size_t start = out->len;
   for (const LoopNode *n = list->first; n; n = n->next)
     print_node(out, n, level);
   int lines = 0;
-  for (size_t i = start; i < out->len; i++)
+  for (size_t i = start; i < out->len && lines <= LONG_LOOP_LINES; i++)
     lines += out->data[i] == '\n';
   return lines;
 }

@@ -22,6 +22,19 @@ void sb_putn(StrBuf *sb, const char *s, size_t n) {
   sb->data[sb->len] = '\0';
 }
 
+void sb_insert(StrBuf *sb, size_t at, const char *s, size_t n) {
+  if (n == 0)
+    return;
+  if (!sb->data) {
+    sb_putn(sb, s, n);
+    return;
+  }
+  sb_reserve(sb, n);
+  memmove(sb->data + at + n, sb->data + at, sb->len - at + 1);
+  memcpy(sb->data + at, s, n);
+  sb->len += n;
+}
+
 void sb_puts(StrBuf *sb, const char *s) { sb_putn(sb, s, strlen(s)); }
 
 void sb_putc(StrBuf *sb, char c) { sb_putn(sb, &c, 1); }

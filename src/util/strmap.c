@@ -35,6 +35,13 @@ void *strmap_get(const StrMap *m, const char *key) {
   return m->keys[i] ? m->vals[i] : NULL;
 }
 
+void *strmap_get_n(const StrMap *m, const char *key, size_t n) {
+  if (m->len == 0)
+    return NULL;
+  size_t i = slot_n(m, key, n);
+  return m->keys[i] ? m->vals[i] : NULL;
+}
+
 bool strmap_has(const StrMap *m, const char *key) {
   return m->len > 0 && m->keys[slot(m, key)] != NULL;
 }

@@ -67,6 +67,7 @@ typedef struct {
 void *strmap_get(const StrMap *m, const char *key); /* NULL if absent */
 bool strmap_has(const StrMap *m, const char *key);
 bool strmap_has_n(const StrMap *m, const char *key, size_t n); /* key: its first n bytes */
+void *strmap_get_n(const StrMap *m, const char *key, size_t n);
 void strmap_put(StrMap *m, Arena *arena, const char *key, void *val);
 
 /* ---- strbuf.c ---- */
@@ -78,6 +79,8 @@ typedef struct {
 
 void sb_putn(StrBuf *sb, const char *s, size_t n);
 void sb_puts(StrBuf *sb, const char *s);
+/* s's n bytes put in at byte `at` (<= len), what follows moved after them */
+void sb_insert(StrBuf *sb, size_t at, const char *s, size_t n);
 void sb_putc(StrBuf *sb, char c);
 void sb_printf(StrBuf *sb, const char *fmt, ...) LG_PRINTF(2, 3);
 /* s with every byte outside printable ASCII written as \xNN: text from an
