@@ -152,23 +152,6 @@ bool mentions_identifier(const char *text, const char *name) {
   return each_identifier(text, is_name, (void *)name);
 }
 
-typedef struct {
-  StrMap *set;
-  Arena *arena;
-} IdentifierSet;
-
-static bool add_identifier(void *ctx, const char *s, size_t n) {
-  IdentifierSet *ids = ctx;
-  if (!strmap_has_n(ids->set, s, n))
-    strmap_put(ids->set, ids->arena, arena_strndup(ids->arena, s, n), (void *)1);
-  return false;
-}
-
-void identifiers_of(StrMap *set, const char *text, Arena *arena) {
-  IdentifierSet ids = {set, arena};
-  each_identifier(text, add_identifier, &ids);
-}
-
 void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
   set->map = (StrMap){0};
   set->hit = arena_alloc(arena, sizeof(bool) * (size_t)(n + 1));
@@ -187,19 +170,13 @@ static bool mark_name(void *ctx, const char *s, size_t n) {
 
 void nameset_scan(NameSet *set, const char *text) { each_identifier(text, mark_name, set); }
 
+static void nameset_scan_text(void *set, const char *text) { nameset_scan(set, text); }
+
+void nameset_scan_tree(NameSet *set, const LoopList *list) { loops_each_text(list, nameset_scan_text, set); }
+
 bool nameset_seen(const NameSet *set, const char *name) {
   void *v = strmap_get(&set->map, name);
   return v && set->hit[(intptr_t)v - 1];
-}
-
-static void identifiers_of_text(void *ids, const char *text) {
-  IdentifierSet *set = ids;
-  identifiers_of(set->set, text, set->arena);
-}
-
-void identifiers_of_tree(StrMap *set, const LoopList *list, Arena *arena) {
-  IdentifierSet ids = {set, arena};
-  loops_each_text(list, identifiers_of_text, &ids);
 }
 
 /* The text of a statement list: what declarations look at to find the

@@ -277,13 +277,25 @@ static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const
  * every constant. */
 void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
   bool only_read = e->collect || (!external_file && !e->opt->separate_weights);
-  StrMap used = {0};
-  if (only_read)
-    identifiers_of(&used, body, e->arena);
+  /* the constants' symbols, looked for in one pass over the body */
+  const char **symbols = arena_alloc(e->arena, sizeof(char *) * (size_t)(e->k->ntensors + 1));
+  int n = 0;
+  for (int t = 0; t < e->k->ntensors; t++)
+    if (e->k->tensors[t].storage == TS_CONST)
+      symbols[n++] = const_symbol(e, t);
+  NameSet used;
+  if (only_read) {
+    nameset_init(&used, symbols, n, e->arena);
+    nameset_scan(&used, body);
+  }
+  n = 0;
   for (int t = 0; t < e->k->ntensors; t++) {
     const TensorParam *tp = &e->k->tensors[t];
-    if (tp->storage == TS_CONST && (!only_read || strmap_has(&used, const_symbol(e, t))))
-      constant_array(out, e, tp, const_symbol(e, t), external_file);
+    if (tp->storage != TS_CONST)
+      continue;
+    const char *symbol = symbols[n++];
+    if (!only_read || nameset_seen(&used, symbol))
+      constant_array(out, e, tp, symbol, external_file);
   }
 }
 

@@ -71,11 +71,17 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
   for (int o = 0; e->prologue && o < e->prologue->noperands; o++) /* what its pack copy computes from */
     cand[ncand++] = e->prologue->operands[o].tensor;
   qsort(cand, (size_t)ncand, sizeof(int), compare_tensor_ids);
-  StrMap mentioned = {0}; /* one pass over the code, not one per candidate */
-  identifiers_of_tree(&mentioned, code, e->arena);
+  /* one pass over the code, not one per candidate */
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(ncand + 1));
+  for (int i = 0; i < ncand; i++)
+    names[i] = e->kn.tensors[cand[i]];
+  names[ncand] = scratch_name;
+  NameSet mentioned;
+  nameset_init(&mentioned, names, ncand + 1, e->arena);
+  nameset_scan_tree(&mentioned, code);
   int nused = 0;
   for (int i = 0; i < ncand; i++)
-    if ((nused == 0 || cand[nused - 1] != cand[i]) && strmap_has(&mentioned, e->kn.tensors[cand[i]]))
+    if ((nused == 0 || cand[nused - 1] != cand[i]) && nameset_seen(&mentioned, e->kn.tensors[cand[i]]))
       cand[nused++] = cand[i];
   LoopList decls = {0};
   for (int i = 0; i < nused; i++) {
@@ -97,7 +103,7 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
     loops_append(&decls, loops_let(e->arena, ptr, e->kn.tensors[t],
                                    same_type ? addr : arena_printf(e->arena, "(%s%s *)%s", cq, type, addr)));
   }
-  if (strmap_has(&mentioned, scratch_name)) {
+  if (nameset_seen(&mentioned, scratch_name)) {
     const AffineExpr *end = plan->total;
     if (end->kind == AE_CONST && end->value == 0)
       loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name, arena_printf(e->arena, "(char *)%s", ws)));

@@ -133,9 +133,6 @@ bool mentions_identifier(const char *text, const char *name);
  * mean; emitter_kernel_tensor maps a tensor of the view to the kernel's. */
 void emitter_view(Emitter *e, const Kernel *k);
 int emitter_kernel_tensor(const Emitter *e, int t);
-/* Every identifier of `text` (as mentions_identifier sees them) into set:
- * asking of many names, one pass over the text instead of one per name. */
-void identifiers_of(StrMap *set, const char *text, Arena *arena);
 /* A few names to look for in much text, in one pass over it however many
  * they are: nameset_seen says whether a text scanned (nameset_scan, any
  * number of times) mentions `name` (one of set's names), as
@@ -146,9 +143,9 @@ typedef struct {
 } NameSet;
 void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena);
 void nameset_scan(NameSet *set, const char *text);
+/* the C text of a statement list, without printing it */
+void nameset_scan_tree(NameSet *set, const LoopList *list);
 bool nameset_seen(const NameSet *set, const char *name);
-/* The same for the C text of a statement list, without printing it. */
-void identifiers_of_tree(StrMap *set, const LoopList *list, Arena *arena);
 /* The C text of a statement list (what mentions_identifier reads). */
 const char *tree_text(Emitter *e, const LoopList *list);
 
