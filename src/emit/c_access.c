@@ -152,9 +152,14 @@ bool mentions_identifier(const char *text, const char *name) {
   return each_identifier(text, is_name, (void *)name);
 }
 
+static int length_bit(size_t n) { return n < 63 ? (int)n : 63; }
+
 void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
   set->map = (StrMap){0};
   set->hit = arena_alloc(arena, sizeof(bool) * (size_t)(n + 1));
+  set->lengths = 0;
+  for (int i = 0; i < n; i++)
+    set->lengths |= (uint64_t)1 << length_bit(strlen(names[i]));
   for (int i = 0; i < n; i++)
     if (!strmap_has(&set->map, names[i]))
       strmap_put(&set->map, arena, names[i], (void *)(intptr_t)(i + 1));
@@ -162,6 +167,8 @@ void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
 
 static bool mark_name(void *ctx, const char *s, size_t n) {
   NameSet *set = ctx;
+  if (!(set->lengths >> length_bit(n) & 1))
+    return false;
   void *v = strmap_get_n(&set->map, s, n);
   if (v)
     set->hit[(intptr_t)v - 1] = true;

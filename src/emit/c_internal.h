@@ -140,6 +140,7 @@ int emitter_kernel_tensor(const Emitter *e, int t);
 typedef struct {
   StrMap map; /* name -> its first index + 1 */
   bool *hit;
+  uint64_t lengths; /* bit min(length, 63) of each name: most identifiers need no lookup */
 } NameSet;
 void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena);
 void nameset_scan(NameSet *set, const char *text);

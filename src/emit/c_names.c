@@ -263,6 +263,12 @@ static bool printable(unsigned char c) { return c >= 0x20 && c < 0x7f; }
  * (directly, or through a C99 trigraph such as ??/ for '\'). No newline
  * survives, so a '//' cannot start a comment of its own either. */
 const char *c_comment_text(Arena *arena, const char *s) {
+  const unsigned char *q = (const unsigned char *)s; /* most text needs nothing: copied at once */
+  while (*q && printable(*q) && *q != '\\' && !((q[0] == '*' && q[1] == '/') || (q[0] == '/' && q[1] == '*') ||
+                                                (q[0] == '?' && q[1] == '?')))
+    q++;
+  if (!*q)
+    return arena_strdup(arena, s);
   StrBuf sb = {0};
   for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
     if (!printable(*p) || *p == '\\') {

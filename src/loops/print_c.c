@@ -10,10 +10,14 @@
 /* A loop whose body takes more lines than this names itself at its end. */
 enum { LONG_LOOP_LINES = 24 };
 
-static void indent(StrBuf *out, int level) {
-  for (int i = 0; i < level; i++)
-    sb_puts(out, "  ");
+/* `n` spaces, put in at once (an indentation per line of a big graph's C). */
+static void spaces(StrBuf *out, int n) {
+  static const char blanks[] = "                                                                ";
+  for (; n > 0; n -= (int)sizeof blanks - 1)
+    sb_putn(out, blanks, n < (int)sizeof blanks - 1 ? (size_t)n : sizeof blanks - 1);
 }
+
+static void indent(StrBuf *out, int level) { spaces(out, 2 * level); }
 
 /* Where `text` may break and at what cost: after the space of ", ",
  * " = ", " ? ", " : ", " && ", " || " and the arithmetic operators, and
@@ -74,9 +78,8 @@ static size_t segment(const char *text, size_t from, size_t to) {
 void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
   size_t len = strlen(text);
   if (columns + (int)len <= LOOPS_WIDTH || len > 4000) {
-    for (int i = 0; i < columns; i++)
-      sb_putc(out, ' ');
-    sb_puts(out, text);
+    spaces(out, columns);
+    sb_putn(out, text, len);
     sb_putc(out, '\n');
     return;
   }
@@ -111,8 +114,7 @@ void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
     int col = start == 0 ? columns : cont;
     while (start < end && text[start] == ' ' && start > 0)
       start++;
-    for (int i = 0; i < col; i++)
-      sb_putc(out, ' ');
+    spaces(out, col);
     size_t stop = end;
     while (stop > start && text[stop - 1] == ' ')
       stop--;
