@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The generator's own cost at scale (make bench; issue 14 items 4 and 5).
 
-  bench/scale.py SRCDIR BUILDDIR [--quick]
+  bench/scale.py SRCDIR BUILDDIR [--quick] [--generation-only]
 
 1. Generation time and peak RSS for graphs of 1,000, 10,000 and 100,000
    nodes (scripts/gen-graph: a relu chain, a mixed elementwise chain, and
@@ -17,6 +17,9 @@
 
 One line per measurement ("bench scale ..." / "bench cc ..."), then tables.
 --quick stops at 10,000 nodes and 10 MB of weights, without ResNet-50.
+--generation-only stops after the first table (no compiler runs, no weights).
+Each line gives the machine's load (1-minute average) as the run started:
+wall time on a loaded machine says little, peak RSS and CPU time more.
 """
 import os
 import resource
@@ -42,6 +45,7 @@ def measure(args, **kw):
 def main():
     srcdir, builddir = sys.argv[1], sys.argv[2]
     quick = "--quick" in sys.argv[3:]
+    generation_only = "--generation-only" in sys.argv[3:]
     lgen = os.path.join(builddir, "src", "lgen")
     gen = os.path.join(srcdir, "scripts", "gen-graph")
     work = os.path.join(builddir, "bench-build", "scale")
@@ -58,17 +62,20 @@ def main():
                 subprocess.check_call([sys.executable, gen, kind, str(n), "-o", model])
             for fuse in ("auto", "none"):
                 out = os.path.join(work, "%s-%d-%s" % (kind, n, fuse))
+                load = os.getloadavg()[0]
                 wall, cpu, rss, rc = measure([lgen, "--fuse=" + fuse, model, "-o", out + ".c", "-H", out + ".h"])
                 status |= rc != 0
                 size = os.path.getsize(out + ".c") if rc == 0 else -1
-                print("bench scale graph=%s nodes=%d fuse=%s secs=%.2f cpu=%.2f rss_mb=%.0f c_mb=%.1f%s"
-                      % (kind, n, fuse, wall, cpu, rss, size / 1e6, "" if rc == 0 else " FAILED"))
+                print("bench scale graph=%s nodes=%d fuse=%s secs=%.2f cpu=%.2f rss_mb=%.0f c_mb=%.1f load=%.1f%s"
+                      % (kind, n, fuse, wall, cpu, rss, size / 1e6, load, "" if rc == 0 else " FAILED"))
                 sys.stdout.flush()
-                rows.append((kind, n, fuse, wall, cpu, rss, size))
-    print("\nbench: generation time and peak memory (wall / CPU seconds, MB)")
-    print("%-12s %8s %6s %8s %8s %8s %8s" % ("graph", "nodes", "fuse", "wall", "cpu", "rss", "C MB"))
-    for kind, n, fuse, wall, cpu, rss, size in rows:
-        print("%-12s %8d %6s %8.2f %8.2f %8.0f %8.1f" % (kind, n, fuse, wall, cpu, rss, size / 1e6))
+                rows.append((kind, n, fuse, wall, cpu, rss, size, load))
+    print("\nbench: generation time and peak memory (wall / CPU seconds, MB; the load as each run started)")
+    print("%-12s %8s %6s %8s %8s %8s %8s %6s" % ("graph", "nodes", "fuse", "wall", "cpu", "rss", "C MB", "load"))
+    for kind, n, fuse, wall, cpu, rss, size, load in rows:
+        print("%-12s %8d %6s %8.2f %8.2f %8.0f %8.1f %6.1f" % (kind, n, fuse, wall, cpu, rss, size / 1e6, load))
+    if generation_only:
+        return status
 
     # the C of the largest graph, compiled
     cc = os.environ.get("CC", "gcc")
