@@ -127,8 +127,11 @@ void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
 /* One statement line at `level`, with the node's note, broken where it
  * must be (continuation lines four columns in). */
 static void put_stmt(StrBuf *out, int level, StrBuf *line, const LoopNode *n) {
-  if (n && n->note)
-    sb_printf(line, " /* %s */", n->note);
+  if (n && n->note) {
+    sb_puts(line, " /* ");
+    sb_puts(line, n->note);
+    sb_puts(line, " */");
+  }
   loops_put_line(out, 2 * level, 2 * level + 4, sb_cstr(line));
   sb_free(line);
 }
@@ -139,10 +142,15 @@ static void end_line(StrBuf *out, const LoopNode *n) {
   sb_putc(out, '\n');
 }
 
-/* "T name": pointer types end in '*' and take the name without a space. */
+/* "T name": pointer types end in '*' and take the name without a space.
+ * (Statements are put in piece by piece, not through a printf: a big
+ * graph has millions, most of them an expression's text.) */
 static void declarator(StrBuf *out, const char *type, const char *name) {
   size_t n = strlen(type);
-  sb_printf(out, "%s%s%s", type, n && type[n - 1] == '*' ? "" : " ", name);
+  sb_putn(out, type, n);
+  if (!(n && type[n - 1] == '*'))
+    sb_putc(out, ' ');
+  sb_puts(out, name);
 }
 
 /* The pragma of a loop: omp [parallel] for [num_threads] [simd]
@@ -290,8 +298,10 @@ static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
     return;
   case LN_LET:
     declarator(&line, n->type, n->name);
-    if (n->value)
-      sb_printf(&line, " = %s", n->value);
+    if (n->value) {
+      sb_puts(&line, " = ");
+      sb_puts(&line, n->value);
+    }
     sb_putc(&line, ';');
     put_stmt(out, level, &line, n);
     return;
@@ -313,7 +323,10 @@ static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
     put_stmt(out, level, &line, n);
     return;
   case LN_STORE:
-    sb_printf(&line, "%s = %s;", n->target, n->value);
+    sb_puts(&line, n->target);
+    sb_puts(&line, " = ");
+    sb_puts(&line, n->value);
+    sb_putc(&line, ';');
     put_stmt(out, level, &line, n);
     return;
   case LN_CALL:
