@@ -315,6 +315,11 @@ static void *heap_array(size_t size, int n) {
   return p;
 }
 
+/* Not zeroed: for an array whose elements are each written whole before
+ * they are read, up to a count kept beside it (an op's nodes and
+ * operands: zeroing their room was 4% of a 10,000-node chain's run). */
+static void *heap_array_unzeroed(size_t size, int n) { return xmalloc(size * (size_t)(n > 0 ? n : 1)); }
+
 /* Frees op i's heap arrays (which its StructuredOp may still point at). */
 static void heap_release(Fuser *f, int i) {
   free(f->heap[i].nodes);
@@ -509,7 +514,7 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   for (int n = 0; n < C->nnodes; n++)
     reads += C->nodes[n].kind == PN_READ && C->operands[C->nodes[n].operand].tensor == t;
   int max_operands = C->noperands + P->noperands * reads + 2; /* + keep's */
-  Operand *operands = heap_array(sizeof(Operand), max_operands);
+  Operand *operands = heap_array_unzeroed(sizeof(Operand), max_operands);
   int noperands = 0;
   int *operand_map = heap_array(sizeof(int), C->noperands);
   for (int o = 0; o < C->noperands; o++) {
@@ -520,7 +525,7 @@ static void inline_into(Fuser *f, const StructuredOp *P, int c, int t, const int
   }
 
   int max_nodes = C->nnodes + P->nnodes * reads + 1, kept_value = -1, kept_operand = -1;
-  PayloadNode *nodes = heap_array(sizeof(PayloadNode), max_nodes);
+  PayloadNode *nodes = heap_array_unzeroed(sizeof(PayloadNode), max_nodes);
   int nnodes = 0;
   int *node_map = heap_array(sizeof(int), C->nnodes);
   int *p_node_map = heap_array(sizeof(int), P->nnodes);
