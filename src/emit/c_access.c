@@ -195,3 +195,15 @@ const char *tree_text(Emitter *e, const LoopList *list) {
   sb_free(&sb);
   return s;
 }
+
+void emit_procs(Emitter *e, StrBuf *out, LoopList *tree, const LoopVar *params, int nparams, const char *prefix) {
+  LoopList procs = {0};
+  loops_outline(e->arena, tree, params, nparams, prefix, &procs);
+  for (LoopNode *p = procs.first, *next; p; p = next) {
+    next = p->next;
+    LoopList one = {p, p};
+    p->next = NULL;
+    loops_print_c(out, &one, 0);
+    sb_putc(out, '\n');
+  }
+}

@@ -98,6 +98,34 @@ static void signature(Emitter *e, StrBuf *out, const char *restrict_kw, const ch
   sb_putc(out, ')');
 }
 
+/* The parameters `signature` declares, as the variables a function body
+ * starts with; *count gets their number. */
+static LoopVar *signature_params(Emitter *e, bool view, int *count) {
+  const Kernel *k = e->k;
+  Arena *a = e->arena;
+  LoopVar *v = arena_alloc(a, sizeof *v * (size_t)(k->ntensors + k->nsizes + 2 * k->nattrs + 1));
+  int n = 0;
+  for (int i = 0; i < k->ntensors; i++) {
+    const TensorParam *t = &k->tensors[i];
+    v[n].type = view ? arena_printf(a, "const %s *", view_type_name(a, t->type, t->rank))
+                     : arena_printf(a, "%s%s *restrict", t->is_output ? "" : "const ", c_type_name(t->type));
+    v[n++].name = e->kn.tensors[i];
+  }
+  for (int i = 0; i < k->nsizes; i++)
+    v[n++] = (LoopVar){"int64_t", e->kn.sizes[i]};
+  for (int i = 0; i < k->nattrs; i++) {
+    const AttrParam *at = &k->attrs[i];
+    bool vector = at->ndims || at->is_array;
+    const char *type = elem_type_is_float(at->type) || !vector ? c_type_name(at->type) : "int64_t";
+    v[n].type = vector ? arena_printf(a, "const %s *", type) : type; /* an array parameter is a pointer */
+    v[n++].name = e->kn.attrs[i];
+    if (at->is_array)
+      v[n++] = (LoopVar){"int64_t", e->kn.attr_counts[i]};
+  }
+  *count = n;
+  return v;
+}
+
 /* text as " * " lines of a block comment, words wrapped at LOOPS_WIDTH
  * (a word longer than a line gets a line of its own). */
 static void put_comment_body(StrBuf *out, const char *text) {
@@ -198,6 +226,11 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   e->cur = NULL;
   e->indent = 0;
   dump_loops(e, k, &tree);
+  const char *dense_fn = e->opt->abi_view ? arena_printf(e->arena, "lgen_dense_%s", e->kn.function) : NULL;
+  int nparams;
+  const LoopVar *params = signature_params(e, false, &nparams);
+  emit_procs(e, e->out, &tree, params, nparams,
+              arena_printf(e->arena, dense_fn ? "%s_block" : "lgen_%s_block", dense_fn ? dense_fn : e->kn.function));
   StrBuf body = {0};
   loops_print_c(&body, &tree, 1);
 
@@ -205,7 +238,6 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
   if (e->opt->abi_view) {
     /* --abi=view: this is the kernel the views run when they are dense
      * (c_view.c); lgen_ names are never a def's */
-    const char *dense_fn = arena_printf(e->arena, "lgen_dense_%s", e->kn.function);
     sb_printf(e->out, "/* %s on dense row-major arrays: what its views run when they are dense */\n",
               e->kn.function);
     sb_puts(&sig, "static ");
@@ -216,6 +248,8 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     sb_putc(e->out, '\n');
     LoopList view = {0};
     view_body(e, &view, dense_fn, index);
+    params = signature_params(e, true, &nparams);
+    emit_procs(e, e->out, &view, params, nparams, arena_printf(e->arena, "lgen_%s_block", e->kn.function));
     loops_print_c(&body, &view, 1);
     doc_comment(e);
     signature(e, &sig, "restrict", e->kn.function, true);
@@ -554,6 +588,22 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
   graph_run_body(e, &tree, index, plan, gn.workspace, &groups);
   dump_loops(e, k, &tree);
+  /* G_run's parameters, as graph_declaration writes them: its register
+   * blocks' functions are outlined (and printed into `procs`) first */
+  LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(k->ntensors + k->nsizes + 2));
+  int nparams = 0;
+  for (int t = 0; t < k->ntensors; t++)
+    if (k->tensors[t].storage == TS_PARAM)
+      params[nparams++] = (LoopVar){arena_printf(e->arena, "%s%s *restrict", k->tensors[t].is_output ? "" : "const ",
+                                                 c_type_name(k->tensors[t].type)),
+                                    e->kn.tensors[t]};
+  for (int i = 0; i < k->nsizes; i++)
+    params[nparams++] = (LoopVar){"int64_t", e->kn.sizes[i]};
+  if (gn.weights)
+    params[nparams++] = (LoopVar){"const void *restrict", gn.weights};
+  params[nparams++] = (LoopVar){"void *restrict", gn.workspace};
+  StrBuf procs = {0};
+  emit_procs(e, &procs, &tree, params, nparams, arena_printf(e->arena, "lgen_%s_block", e->kn.function));
   /* G_run's body is printed where it goes, at the end of the output; what
    * goes before it (which depends on what the body mentions) is written
    * into `head`, then put in front of it: the body, most of a big graph's
@@ -567,14 +617,16 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   char *body = out->data + at; /* out is not written to until head goes in */
   StrBuf outlined = {0}; /* the groups that are functions of their own */
   graph_outline_definitions(e, &outlined, index, gn.workspace);
-  if (outlined.len) {
+  sb_puts(&head, sb_cstr(&procs)); /* before G_run's doc: the functions G_run calls */
+  if (outlined.len || procs.len) {
     StrBuf both = {0};
-    sb_printf(&both, "%s%s", body, sb_cstr(&outlined));
+    sb_printf(&both, "%s%s%s", body, sb_cstr(&outlined), sb_cstr(&procs));
     graph_constants(e, e->constants, false, sb_cstr(&both));
     sb_free(&both);
   } else {
     graph_constants(e, e->constants, false, body);
   }
+  sb_free(&procs);
   e->indent = 0;
 
   int64_t scratch_static;

@@ -849,7 +849,20 @@ void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *re
 void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws) {
   const Kernel *k = e->k;
   for (int i = 0; i < e->outlines.len; i++) {
-    const Outline *o = e->outlines.items[i];
+    Outline *o = e->outlines.items[i];
+    if (!o->libcall) { /* its register blocks' functions, before it */
+      LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(o->n + k->nsizes + 1));
+      int nparams = 0;
+      for (int j = 0; j < o->n; j++)
+        params[nparams++] = (LoopVar){arena_printf(e->arena, "%s%s *%s", j < o->ninputs ? "const " : "",
+                                                   c_type_name(k->tensors[o->tensors[j]].type),
+                                                   o->restricted[j] ? "restrict" : ""),
+                                      e->kn.tensors[o->tensors[j]]};
+      for (int j = 0; j < k->nsizes; j++)
+        params[nparams++] = (LoopVar){"int64_t", e->kn.sizes[j]};
+      params[nparams++] = (LoopVar){"void *restrict", ws};
+      emit_procs(e, out, &o->body, params, nparams, arena_printf(e->arena, "lgen_%s_block", o->name));
+    }
     outline_doc(e, out, index, o);
     const char *decl = outline_params_text(e, o, "restrict", true, ws);
     if (o->libcall) {

@@ -147,6 +147,11 @@ void nameset_scan(NameSet *set, const char *text);
 /* the C text of a statement list, without printing it */
 void nameset_scan_tree(NameSet *set, const LoopList *list);
 bool nameset_seen(const NameSet *set, const char *name);
+/* The functions of a function body `tree` (register blocks, c_loops.c
+ * emit_region) move out of it (loops_outline), named prefix1, prefix2, ...,
+ * and are printed to out, to go at file scope before the function; params
+ * are the function's. */
+void emit_procs(Emitter *e, StrBuf *out, LoopList *tree, const LoopVar *params, int nparams, const char *prefix);
 /* The C text of a statement list (what mentions_identifier reads). */
 const char *tree_text(Emitter *e, const LoopList *list);
 

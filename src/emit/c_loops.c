@@ -14,9 +14,11 @@
  * loops, loaded before that run and stored after it. The order of each
  * output element's reduction iterations is always the domain's own, so
  * every schedule that does not split a reduction gives bit-identical
- * results. Register blocks are emitted twice: with constant extents for full
- * blocks (so compilers unroll them and keep accumulators in registers), and
- * with run-time extents for the partial blocks at the edges.
+ * results. A register block is written once, as a function of the file
+ * whose extents are parameters (an LN_PROC, see emit_region), and called
+ * with constant extents for full blocks and the sub-blocks of partial ones
+ * (compilers inline the calls, unroll them and keep the accumulators in
+ * registers), and with run-time extents for the rest of the edges.
  *
  * Packed tensors are copied, at the innermost level-0 tile loop that moves
  * them, into buffers allocated once per parallel iteration (or once per
@@ -89,17 +91,11 @@ typedef struct Nest {
   /* per dim, as loops open */
   const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
   const char *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS], *point_var[LG_MAX_DIMS];
-  bool full_block;  /* emitting the constant-extent copy of a register block */
   const char **acc; /* per yield */
-  /* Partial register blocks run the blocked dims other than the vector dim
-   * outside the reduction loops, one row at a time, so that each row's
-   * accumulators (constant-indexed) still fit in registers. */
-  bool row_outside[LG_MAX_DIMS];
-  bool vector_full; /* in a partial block, the vector dim's block is full */
-  /* A sub-block of a partial register block: dim d's block has the constant
-   * extent sub_rows[d] (a power of two below its unroll factor) and starts
-   * at point_off[d] within the register tile (see emit_partial_block). */
-  int64_t sub_rows[LG_MAX_DIMS];
+  /* While the register block's function is built (emit_region): dim d's
+   * block has the extent block_len[d] and starts at point_off[d] (NULL: 0)
+   * within the register tile, both its parameters. */
+  const char *block_len[LG_MAX_DIMS];
   const char *point_off[LG_MAX_DIMS];
   struct Nest *next_spare; /* in Emitter.spare_nests */
 } Nest;
@@ -1005,14 +1001,8 @@ static const char *pack_read(Nest *n, const Pack *p) {
 
 /* ---- loops ---- */
 
-/* The extent of d's register-point loop: constant in a full block. */
-static const char *block_bound(Nest *n, int d) {
-  if (n->sub_rows[d])
-    return arena_printf(n->e->arena, "%lld", (long long)n->sub_rows[d]);
-  if (n->full_block || (n->vector_full && d == n->s->vector_dim))
-    return arena_printf(n->e->arena, "%lld", (long long)n->s->unroll[d]);
-  return n->reg_len[d];
-}
+/* The extent of d's register-point loop: the block function's parameter. */
+static const char *block_bound(Nest *n, int d) { return n->block_len[d] ? n->block_len[d] : n->reg_len[d]; }
 
 /* Dim d's value at register point v: its tile start, the sub-block offset,
  * the point. */
@@ -1020,6 +1010,68 @@ static const char *point_value(Nest *n, int d, const char *v) {
   if (n->point_off[d])
     return arena_printf(n->e->arena, "(%s + %s + %s)", n->reg_var[d], n->point_off[d], v);
   return arena_printf(n->e->arena, "(%s + %s)", n->reg_var[d], v);
+}
+
+/* The lengths dim d's register blocks can have, as a set (bit l - 1 for
+ * length l): those its static extent gives, or all up to its unroll factor
+ * when the extent is symbolic. Each tile loop of d cuts every span of the
+ * dim into spans of its step and one of the remainder, and the register
+ * tile cuts the innermost spans into blocks likewise. Calls for lengths no
+ * block has would only cost compile time (ResNet-50's 14-wide rows in
+ * blocks of 3 never leave 1). */
+static uint64_t block_lengths(const Nest *n, int d) {
+  int64_t unroll = n->s->unroll[d];
+  uint64_t all = unroll >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << unroll) - 1;
+  const AffineExpr *extent = n->op->dims[d].extent;
+  if (extent->kind != AE_CONST || extent->value <= 0 || (n->e->bound_dims && n->e->bound_dims[d]))
+    return all;
+  int64_t spans[1 << 6] = {extent->value};
+  int nspans = 1;
+  for (int j = 0; j < n->nloops; j++) {
+    const Loop *l = &n->loops[j];
+    if (l->dim != d || (l->kind != LOOP_TILE && l->kind != LOOP_REG_TILE) || l->step <= 0)
+      continue;
+    int64_t cut[1 << 6];
+    int ncut = 0;
+    for (int k = 0; k < nspans; k++) {
+      int64_t pieces[2] = {spans[k] >= l->step ? l->step : 0, spans[k] % l->step};
+      for (int q = 0; q < 2; q++) {
+        bool seen = pieces[q] == 0;
+        for (int m = 0; m < ncut && !seen; m++)
+          seen = cut[m] == pieces[q];
+        if (seen)
+          continue;
+        if (ncut == (int)(sizeof cut / sizeof *cut))
+          return all;
+        cut[ncut++] = pieces[q];
+      }
+    }
+    memcpy(spans, cut, sizeof *cut * (size_t)ncut);
+    nspans = ncut;
+    if (l->kind == LOOP_REG_TILE)
+      break;
+  }
+  uint64_t lengths = 0;
+  for (int k = 0; k < nspans; k++) {
+    if (spans[k] < 1 || spans[k] > unroll)
+      return all;
+    lengths |= (uint64_t)1 << (spans[k] - 1);
+  }
+  return lengths ? lengths : all;
+}
+
+static bool has_length(uint64_t lengths, int64_t l) { return l >= 1 && l <= 64 && (lengths >> (l - 1) & 1); }
+
+/* The one length of a set that has one, else 0. */
+static int64_t only_length(uint64_t lengths) {
+  if (!lengths || (lengths & (lengths - 1)))
+    return 0;
+  int64_t l = 1;
+  while (!(lengths & 1)) {
+    lengths >>= 1;
+    l++;
+  }
+  return l;
 }
 
 /* The num_threads argument that keeps a parallel region within the
@@ -1099,12 +1151,17 @@ static void open_loop(Nest *n, int i, LoopList *decls) {
   }
   case LOOP_REG_TILE: {
     const char *v = claim(n, "%s_r", dim_name(n, d));
-    const char *len = claim(n, "%s_len", dim_name(n, d));
     f = loops_for(e->arena, v, lo, hi, l->step);
+    n->reg_var[d] = v;
+    int64_t only = only_length(block_lengths(n, d));
+    if (only) { /* every block has this length (full, or the one partial block) */
+      n->reg_len[d] = arena_printf(e->arena, "%lld", (long long)only);
+      break;
+    }
+    const char *len = claim(n, "%s_len", dim_name(n, d));
     use_helper(e->helpers_used, "lgen_min");
     loops_append(decls, loops_let(e->arena, "const int64_t", len,
                                   arena_printf(e->arena, "lgen_min(%lld, %s - %s)", (long long)l->step, hi, v)));
-    n->reg_var[d] = v;
     n->reg_len[d] = len;
     break;
   }
@@ -1142,16 +1199,16 @@ static int yield_of(const StructuredOp *op, int operand) {
   return -1;
 }
 
-/* "[m_i][n_i]" (index) or "[8][32]" (extents) of the accumulator array: the
- * register-point loops inside the accumulator region. */
+/* "[m_i][n_i]" (index) or "[8][32]" (extents: a full block's) of the
+ * accumulator array: the register-point loops inside the accumulator region. */
 static const char *acc_subscript(Nest *n, bool extents) {
   StrBuf sb = {0};
   for (int i = n->acc_start; i < n->nloops; i++) {
     const Loop *l = &n->loops[i];
-    if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
+    if (l->kind != LOOP_REG_POINT)
       continue;
     if (extents)
-      sb_printf(&sb, "[%lld]", (long long)(n->sub_rows[l->dim] ? n->sub_rows[l->dim] : n->s->unroll[l->dim]));
+      sb_printf(&sb, "[%lld]", (long long)n->s->unroll[l->dim]);
     else
       sb_printf(&sb, "[%s]", n->point_var[l->dim]);
   }
@@ -1244,7 +1301,7 @@ static void emit_body_here(Nest *n, bool in_acc) {
 static void block_loops(Nest *n) {
   for (int i = n->acc_start; i < n->nloops; i++) {
     const Loop *l = &n->loops[i];
-    if (l->kind != LOOP_REG_POINT || n->row_outside[l->dim])
+    if (l->kind != LOOP_REG_POINT)
       continue;
     const char *v = n->point_var[l->dim];
     LoopNode *f = put(n->e, loops_for(n->e->arena, v, "0", block_bound(n, l->dim), 1));
@@ -1413,6 +1470,46 @@ static void emit_stores(Nest *n, const char *index, bool block) {
   }
 }
 
+/* A partial block fills and reads only its part of the accumulator
+ * arrays, but gcc, vectorising, warns that the rest may be used
+ * uninitialised: the block function zeroes them when its extents are not
+ * the full block's (a test that calls with constant extents fold away, so
+ * a full block pays nothing). */
+static void zero_partial_acc(Nest *n) {
+  Emitter *e = n->e;
+  Arena *a = e->arena;
+  StrBuf cond = {0};
+  for (int i = n->acc_start; i < n->nloops; i++) {
+    const Loop *l = &n->loops[i];
+    if (l->kind == LOOP_REG_POINT && n->block_len[l->dim])
+      sb_printf(&cond, "%s%s < %lld", cond.len ? " || " : "", n->block_len[l->dim], (long long)n->s->unroll[l->dim]);
+  }
+  if (!cond.len)
+    return;
+  LoopNode *node = put(e, loops_if(a, arena_strdup(a, sb_cstr(&cond))));
+  sb_free(&cond);
+  node->braces = BRACES_NONE;
+  const StructuredOp *op = n->op;
+  LoopList *into = &node->body;
+  LoopNode *f = NULL;
+  for (int i = n->acc_start; i < n->nloops; i++) {
+    const Loop *l = &n->loops[i];
+    if (l->kind != LOOP_REG_POINT)
+      continue;
+    f = loops_for(a, n->point_var[l->dim], "0", arena_printf(a, "%lld", (long long)n->s->unroll[l->dim]), 1);
+    f->braces = BRACES_NONE;
+    loops_append(into, f);
+    into = &f->body;
+  }
+  if (f && op->nyields > 1) /* several statements */
+    f->braces = BRACES;
+  const char *index = acc_subscript(n, false);
+  for (int y = 0; y < op->nyields; y++) {
+    const char *type = c_type_name(e->k->tensors[op->operands[op->yields[y].operand].tensor].type);
+    loops_append(into, loops_store(a, arena_printf(a, "%s%s", n->acc[y], index), arena_printf(a, "(%s)0", type)));
+  }
+}
+
 static void emit_accumulated(Nest *n, int i) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
@@ -1432,10 +1529,9 @@ static void emit_accumulated(Nest *n, int i) {
   }
   for (int y = 0; y < op->nyields; y++) {
     const Operand *o = &op->operands[op->yields[y].operand];
-    /* a partial block fills only part of the array: zero it, or compilers
-     * warn that the rest may be used uninitialised */
-    put(e, loops_array(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims, !n->full_block));
+    put(e, loops_array(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y], dims, false));
   }
+  zero_partial_acc(n);
   const char *saved[LG_MAX_DIMS];
   memcpy(saved, n->value, sizeof saved);
   emit_loads(n, index, true);
@@ -1459,88 +1555,195 @@ static int single_row_dim(const Nest *n, int i) {
   return r;
 }
 
-/* The rows of a partial register block whose vector block is full, with
- * accumulators: fewer than MR rows remain, so they run as sub-blocks of
- * constant extent, a power of two each (7 = 4 + 2 + 1), each a full block
- * whose accumulators stay in registers and whose independent rows hide the
- * FMA latency. Rows one at a time (below) would leave only the vector
- * block's few accumulators per chain. */
-static void emit_row_cascade(Nest *n, int i, int r) {
-  Emitter *e = n->e;
-  int64_t sub = 1;
-  while (sub * 2 < n->s->unroll[r])
-    sub *= 2;
-  LoopList *outside = e->cur;
-  for (; sub >= 1; sub /= 2) {
-    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s & %lld", n->reg_len[r], (long long)sub)));
-    e->cur = &node->body;
-    int mark = names_mark(&e->kn.table);
-    const char *off = claim(n, "%s_off", dim_name(n, r));
-    put(e, loops_let(e->arena, "const int64_t", off,
-                     arena_printf(e->arena, "%s & ~(int64_t)%lld", n->reg_len[r], (long long)(2 * sub - 1))));
-    n->sub_rows[r] = sub;
-    n->point_off[r] = off;
-    n->full_block = true;
-    emit_from(n, i, true, false);
-    n->full_block = false;
-    n->sub_rows[r] = 0;
-    n->point_off[r] = NULL;
-    names_release(&e->kn.table, mark);
-    e->cur = outside;
+/* Block function parameters, per register-point dim of the block: its
+ * extent, and (not the vector dim) its offset in the register tile. */
+typedef struct {
+  int dims[LG_MAX_DIMS], ndims;
+  const char *len[LG_MAX_DIMS], *off[LG_MAX_DIMS]; /* per op dim: a call's arguments */
+  uint64_t lengths[LG_MAX_DIMS];                   /* per op dim: block_lengths */
+} BlockArgs;
+
+/* Calls the block function with args' extents and offsets. */
+static void call_block(Nest *n, LoopNode *proc, const BlockArgs *args) {
+  const char *list[2 * LG_MAX_DIMS];
+  int count = 0;
+  for (int k = 0; k < args->ndims; k++) {
+    int d = args->dims[k];
+    list[count++] = args->len[d];
+    if (d != n->s->vector_dim)
+      list[count++] = args->off[d] ? args->off[d] : "0";
   }
+  put(n->e, loops_call_proc(n->e->arena, proc, count, list));
 }
 
-/* A partial register block: with accumulators, its blocked dims other than
- * the vector dim loop outside (see row_outside), except that with one such
- * dim and a full vector block the rows run as a cascade of sub-blocks. */
-static void emit_partial_block(Nest *n, int i) {
+/* The calls for a partial register block (all but the vector dim's
+ * arguments at their full-block values in `args`).
+ * - With accumulators, one blocked dim r other than the vector dim, and a
+ *   full vector block: fewer than MR rows remain, so they run as sub-blocks
+ *   of constant extent, a power of two each (7 = 4 + 2 + 1), each a block
+ *   whose accumulators stay in registers and whose independent rows hide
+ *   the FMA latency. Rows one at a time would leave only the vector block's
+ *   few accumulators per chain.
+ * - Otherwise, with accumulators, the blocked dims other than the vector dim
+ *   run one row at a time, so that a row's accumulators (constant-indexed)
+ *   still fit in registers; bottom-edge rows usually still have a full
+ *   vector block, which then has its constant extent.
+ * - Without accumulators, one call with the run-time extents. */
+static void partial_calls(Nest *n, int i, LoopNode *proc, BlockArgs *args) {
   Emitter *e = n->e;
+  Arena *a = e->arena;
   int v = n->s->vector_dim, r = single_row_dim(n, i);
   bool with_acc = n->acc_start >= 0 && n->acc_start <= i;
-  bool cascade = with_acc && r >= 0 && v >= 0 && n->s->unroll[v] > 1 && n->s->unroll[r] > 1;
+  bool blocked_v = false;
+  for (int k = 0; k < args->ndims; k++)
+    blocked_v |= args->dims[k] == v;
+  bool cascade = with_acc && r >= 0 && blocked_v && n->s->unroll[v] > 1 && n->s->unroll[r] > 1;
+  /* whether the vector dim's block can be full, and partial (static extents) */
+  uint64_t vlen = blocked_v ? args->lengths[v] : 0;
+  bool v_full = blocked_v && has_length(vlen, n->s->unroll[v]);
+  bool v_partial = blocked_v && (vlen & ~((uint64_t)1 << (n->s->unroll[v] - 1)));
+  int64_t rows_left = 0; /* the row counts a partial block can have, or'ed */
+  for (int64_t l = 1; cascade && l < n->s->unroll[r]; l++)
+    if (has_length(args->lengths[r], l))
+      rows_left |= l;
+  cascade &= rows_left != 0;
   LoopList *outside = e->cur;
-  if (cascade) {
-    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s == %lld", n->reg_len[v],
-                                                            (long long)n->s->unroll[v])));
-    e->cur = &node->body;
-    emit_row_cascade(n, i, r);
-    e->cur = &node->els;
-  }
-  const char *saved[LG_MAX_DIMS];
-  memcpy(saved, n->value, sizeof saved);
-  bool opened = false;
-  if (n->acc_start >= 0 && n->acc_start <= i)
-    for (int j = i; j < n->nloops; j++) {
-      const Loop *l = &n->loops[j];
-      if (l->kind != LOOP_REG_POINT || l->dim == n->s->vector_dim)
-        continue;
-      const char *pv = n->point_var[l->dim];
-      LoopNode *f = put(e, loops_for(e->arena, pv, "0", n->reg_len[l->dim], 1));
-      e->cur = &f->body;
-      n->value[l->dim] = arena_printf(e->arena, "(%s + %s)", n->reg_var[l->dim], pv);
-      n->row_outside[l->dim] = true;
-      opened = true;
+  if (cascade && v_full) {
+    LoopNode *node = NULL;
+    if (v_partial) {
+      node = put(e, loops_if(a, arena_printf(a, "%s == %lld", n->reg_len[v], (long long)n->s->unroll[v])));
+      e->cur = &node->body;
     }
-  if (opened && v >= 0 && n->s->unroll[v] > 1 && !cascade) {
-    /* rows at the bottom edge usually still have a full vector block */
-    LoopNode *node = put(e, loops_if(e->arena, arena_printf(e->arena, "%s == %lld", n->reg_len[v],
-                                                            (long long)n->s->unroll[v])));
-    LoopList *rows = e->cur;
-    e->cur = &node->body;
-    int mark = names_mark(&e->kn.table);
-    n->vector_full = true;
-    emit_from(n, i, true, false);
-    n->vector_full = false;
-    names_release(&e->kn.table, mark);
+    LoopList *full_v = e->cur;
+    int64_t sub = 1;
+    while (sub * 2 < n->s->unroll[r])
+      sub *= 2;
+    for (; sub >= 1; sub /= 2) {
+      if (!(rows_left & sub))
+        continue;
+      int64_t only = only_length(args->lengths[r]); /* rows_left is it: no test */
+      if (!only) {
+        LoopNode *rows = put(e, loops_if(a, arena_printf(a, "%s & %lld", n->reg_len[r], (long long)sub)));
+        rows->braces = BRACES_NONE;
+        e->cur = &rows->body;
+      }
+      args->len[r] = arena_printf(a, "%lld", (long long)sub);
+      args->off[r] = only ? arena_printf(a, "%lld", (long long)(only & ~(2 * sub - 1)))
+                          : arena_printf(a, "%s & ~(int64_t)%lld", n->reg_len[r], (long long)(2 * sub - 1));
+      call_block(n, proc, args);
+      e->cur = full_v;
+    }
+    if (!node) { /* the vector block is always full */
+      e->cur = outside;
+      return;
+    }
     e->cur = &node->els;
-    emit_from(n, i, true, false);
-    names_release(&e->kn.table, mark);
-    e->cur = rows;
-  } else {
-    emit_from(n, i, true, false);
   }
-  memset(n->row_outside, 0, sizeof n->row_outside);
-  memcpy(n->value, saved, sizeof saved);
+  if (!with_acc) {
+    for (int k = 0; k < args->ndims; k++)
+      args->len[args->dims[k]] = n->reg_len[args->dims[k]];
+    call_block(n, proc, args);
+    e->cur = outside;
+    return;
+  }
+  bool opened = false;
+  for (int k = 0; k < args->ndims; k++) {
+    int d = args->dims[k];
+    if (d == v)
+      continue;
+    LoopNode *f = put(e, loops_for(a, n->point_var[d], "0", n->reg_len[d], 1));
+    e->cur = &f->body;
+    args->len[d] = "1";
+    args->off[d] = n->point_var[d];
+    opened = true;
+  }
+  if (opened && v_full && !cascade) {
+    LoopNode *node = NULL;
+    if (v_partial) {
+      node = put(e, loops_if(a, arena_printf(a, "%s == %lld", n->reg_len[v], (long long)n->s->unroll[v])));
+      e->cur = &node->body;
+    }
+    call_block(n, proc, args);
+    if (!node) {
+      e->cur = outside;
+      return;
+    }
+    e->cur = &node->els;
+  }
+  if (blocked_v)
+    args->len[v] = n->reg_len[v];
+  call_block(n, proc, args);
+  e->cur = outside;
+}
+
+/* The register block, from loop i (the full/partial split) in: written
+ * once, as a function of the file (an LN_PROC: C has no nested functions,
+ * so loops_outline moves it out and passes it what it reads) whose
+ * extents and row offsets are parameters. A full block calls it with
+ * constant extents, and a partial one with constant extents for each
+ * sub-block it can (partial_calls) and run-time ones for the rest.
+ * LGEN_BLOCK asks compilers to inline every call (gcc -O2 would not inline
+ * a body this size called several times), so that a constant-extent call
+ * is an unrolled block with its accumulators in registers. */
+static void emit_region(Nest *n, int i) {
+  Emitter *e = n->e;
+  Arena *a = e->arena;
+  BlockArgs args;
+  memset(&args, 0, sizeof args);
+  const char *types[2 * LG_MAX_DIMS], *names[2 * LG_MAX_DIMS];
+  int nparams = 0;
+  for (int j = i; j < n->nloops; j++) {
+    int d = n->loops[j].dim;
+    if (n->loops[j].kind != LOOP_REG_POINT)
+      continue;
+    args.dims[args.ndims++] = d;
+    n->block_len[d] = claim(n, "%s_n", dim_name(n, d));
+    types[nparams] = "int64_t";
+    names[nparams++] = n->block_len[d];
+    if (d != n->s->vector_dim) {
+      n->point_off[d] = claim(n, "%s_off", dim_name(n, d));
+      types[nparams] = "int64_t";
+      names[nparams++] = n->point_off[d];
+    }
+  }
+  use_helper(e->helpers_used, "LGEN_BLOCK");
+  LoopNode *proc = put(e, loops_proc(a, "LGEN_BLOCK void", nparams, types, names));
+  proc->text = e->op->origin ? arena_printf(a, "a register block of %s", c_comment_text(a, e->op->origin))
+                             : arena_printf(a, "a register block of %s", e->kn.function);
+  LoopList *outside = e->cur;
+  e->cur = &proc->body;
+  emit_from(n, i, true, false);
+  e->cur = outside;
+  memset(n->block_len, 0, sizeof n->block_len);
+  memset(n->point_off, 0, sizeof n->point_off);
+
+  /* a full block, a partial one, or both, as the extents allow */
+  StrBuf full = {0};
+  bool can_full = true, can_partial = false;
+  for (int k = 0; k < args.ndims; k++) {
+    int d = args.dims[k];
+    int64_t u = n->s->unroll[d];
+    args.len[d] = arena_printf(a, "%lld", (long long)u);
+    args.lengths[d] = block_lengths(n, d);
+    can_full &= has_length(args.lengths[d], u);
+    if (args.lengths[d] & ~((uint64_t)1 << (u - 1))) { /* a dim always full needs no test */
+      can_partial = true;
+      sb_printf(&full, "%s%s == %lld", full.len ? " && " : "", n->reg_len[d], (long long)u);
+    }
+  }
+  if (!can_partial) {
+    call_block(n, proc, &args);
+  } else if (!can_full) {
+    partial_calls(n, i, proc, &args);
+  } else {
+    LoopNode *node = put(e, loops_if(a, arena_strdup(a, sb_cstr(&full))));
+    node->note = "a full register block: constant extents";
+    e->cur = &node->body;
+    call_block(n, proc, &args);
+    e->cur = &node->els;
+    partial_calls(n, i, proc, &args);
+  }
+  sb_free(&full);
   e->cur = outside;
 }
 
@@ -1614,30 +1817,11 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
 
   LoopList *outside = e->cur;
   if (i == n->region && !region_done) {
-    StrBuf full = {0};
-    for (int j = 0; j < n->nloops; j++)
-      if (n->loops[j].kind == LOOP_REG_TILE)
-        sb_printf(&full, "%s%s == %lld", full.len ? " && " : "", n->reg_len[n->loops[j].dim],
-                  (long long)n->loops[j].step);
-    LoopNode *node = put(e, loops_if(e->arena, arena_strdup(e->arena, sb_cstr(&full))));
-    node->note = "a full register block: constant extents";
-    sb_free(&full);
-    e->cur = &node->body;
-    int mark = names_mark(&e->kn.table);
-    n->full_block = true;
-    emit_from(n, i, true, false);
-    n->full_block = false;
-    names_release(&e->kn.table, mark); /* the branches are sibling scopes */
-    e->cur = &node->els;
-    emit_partial_block(n, i);
-    names_release(&e->kn.table, mark);
-    e->cur = outside;
+    emit_region(n, i);
   } else if (i == n->acc_start && !acc_done) {
     emit_accumulated(n, i);
   } else if (i == n->nloops) {
     emit_body_here(n, n->acc_start >= 0);
-  } else if (n->loops[i].kind == LOOP_REG_POINT && n->row_outside[n->loops[i].dim]) {
-    emit_from(n, i + 1, region_done, acc_done); /* already open, outside */
   } else if (partials_apply(n, i)) {
     emit_partials(n, i);
   } else {

@@ -79,6 +79,13 @@ static const RuntimeHelper runtime_helpers[] = {
      "#ifndef LGEN_OMP_SIMD_NOT_CLANG\n#if defined(__clang__)\n"
      "#define LGEN_OMP_SIMD_NOT_CLANG(simd, plain) LGEN_OMP(plain)\n#else\n"
      "#define LGEN_OMP_SIMD_NOT_CLANG(simd, plain) LGEN_OMP_SIMD(simd)\n#endif\n#endif\n", 0},
+    {"LGEN_BLOCK", "",
+     "/* a register block is one function (see where it is called): the calls\n"
+     " * with constant extents must be inlined to become unrolled blocks with\n"
+     " * their accumulators in registers, whatever the compiler's size limits */\n"
+     "#ifndef LGEN_BLOCK\n#if defined(__GNUC__)\n"
+     "#define LGEN_BLOCK static inline __attribute__((always_inline))\n#else\n"
+     "#define LGEN_BLOCK static inline\n#endif\n#endif\n", 0},
     {"LGEN_MAX_THREADS", "",
      "/* the threads a parallel region would have (1 without OpenMP) */\n"
      "#if defined(_OPENMP)\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"

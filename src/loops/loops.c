@@ -60,6 +60,10 @@ void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), voi
     for (int i = 0; i < n->nargs; i++)
       if (n->args[i])
         fn(ctx, n->args[i]);
+    for (int i = 0; i < n->nparams; i++) {
+      fn(ctx, n->ptypes[i]);
+      fn(ctx, n->pnames[i]);
+    }
     loops_each_text(&n->body, fn, ctx);
     loops_each_text(&n->els, fn, ctx);
   }
@@ -132,6 +136,26 @@ LoopNode *loops_barrier(Arena *arena) { return loops_node(arena, LN_BARRIER); }
 LoopNode *loops_comment(Arena *arena, const char *text) {
   LoopNode *n = loops_node(arena, LN_COMMENT);
   n->text = text;
+  return n;
+}
+
+LoopNode *loops_proc(Arena *arena, const char *type, int nparams, const char *const *ptypes,
+                     const char *const *pnames) {
+  LoopNode *n = loops_node(arena, LN_PROC);
+  n->type = type;
+  n->nparams = nparams;
+  n->ptypes = arena_alloc(arena, sizeof(char *) * (size_t)(nparams + 1));
+  n->pnames = arena_alloc(arena, sizeof(char *) * (size_t)(nparams + 1));
+  for (int i = 0; i < nparams; i++) {
+    n->ptypes[i] = ptypes[i];
+    n->pnames[i] = pnames[i];
+  }
+  return n;
+}
+
+LoopNode *loops_call_proc(Arena *arena, LoopNode *proc, int nargs, const char *const *args) {
+  LoopNode *n = loops_call(arena, NULL, nargs, args);
+  n->callee = proc;
   return n;
 }
 

@@ -33,6 +33,7 @@ typedef enum {
   LN_CALL,    /* fn(args); */
   LN_BARRIER, /* the threads of the enclosing parallel region meet */
   LN_COMMENT, /* a comment line */
+  LN_PROC,    /* a function of the file, defined where it stands until loops_outline moves it out */
 } LoopNodeKind;
 
 /* OpenMP around an LN_BLOCK. */
@@ -103,6 +104,15 @@ struct LoopNode {
   const char *fn;
   int nargs;
   const char **args;
+  LoopNode *callee; /* an LN_PROC of the tree, whose name is fn's (fn NULL) */
+  /* LN_PROC: `type name(ptypes[0] pnames[0], ...) { body }`; its reads of
+   * the enclosing function's variables become parameters (loops_outline) */
+  const char **ptypes, **pnames;
+  int nparams;
+  /* ... after loops_outline: the last ncaptures parameters are captures;
+   * kept[i] tells whether the builder's parameter i (of nexplicit) stayed */
+  int ncaptures, nexplicit;
+  const bool *kept;
   /* LN_COMMENT: text (printed as a comment; the builder makes it safe) */
   const char *text;
 };
@@ -127,6 +137,25 @@ LoopNode *loops_store(Arena *arena, const char *target, const char *value);
 LoopNode *loops_call(Arena *arena, const char *fn, int nargs, const char *const *args);
 LoopNode *loops_barrier(Arena *arena);
 LoopNode *loops_comment(Arena *arena, const char *text);
+/* A function `type name(params)` (name NULL: loops_outline names it), and
+ * a call of it. */
+LoopNode *loops_proc(Arena *arena, const char *type, int nparams, const char *const *ptypes,
+                     const char *const *pnames);
+LoopNode *loops_call_proc(Arena *arena, LoopNode *proc, int nargs, const char *const *args);
+
+/* ---- outlining (outline.c) ---- */
+/* A variable in scope: `type name` (a parameter of the function). */
+typedef struct {
+  const char *type, *name;
+} LoopVar;
+/* Moves every LN_PROC of `tree`, the body of a function whose parameters
+ * are params[0..nparams), to the end of `procs`, naming them prefix1,
+ * prefix2, ... Each gets, as further parameters, the variables of the
+ * function it reads (in the order they were declared), which its calls
+ * pass; a parameter it does not read is dropped, with its calls' argument.
+ * Its calls must follow it, in its list or deeper. */
+void loops_outline(Arena *arena, LoopList *tree, const LoopVar *params, int nparams, const char *prefix,
+                   LoopList *procs);
 
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,

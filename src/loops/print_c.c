@@ -191,6 +191,10 @@ static void loop_pragma(StrBuf *out, const LoopNode *n, int level) {
 
 static void print_node(StrBuf *out, const LoopNode *n, int level);
 
+/* A proc's name; before loops_outline names it (the text that declarations
+ * read, c_access.c tree_text), a stand-in. */
+static const char *proc_name(const LoopNode *proc) { return proc->name ? proc->name : "lgen_proc"; }
+
 /* Returns the number of lines printed, or LONG_LOOP_LINES + 1 if more:
  * all close_brace asks (counting them all at every level of a deep nest
  * read a big graph's text once per level). */
@@ -330,7 +334,7 @@ static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
     put_stmt(out, level, &line, n);
     return;
   case LN_CALL:
-    sb_printf(&line, "%s(", n->fn);
+    sb_printf(&line, "%s(", n->callee ? proc_name(n->callee) : n->fn);
     for (int i = 0; i < n->nargs; i++)
       sb_printf(&line, "%s%s", i ? ", " : "", n->args[i]);
     sb_puts(&line, ");");
@@ -343,6 +347,24 @@ static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
   case LN_COMMENT:
     indent(out, level);
     sb_printf(out, "/* %s */\n", n->text);
+    return;
+  case LN_PROC:
+    if (n->text) {
+      indent(out, level);
+      sb_printf(out, "/* %s */\n", n->text);
+    }
+    sb_printf(&line, "%s %s(", n->type, proc_name(n));
+    for (int i = 0; i < n->nparams; i++) {
+      sb_puts(&line, i ? ", " : "");
+      declarator(&line, n->ptypes[i], n->pnames[i]);
+    }
+    sb_printf(&line, "%s)", n->nparams ? "" : "void");
+    put_stmt(out, level, &line, NULL);
+    indent(out, level);
+    sb_puts(out, "{\n");
+    print_list(out, &n->body, level + 1);
+    indent(out, level);
+    sb_puts(out, "}\n");
     return;
   }
 }

@@ -10,6 +10,8 @@
  *     }
  *     call lgen_topk_f32_i64(x, v, i, 1, 100, 1, 3, 1, LGEN_MAX_THREADS())
  *     barrier
+ *     proc (b_n: int64_t, b_off: int64_t) { ... }     a function the calls below call
+ *     call proc(6, 0)
  */
 #include "loops/loops.h"
 
@@ -117,7 +119,7 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
     sb_printf(out, "%s = %s\n", n->target, n->value);
     return;
   case LN_CALL:
-    sb_printf(out, "call %s(", n->fn);
+    sb_printf(out, "call %s(", n->callee ? (n->callee->name ? n->callee->name : "proc") : n->fn);
     for (int i = 0; i < n->nargs; i++)
       sb_printf(out, "%s%s", i ? ", " : "", n->args[i]);
     sb_puts(out, n->par == PAR_WORKSHARING ? ") [omp for inside]\n" : ")\n");
@@ -127,6 +129,13 @@ static void print_node(StrBuf *out, const LoopNode *n, int level) {
     return;
   case LN_COMMENT:
     sb_printf(out, "// %s\n", n->text);
+    return;
+  case LN_PROC:
+    sb_printf(out, "proc %s(", n->name ? n->name : "");
+    for (int i = 0; i < n->nparams; i++)
+      sb_printf(out, "%s%s: %s", i ? ", " : "", n->pnames[i], n->ptypes[i]);
+    sb_putc(out, ')');
+    nested(out, &n->body, level);
     return;
   }
 }

@@ -33,6 +33,53 @@
 #endif
 
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
+
+/* a register block of conv_2d_nhwc_hwcf */
+LGEN_BLOCK void lgen_conv_2d_nhwc_hwcf_block1(int64_t ow_n, int64_t ow_off, int64_t f_n,
+    const float *restrict I_, const float *restrict K, float *restrict O, int64_t IH, int64_t IW,
+    int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW, const int64_t *strides,
+    const int64_t *dilations, int64_t n, int64_t oh, int64_t f_r, int64_t ow_r)
+{
+  float O_acc[6][16];
+  if (ow_n < 6 || f_n < 16)
+    for (int64_t ow_i = 0; ow_i < 6; ++ow_i)
+      for (int64_t f_i = 0; f_i < 16; ++f_i)
+        O_acc[ow_i][f_i] = (float)0;
+  for (int64_t ow_i = 0; ow_i < ow_n; ++ow_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)];
+    }
+  }
+  for (int64_t kh = 0; kh < KH; ++kh) {
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      for (int64_t c = 0; c < C; ++c) {
+        for (int64_t ow_i = 0; ow_i < ow_n; ++ow_i) {
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+            O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh * dilations[0])) *
+                IW + ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
+                K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t ow_i = 0; ow_i < ow_n; ++ow_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
+    }
+  }
+}
 
 /* conv_2d_nhwc_hwcf(I: f32(N, IH, IW, C), K: f32(KH, KW, C, F)) -> (O: f32(N, OH, OW, F))
  * Updates O: its value on entry is read (accumulated into).
@@ -49,153 +96,28 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
         const int64_t f_len = lgen_min(16, F - f_r);
         for (int64_t ow_r = 0; ow_r < OW; ow_r += 6) {
           const int64_t ow_len = lgen_min(6, OW - ow_r);
-          if (f_len == 16 && ow_len == 6) { /* a full register block: constant extents */
-            float O_acc[6][16];
-            for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
-              for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
-              }
-            }
-            for (int64_t kh = 0; kh < KH; ++kh) {
-              for (int64_t kw = 0; kw < KW; ++kw) {
-                for (int64_t c = 0; c < C; ++c) {
-                  for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                      O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh *
-                          dilations[0])) * IW + ((ow_r + ow_i) * strides[1] + kw * dilations[1])) *
-                          C + c], K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
-                    }
-                  }
-                }
-              }
-            }
-            for (int64_t ow_i = 0; ow_i < 6; ++ow_i) {
-              for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
-              }
-            }
+          if (ow_len == 6 && f_len == 16) { /* a full register block: constant extents */
+            lgen_conv_2d_nhwc_hwcf_block1(6, 0, 16, I_, K, O, IH, IW, C, KH, KW, F, OH, OW,
+                strides, dilations, n, oh, f_r, ow_r);
           } else {
             if (f_len == 16) {
-              if (ow_len & 4) {
-                const int64_t ow_off = ow_len & ~(int64_t)7;
-                float O_acc[4][16];
-                for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
-                        (f_r + f_i)];
-                  }
-                }
-                for (int64_t kh = 0; kh < KH; ++kh) {
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    for (int64_t c = 0; c < C; ++c) {
-                      for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          O_acc[ow_i][f_i] = LGEN_FMAF(
-                              I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
-                              ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
-                              K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t ow_i = 0; ow_i < 4; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
-                        O_acc[ow_i][f_i];
-                  }
-                }
-              }
-              if (ow_len & 2) {
-                const int64_t ow_off = ow_len & ~(int64_t)3;
-                float O_acc[2][16];
-                for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
-                        (f_r + f_i)];
-                  }
-                }
-                for (int64_t kh = 0; kh < KH; ++kh) {
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    for (int64_t c = 0; c < C; ++c) {
-                      for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          O_acc[ow_i][f_i] = LGEN_FMAF(
-                              I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
-                              ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
-                              K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t ow_i = 0; ow_i < 2; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
-                        O_acc[ow_i][f_i];
-                  }
-                }
-              }
-              if (ow_len & 1) {
-                const int64_t ow_off = ow_len & ~(int64_t)1;
-                float O_acc[1][16];
-                for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F +
-                        (f_r + f_i)];
-                  }
-                }
-                for (int64_t kh = 0; kh < KH; ++kh) {
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    for (int64_t c = 0; c < C; ++c) {
-                      for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                          O_acc[ow_i][f_i] = LGEN_FMAF(
-                              I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
-                              ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
-                              K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t ow_i = 0; ow_i < 1; ++ow_i) {
-                  for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                    O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] =
-                        O_acc[ow_i][f_i];
-                  }
-                }
-              }
+              if (ow_len & 4)
+                lgen_conv_2d_nhwc_hwcf_block1(4, ow_len & ~(int64_t)7, 16, I_, K, O, IH, IW,
+                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+              if (ow_len & 2)
+                lgen_conv_2d_nhwc_hwcf_block1(2, ow_len & ~(int64_t)3, 16, I_, K, O, IH, IW,
+                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+              if (ow_len & 1)
+                lgen_conv_2d_nhwc_hwcf_block1(1, ow_len & ~(int64_t)1, 16, I_, K, O, IH, IW,
+                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
             } else {
               for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
-                float O_acc[16] = {0};
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  O_acc[f_i] = O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)];
-                }
-                for (int64_t kh = 0; kh < KH; ++kh) {
-                  for (int64_t kw = 0; kw < KW; ++kw) {
-                    for (int64_t c = 0; c < C; ++c) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                        O_acc[f_i] = LGEN_FMAF(
-                            I_[((n * IH + (oh * strides[0] + kh * dilations[0])) * IW +
-                            ((ow_r + ow_i) * strides[1] + kw * dilations[1])) * C + c],
-                            K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[f_i]);
-                      }
-                    }
-                  }
-                }
-                for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                  O[((n * OH + oh) * OW + (ow_r + ow_i)) * F + (f_r + f_i)] = O_acc[f_i];
-                }
+                lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, f_len, I_, K, O, IH, IW, C, KH, KW, F,
+                    OH, OW, strides, dilations, n, oh, f_r, ow_r);
               }
             }
           }
-        } /* ow_r */
+        }
       } /* f_r */
     } /* oh */
   } /* n */

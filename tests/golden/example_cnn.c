@@ -88,6 +88,16 @@ static inline void lgen_wait(int64_t *done, int64_t total) {
   }
   LGEN_OMP(omp flush)
 }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 #ifdef LGEN_PROFILE
 /* -DLGEN_PROFILE: each graph's run times its groups (an op with what is
@@ -176,6 +186,170 @@ extern const float lgen_cnn_conv1_bias_folded[16];
 extern const float lgen_cnn_conv2_W_folded[2304];
 extern const float lgen_cnn_conv2_bias_folded[16];
 
+/* a register block of conv0: Conv + relu0: Relu (epilogue) */
+LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,
+    const float *restrict conv0_bias_folded, float *restrict n0_padded_input, float *restrict r0,
+    const int64_t f_t0, const int64_t o0, const float *restrict conv0_W_folded_pack, int64_t f_r,
+    int64_t o1_r)
+{
+  float r0_acc[4][16];
+  if (o1_n < 4 || f_n < 16)
+    for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
+      for (int64_t f_i = 0; f_i < 16; ++f_i)
+        r0_acc[o1_i][f_i] = (float)0;
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+    }
+  }
+  for (int64_t c = 0; c < 3; ++c) {
+    for (int64_t k0 = 0; k0 < 3; ++k0) {
+      for (int64_t k1 = 0; k1 < 3; ++k1) {
+        for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+            r0_acc[o1_i][f_i] = LGEN_FMAF(
+                n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
+                conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) * 3 + k1) * 16 + f_i],
+                r0_acc[o1_i][f_i]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      const float t0 = r0_acc[o1_i][f_i];
+      r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+    }
+  }
+}
+
+/* a register block of conv1: Conv + relu1: Relu (epilogue) */
+LGEN_BLOCK void lgen_cnn_block2(int64_t o1_n, int64_t o1_off, int64_t f_n,
+    const float *restrict conv1_bias_folded, float *restrict n1_padded_input, float *restrict r1,
+    const int64_t f_t0, const int64_t o0, const float *restrict conv1_W_folded_pack, int64_t f_r,
+    int64_t o1_r)
+{
+  float r1_acc[4][16];
+  if (o1_n < 4 || f_n < 16)
+    for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
+      for (int64_t f_i = 0; f_i < 16; ++f_i)
+        r1_acc[o1_i][f_i] = (float)0;
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+    }
+  }
+  for (int64_t c = 0; c < 16; ++c) {
+    for (int64_t k0 = 0; k0 < 3; ++k0) {
+      for (int64_t k1 = 0; k1 < 3; ++k1) {
+        for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+            r1_acc[o1_i][f_i] = LGEN_FMAF(
+                n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) * 3 + k1) * 16 +
+                f_i], r1_acc[o1_i][f_i]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      const float t0 = r1_acc[o1_i][f_i];
+      r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+    }
+  }
+}
+
+/* a register block of conv2: Conv */
+LGEN_BLOCK void lgen_cnn_block3(int64_t o1_n, int64_t o1_off, int64_t f_n,
+    const float *restrict conv2_bias_folded, float *restrict n2, float *restrict n2_padded_input,
+    const int64_t f_t0, const int64_t o0, const float *restrict conv2_W_folded_pack, int64_t f_r,
+    int64_t o1_r)
+{
+  float n2_acc[4][16];
+  if (o1_n < 4 || f_n < 16)
+    for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
+      for (int64_t f_i = 0; f_i < 16; ++f_i)
+        n2_acc[o1_i][f_i] = (float)0;
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+    }
+  }
+  for (int64_t c = 0; c < 16; ++c) {
+    for (int64_t k0 = 0; k0 < 3; ++k0) {
+      for (int64_t k1 = 0; k1 < 3; ++k1) {
+        for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+            n2_acc[o1_i][f_i] = LGEN_FMAF(
+                n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
+                conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) * 3 + k1) * 16 +
+                f_i], n2_acc[o1_i][f_i]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+      n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
+    }
+  }
+}
+
+/* a register block of residual: Add + relu2: Relu + gap: GlobalAveragePool */
+LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, float *restrict r0, float *restrict n2,
+    float *restrict p, int64_t d1_r)
+{
+  float p_acc[16];
+  if (d1_n < 16)
+    for (int64_t d1_i = 0; d1_i < 16; ++d1_i)
+      p_acc[d1_i] = (float)0;
+  for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
+    p_acc[d1_i] = 0x0p+0f;
+  }
+  for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+    for (int64_t r3 = 0; r3 < 32; ++r3) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
+        const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+            r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+        p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+      }
+    }
+  }
+  for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
+    p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
+  }
+}
+
+/* a register block of fc: Gemm */
+LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *restrict fc_b,
+    const float *restrict fc_out, float *restrict f, int64_t n_r)
+{
+  float y_acc[16];
+  if (n_n < 16)
+    for (int64_t n_i = 0; n_i < 16; ++n_i)
+      y_acc[n_i] = (float)0;
+  for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+    y_acc[n_i] = 0x0p+0f;
+  }
+  for (int64_t k = 0; k < 16; ++k) {
+    LGEN_OMP_SIMD(omp simd)
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
+    }
+  }
+  for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+    y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
+  }
+}
+
 /* model graph cnn: (x: f32(1, 3, 32, 32)) -> (y: f32(1, 10))
  * 8 ops, 8 constants, 12 intermediates in the workspace (205056 bytes).
  * cnn_run uses the caller's workspace (64-byte aligned, cnn_workspace_size bytes);
@@ -254,135 +428,15 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               /* conv0_W_folded_pack: packed at generation time */
               const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
                 for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
-                    float r0_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 3; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r0_acc[o1_i][f_i] = LGEN_FMAF(
-                                  n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 3 + c],
-                                  conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r0_acc[o1_i][f_i];
-                        r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  } else {
-                    if (f_len == 16) {
-                      if (o1_len & 2) {
-                        const int64_t o1_off = o1_len & ~(int64_t)3;
-                        float r0_acc[2][16];
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 3; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
-                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r0_acc[o1_i][f_i];
-                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
-                      if (o1_len & 1) {
-                        const int64_t o1_off = o1_len & ~(int64_t)1;
-                        float r0_acc[1][16];
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 3; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r0_acc[o1_i][f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
-                                      conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r0_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r0_acc[o1_i][f_i];
-                            r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                        float r0_acc[16] = {0};
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          r0_acc[f_i] = conv0_bias_folded[(f_r + f_i)];
-                        }
-                        for (int64_t c = 0; c < 3; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              LGEN_OMP_SIMD(omp simd)
-                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                                r0_acc[f_i] = LGEN_FMAF(n0_padded_input[((o0 + k0) *
-                                    34 + ((o1_r + o1_i) + k1)) * 3 + c],
-                                    conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) *
-                                    3 + k1) * 16 + f_i], r0_acc[f_i]);
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          const float t0 = r0_acc[f_i];
-                          r0[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                              0x0p+0f : t0;
-                        }
-                      }
-                    }
-                  }
-                } /* o1_r */
-              } /* f_r */
+                  lgen_cnn_block1(4, 0, 16, conv0_bias_folded, n0_padded_input, r0, f_t0, o0,
+                      conv0_W_folded_pack, f_r, o1_r);
+                }
+              }
             }
-          } /* claim_it */
+          }
           lgen_finish(&claims[3], lgen_min(claim_first + claim_chunk, claim_total) - claim_first);
-        } /* claim_first */
+        }
         lgen_wait(&claims[3], claim_total);
       }
     }
@@ -441,136 +495,16 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               /* conv1_W_folded_pack: packed at generation time */
               const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
                 for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
-                    float r1_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              r1_acc[o1_i][f_i] = LGEN_FMAF(
-                                  n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                  conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        const float t0 = r1_acc[o1_i][f_i];
-                        r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                            0x0p+0f : t0;
-                      }
-                    }
-                  } else {
-                    if (f_len == 16) {
-                      if (o1_len & 2) {
-                        const int64_t o1_off = o1_len & ~(int64_t)3;
-                        float r1_acc[2][16];
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r1_acc[o1_i][f_i];
-                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
-                      if (o1_len & 1) {
-                        const int64_t o1_off = o1_len & ~(int64_t)1;
-                        float r1_acc[1][16];
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  r1_acc[o1_i][f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], r1_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            const float t0 = r1_acc[o1_i][f_i];
-                            r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                (t0 < 0x0p+0f) ? 0x0p+0f : t0;
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                        float r1_acc[16] = {0};
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          r1_acc[f_i] = conv1_bias_folded[(f_r + f_i)];
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              LGEN_OMP_SIMD(omp simd)
-                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                                r1_acc[f_i] = LGEN_FMAF(n1_padded_input[((o0 + k0) *
-                                    34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                    conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                    3 + k1) * 16 + f_i], r1_acc[f_i]);
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          const float t0 = r1_acc[f_i];
-                          r1[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ?
-                              0x0p+0f : t0;
-                        }
-                      }
-                    }
-                  }
-                } /* o1_r */
-              } /* f_r */
+                  lgen_cnn_block2(4, 0, 16, conv1_bias_folded, n1_padded_input, r1, f_t0, o0,
+                      conv1_W_folded_pack, f_r, o1_r);
+                }
+              }
             }
-          } /* claim_it_3 */
+          }
           lgen_finish(&claims[7], lgen_min(claim_first_3 + claim_chunk_3, claim_total_3) -
               claim_first_3);
-        } /* claim_first_3 */
+        }
         lgen_wait(&claims[7], claim_total_3);
       }
     }
@@ -629,130 +563,16 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               /* conv2_W_folded_pack: packed at generation time */
               const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-                const int64_t f_len = lgen_min(16, f_t0_end - f_r);
                 for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  const int64_t o1_len = lgen_min(4, 32 - o1_r);
-                  if (f_len == 16 && o1_len == 4) { /* a full register block: constant extents */
-                    float n2_acc[4][16];
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                      }
-                    }
-                    for (int64_t c = 0; c < 16; ++c) {
-                      for (int64_t k0 = 0; k0 < 3; ++k0) {
-                        for (int64_t k1 = 0; k1 < 3; ++k1) {
-                          for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                              n2_acc[o1_i][f_i] = LGEN_FMAF(
-                                  n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                  conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                  3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                            }
-                          }
-                        }
-                      }
-                    }
-                    for (int64_t o1_i = 0; o1_i < 4; ++o1_i) {
-                      for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                        n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
-                      }
-                    }
-                  } else {
-                    if (f_len == 16) {
-                      if (o1_len & 2) {
-                        const int64_t o1_off = o1_len & ~(int64_t)3;
-                        float n2_acc[2][16];
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 2; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                n2_acc[o1_i][f_i];
-                          }
-                        }
-                      }
-                      if (o1_len & 1) {
-                        const int64_t o1_off = o1_len & ~(int64_t)1;
-                        float n2_acc[1][16];
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
-                          }
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                                LGEN_OMP_SIMD(omp simd)
-                                for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                                  n2_acc[o1_i][f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                      34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                                      conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) *
-                                      3 + k0) * 3 + k1) * 16 + f_i], n2_acc[o1_i][f_i]);
-                                }
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t o1_i = 0; o1_i < 1; ++o1_i) {
-                          for (int64_t f_i = 0; f_i < 16; ++f_i) {
-                            n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] =
-                                n2_acc[o1_i][f_i];
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                        float n2_acc[16] = {0};
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          n2_acc[f_i] = conv2_bias_folded[(f_r + f_i)];
-                        }
-                        for (int64_t c = 0; c < 16; ++c) {
-                          for (int64_t k0 = 0; k0 < 3; ++k0) {
-                            for (int64_t k1 = 0; k1 < 3; ++k1) {
-                              LGEN_OMP_SIMD(omp simd)
-                              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                                n2_acc[f_i] = LGEN_FMAF(n2_padded_input[((o0 + k0) *
-                                    34 + ((o1_r + o1_i) + k1)) * 16 + c],
-                                    conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) *
-                                    3 + k1) * 16 + f_i], n2_acc[f_i]);
-                              }
-                            }
-                          }
-                        }
-                        for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                          n2[(o0 * 32 + (o1_r + o1_i)) * 16 + (f_r + f_i)] = n2_acc[f_i];
-                        }
-                      }
-                    }
-                  }
-                } /* o1_r */
-              } /* f_r */
+                  lgen_cnn_block3(4, 0, 16, conv2_bias_folded, n2, n2_padded_input, f_t0, o0,
+                      conv2_W_folded_pack, f_r, o1_r);
+                }
+              }
             }
-          } /* claim_it_5 */
+          }
           lgen_finish(&claims[11], lgen_min(claim_first_5 + claim_chunk_5, claim_total_5) -
               claim_first_5);
-        } /* claim_first_5 */
+        }
         lgen_wait(&claims[11], claim_total_5);
       }
     }
@@ -769,46 +589,9 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 128) {
             const int64_t d1_t0_end = lgen_min(d1_t0 + 128, 16);
             for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 16) {
-              const int64_t d1_len = lgen_min(16, d1_t0_end - d1_r);
-              if (d1_len == 16) { /* a full register block: constant extents */
-                float p_acc[16];
-                for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
-                  p_acc[d1_i] = 0x0p+0f;
-                }
-                for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
-                  for (int64_t r3 = 0; r3 < 32; ++r3) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
-                      const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
-                          r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-                      p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
-                    }
-                  }
-                }
-                for (int64_t d1_i = 0; d1_i < 16; ++d1_i) {
-                  p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
-                }
-              } else {
-                float p_acc[16] = {0};
-                for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-                  p_acc[d1_i] = 0x0p+0f;
-                }
-                for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
-                  for (int64_t r3 = 0; r3 < 32; ++r3) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-                      const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
-                          r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-                      p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
-                    }
-                  }
-                }
-                for (int64_t d1_i = 0; d1_i < d1_len; ++d1_i) {
-                  p[(d1_r + d1_i)] = p_acc[d1_i] / 0x1p+10f;
-                }
-              }
-            } /* d1_r */
-          } /* d1_t0 */
+              lgen_cnn_block4(16, r0, n2, p, d1_r);
+            }
+          }
         }
         lgen_finish(&claims[13], 1);
       }
@@ -827,38 +610,9 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 128) {
             const int64_t n_t0_end = lgen_min(n_t0 + 128, 10);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-              if (n_len == 16) { /* a full register block: constant extents */
-                float y_acc[16];
-                for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                  y_acc[n_i] = 0x0p+0f;
-                }
-                for (int64_t k = 0; k < 16; ++k) {
-                  LGEN_OMP_SIMD(omp simd)
-                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                    y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
-                  }
-                }
-                for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                  y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
-                }
-              } else {
-                float y_acc[16] = {0};
-                for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                  y_acc[n_i] = 0x0p+0f;
-                }
-                for (int64_t k = 0; k < 16; ++k) {
-                  LGEN_OMP_SIMD(omp simd)
-                  for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                    y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
-                  }
-                }
-                for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                  y[(n_r + n_i)] = y_acc[n_i] + fc_b[(n_r + n_i)];
-                }
-              }
-            } /* n_r */
-          } /* n_t0 */
+              lgen_cnn_block5(10, y, fc_b, fc_out, f, n_r);
+            }
+          }
         }
         lgen_finish(&claims[15], 1);
       }

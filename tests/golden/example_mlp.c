@@ -53,6 +53,16 @@ static inline int64_t lgen_floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 /* f32 exp, log, tanh and erf that vectorise: branch-free, table-free, only
  * + - * / fma, conversions and bit copies. Largest error over every float,
@@ -567,6 +577,149 @@ extern const float lgen_mlp_b2[8];
 extern const float lgen_mlp_b3[4];
 extern const float lgen_mlp_fc1_out[192];
 
+/* a register block of fc1: Gemm + relu1: Relu (epilogue) */
+LGEN_BLOCK void lgen_mlp_block1(int64_t m_n, int64_t m_off, int64_t n_n, const float *restrict x,
+    const float *restrict b1, float *restrict a1, int64_t k_t0, const int64_t k_t0_end,
+    int64_t n_t0, const float *restrict fc1_out_pack, int64_t m_r, int64_t n_r)
+{
+  float a1_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        a1_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a1_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k], fc1_out_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 16) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
+        a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
+/* a register block of fc2: Gemm + relu2: Relu (epilogue) */
+LGEN_BLOCK void lgen_mlp_block2(int64_t m_n, int64_t m_off, int64_t n_n, const float *restrict b2,
+    float *restrict a1, float *restrict a2, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict W2_pack, int64_t m_r, int64_t n_r)
+{
+  float a2_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        a2_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a2_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k], W2_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], a2_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 12) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
+        a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
+/* a register block of fc3: Gemm */
+LGEN_BLOCK void lgen_mlp_block3(int64_t m_n, int64_t m_off, int64_t n_n, const float *restrict b3,
+    float *restrict a2, float *restrict z, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict W3_pack, int64_t m_r, int64_t n_r)
+{
+  float z_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        z_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        z_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k], W3_pack[(((n_r - n_t0) / 16) *
+            (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], z_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 8) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] + b3[(n_r + n_i)];
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
 /* model graph mlp: (x: f32(N, 16)) -> (y: f32(N, 4))
  * 4 ops, 6 constants, 11 intermediates in the workspace.
  * mlp_run uses the caller's workspace (64-byte aligned, mlp_workspace_size bytes);
@@ -616,212 +769,15 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                    float a1_acc[6][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a1_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a1_acc[m_i][n_i] = a1[(m_r + m_i) * 12 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_i) * 16 + k],
-                              fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                              16 + n_i], a1_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 16) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
-                          a1[(m_r + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a1[(m_r + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    if (n_len == 16) {
-                      if (m_len & 4) {
-                        const int64_t m_off = m_len & ~(int64_t)7;
-                        float a1_acc[4][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 16) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
-                                  0x0p+0f : t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 2) {
-                        const int64_t m_off = m_len & ~(int64_t)3;
-                        float a1_acc[2][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 16) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
-                                  0x0p+0f : t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 1) {
-                        const int64_t m_off = m_len & ~(int64_t)1;
-                        float a1_acc[1][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 16 + k],
-                                  fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k -
-                                  k_t0) * 16 + n_i], a1_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 16) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a1_acc[m_i][n_i] + b1[(n_r + n_i)];
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ?
-                                  0x0p+0f : t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a1[(m_r + m_off + m_i) * 12 + (n_r + n_i)] = a1_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float a1_acc[16] = {0};
-                        if (k_t0 == 0) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a1_acc[n_i] = 0x0p+0f;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a1_acc[n_i] = a1[(m_r + m_i) * 12 + (n_r + n_i)];
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a1_acc[n_i] = LGEN_FMAF(x[(m_r + m_i) * 16 + k],
-                                fc1_out_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                16 + n_i], a1_acc[n_i]);
-                          }
-                        }
-                        if (k_t0_end == 16) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            const float t2 = a1_acc[n_i] + b1[(n_r + n_i)];
-                            a1[(m_r + m_i) * 12 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a1[(m_r + m_i) * 12 + (n_r + n_i)] = a1_acc[n_i];
-                          }
-                        }
-                      } /* m_i */
-                    }
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_mlp_block1(1, m_i, 12, x, b1, a1, k_t0, k_t0_end, n_t0, fc1_out_pack,
+                        m_r, n_r);
                   }
-                } /* n_r */
-              } /* m_r */
-            } /* n_t0 */
-          } /* k_t0 */
-        } /* m_t0 */
+                }
+              }
+            }
+          }
+        }
       }
       LGEN_OMP(omp barrier)
     }
@@ -846,212 +802,14 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                    float a2_acc[6][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a2_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a2_acc[m_i][n_i] = a2[(m_r + m_i) * 8 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_i) * 12 + k],
-                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                              16 + n_i], a2_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 12) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
-                          a2[(m_r + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          a2[(m_r + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    if (n_len == 16) {
-                      if (m_len & 4) {
-                        const int64_t m_off = m_len & ~(int64_t)7;
-                        float a2_acc[4][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], a2_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 12) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 2) {
-                        const int64_t m_off = m_len & ~(int64_t)3;
-                        float a2_acc[2][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], a2_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 12) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 1) {
-                        const int64_t m_off = m_len & ~(int64_t)1;
-                        float a2_acc[1][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2_acc[m_i][n_i] = LGEN_FMAF(a1[(m_r + m_off + m_i) * 12 + k],
-                                  W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], a2_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 12) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = a2_acc[m_i][n_i] + b2[(n_r + n_i)];
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              a2[(m_r + m_off + m_i) * 8 + (n_r + n_i)] = a2_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float a2_acc[16] = {0};
-                        if (k_t0 == 0) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a2_acc[n_i] = 0x0p+0f;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a2_acc[n_i] = a2[(m_r + m_i) * 8 + (n_r + n_i)];
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a2_acc[n_i] = LGEN_FMAF(a1[(m_r + m_i) * 12 + k],
-                                W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                16 + n_i], a2_acc[n_i]);
-                          }
-                        }
-                        if (k_t0_end == 12) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            const float t2 = a2_acc[n_i] + b2[(n_r + n_i)];
-                            a2[(m_r + m_i) * 8 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            a2[(m_r + m_i) * 8 + (n_r + n_i)] = a2_acc[n_i];
-                          }
-                        }
-                      } /* m_i */
-                    }
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_mlp_block2(1, m_i, 8, b2, a1, a2, k_t0, k_t0_end, n_t0, W2_pack, m_r, n_r);
                   }
-                } /* n_r */
-              } /* m_r */
-            } /* n_t0 */
-          } /* k_t0 */
-        } /* m_t0 */
+                }
+              }
+            }
+          }
+        }
       }
       LGEN_OMP(omp barrier)
     }
@@ -1076,206 +834,14 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                    float z_acc[6][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          z_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          z_acc[m_i][n_i] = z[(m_r + m_i) * 4 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_i) * 8 + k],
-                              W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                              16 + n_i], z_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 8) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] + b3[(n_r + n_i)];
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    if (n_len == 16) {
-                      if (m_len & 4) {
-                        const int64_t m_off = m_len & ~(int64_t)7;
-                        float z_acc[4][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], z_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
-                                  b3[(n_r + n_i)];
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 2) {
-                        const int64_t m_off = m_len & ~(int64_t)3;
-                        float z_acc[2][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], z_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
-                                  b3[(n_r + n_i)];
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 1) {
-                        const int64_t m_off = m_len & ~(int64_t)1;
-                        float z_acc[1][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = z[(m_r + m_off + m_i) * 4 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z_acc[m_i][n_i] = LGEN_FMAF(a2[(m_r + m_off + m_i) * 8 + k],
-                                  W3_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], z_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i] +
-                                  b3[(n_r + n_i)];
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              z[(m_r + m_off + m_i) * 4 + (n_r + n_i)] = z_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float z_acc[16] = {0};
-                        if (k_t0 == 0) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            z_acc[n_i] = 0x0p+0f;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            z_acc[n_i] = z[(m_r + m_i) * 4 + (n_r + n_i)];
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            z_acc[n_i] = LGEN_FMAF(a2[(m_r + m_i) * 8 + k], W3_pack[(((n_r - n_t0) /
-                                16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], z_acc[n_i]);
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[n_i] + b3[(n_r + n_i)];
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            z[(m_r + m_i) * 4 + (n_r + n_i)] = z_acc[n_i];
-                          }
-                        }
-                      } /* m_i */
-                    }
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_mlp_block3(1, m_i, 4, b3, a2, z, k_t0, k_t0_end, n_t0, W3_pack, m_r, n_r);
                   }
-                } /* n_r */
-              } /* m_r */
-            } /* n_t0 */
-          } /* k_t0 */
-        } /* m_t0 */
+                }
+              }
+            }
+          }
+        }
       }
       LGEN_OMP(omp barrier)
     }

@@ -39,6 +39,16 @@
 #endif
 
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 /* f32 exp, log, tanh and erf that vectorise: branch-free, table-free, only
  * + - * / fma, conversions and bit copies. Largest error over every float,
@@ -629,6 +639,265 @@ extern const float lgen_transformer_onnx_t1[1];
 extern const float lgen_transformer_onnx_t2[1];
 extern const float lgen_transformer_Wq_shared[768];
 
+/* a register block of q_shared: matmul */
+LGEN_BLOCK void lgen_transformer_block1(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict l1,
+    float *restrict q_shared, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict Wq_shared_pack, int64_t m_r, int64_t n_r)
+{
+  float q_shared_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        q_shared_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        q_shared_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
+            Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i],
+            q_shared_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
+    }
+  }
+}
+
+/* a register block of qk: MatMul */
+LGEN_BLOCK void lgen_transformer_block2(int64_t m_n, int64_t m_off, int64_t n_n,
+    float *restrict qh, float *restrict scores, float *restrict kt_pack, int64_t b1_2, int64_t k_t0,
+    const int64_t k_t0_end, int64_t n_t0, const int64_t kt_k_extent, int64_t m_r, int64_t n_r)
+{
+  float scores_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        scores_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        scores_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + k_2],
+            kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent + k_2 - k_t0) * 16 +
+            n_i], scores_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = scores_acc[m_i][n_i];
+    }
+  }
+}
+
+/* a register block of av: MatMul */
+LGEN_BLOCK void lgen_transformer_block3(int64_t m_n, int64_t m_off, int64_t n_n,
+    float *restrict attn, float *restrict ctx, float *restrict vh_pack, int64_t b1_2, int64_t k_t0,
+    const int64_t k_t0_end, int64_t n_t0, const int64_t vh_k_extent, int64_t m_r, int64_t n_r)
+{
+  float ctx_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        ctx_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        ctx_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + k_2],
+            vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent + k_2 - k_t0) * 16 +
+            n_i], ctx_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = ctx_acc[m_i][n_i];
+    }
+  }
+}
+
+/* a register block of o_proj: MatMul */
+LGEN_BLOCK void lgen_transformer_block4(int64_t m_n, int64_t m_off, int64_t n_n,
+    float *restrict ctx2, float *restrict o, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict Wo_pack, int64_t m_r, int64_t n_r)
+{
+  float o_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        o_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        o_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2], Wo_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], o_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
+    }
+  }
+}
+
+/* a register block of ffn1: MatMul + Add + Div + Erf (epilogue) */
+LGEN_BLOCK void lgen_transformer_block5(int64_t m_n, int64_t m_off, int64_t n_n,
+    const float *restrict b1, const float *restrict half, const float *restrict one,
+    const float *restrict sqrt2, float *restrict l2, float *restrict gelu, int64_t k_t0,
+    const int64_t k_t0_end, int64_t n_t0, const float *restrict W1_pack, int64_t m_r, int64_t n_r)
+{
+  float gelu_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        gelu_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        gelu_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2], W1_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], gelu_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 16) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
+        gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
+            (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
+/* a register block of ffn2: MatMul + Add + residual1: Add + residual2: Add (epilogue) */
+LGEN_BLOCK void lgen_transformer_block6(int64_t m_n, int64_t m_off, int64_t n_n,
+    const float *restrict x, float *restrict y, const float *restrict b2, const float *restrict bo,
+    float *restrict o, float *restrict gelu, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict W2_pack, int64_t m_r, int64_t n_r)
+{
+  float y_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        y_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2], W2_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 32) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
+            (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] + bo[(n_r + n_i)])) +
+            (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
 /* model graph transformer: (x: f32(1, 8, 16)) -> (y: f32(1, 8, 16))
  * 20 ops, 16 constants, 44 intermediates in the workspace (3584 bytes).
  * transformer_run uses the caller's workspace (64-byte aligned, transformer_workspace_size bytes);
@@ -766,166 +1035,19 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
             const int64_t m_len = lgen_min(6, m_t0_end - m_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                float q_shared_acc[6][16];
-                if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      q_shared_acc[m_i][n_i] = 0x0p+0f;
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      q_shared_acc[m_i][n_i] = q_shared[(m_r + m_i) * 48 + (n_r + n_i)];
-                    }
-                  }
-                }
-                for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_i) * 16 + k_2],
-                          Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                          16 + n_i], q_shared_acc[m_i][n_i]);
-                    }
-                  }
-                }
-                for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                    q_shared[(m_r + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
-                  }
-                }
+              if (m_len == 6) { /* a full register block: constant extents */
+                lgen_transformer_block1(6, 0, 16, l1, q_shared, k_t0, k_t0_end, n_t0,
+                    Wq_shared_pack, m_r, n_r);
               } else {
-                if (n_len == 16) {
-                  if (m_len & 4) {
-                    const int64_t m_off = m_len & ~(int64_t)7;
-                    float q_shared_acc[4][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                  if (m_len & 2) {
-                    const int64_t m_off = m_len & ~(int64_t)3;
-                    float q_shared_acc[2][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                  if (m_len & 1) {
-                    const int64_t m_off = m_len & ~(int64_t)1;
-                    float q_shared_acc[1][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-                              Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 -
-                              k_t0) * 16 + n_i], q_shared_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        q_shared[(m_r + m_off + m_i) * 48 + (n_r + n_i)] = q_shared_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float q_shared_acc[16] = {0};
-                    if (k_t0 == 0) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        q_shared_acc[n_i] = 0x0p+0f;
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        q_shared_acc[n_i] = q_shared[(m_r + m_i) * 48 + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        q_shared_acc[n_i] = LGEN_FMAF(l1[(m_r + m_i) * 16 + k_2],
-                            Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                            16 + n_i], q_shared_acc[n_i]);
-                      }
-                    }
-                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                      q_shared[(m_r + m_i) * 48 + (n_r + n_i)] = q_shared_acc[n_i];
-                    }
-                  }
-                }
+                if (m_len & 2)
+                  lgen_transformer_block1(2, m_len & ~(int64_t)3, 16, l1, q_shared, k_t0, k_t0_end,
+                      n_t0, Wq_shared_pack, m_r, n_r);
               }
-            } /* n_r */
-          } /* m_r */
-        } /* n_t0 */
-      } /* k_t0 */
-    } /* m_t0 */
+            }
+          }
+        }
+      }
+    }
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 3, 12288);
@@ -1056,169 +1178,12 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
             for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                  float scores_acc[6][16];
-                  if (k_t0 == 0) {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        scores_acc[m_i][n_i] = 0x0p+0f;
-                      }
-                    }
-                  } else {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
-                      }
-                    }
-                  }
-                  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                            kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent +
-                            k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
-                      }
-                    }
-                  }
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = scores_acc[m_i][n_i];
-                    }
-                  }
-                } else {
-                  if (n_len == 16) {
-                    if (m_len & 4) {
-                      const int64_t m_off = m_len & ~(int64_t)7;
-                      float scores_acc[4][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              scores_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                    if (m_len & 2) {
-                      const int64_t m_off = m_len & ~(int64_t)3;
-                      float scores_acc[2][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              scores_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                    if (m_len & 1) {
-                      const int64_t m_off = m_len & ~(int64_t)1;
-                      float scores_acc[1][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                kt_k_extent + k_2 - k_t0) * 16 + n_i], scores_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              scores_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                      float scores_acc[16] = {0};
-                      if (k_t0 == 0) {
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          scores_acc[n_i] = 0x0p+0f;
-                        }
-                      } else {
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          scores_acc[n_i] = scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          scores_acc[n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                              kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent +
-                              k_2 - k_t0) * 16 + n_i], scores_acc[n_i]);
-                        }
-                      }
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        scores[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = scores_acc[n_i];
-                      }
-                    }
-                  }
+                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                  lgen_transformer_block2(1, m_i, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
+                      n_t0, kt_k_extent, m_r, n_r);
                 }
-              } /* n_r */
-            } /* m_r */
+              }
+            }
           } /* n_t0 */
         } /* k_t0 */
       } /* m_t0 */
@@ -1285,169 +1250,12 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
             for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                  float ctx_acc[6][16];
-                  if (k_t0 == 0) {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        ctx_acc[m_i][n_i] = 0x0p+0f;
-                      }
-                    }
-                  } else {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
-                      }
-                    }
-                  }
-                  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                            vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent +
-                            k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
-                      }
-                    }
-                  }
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = ctx_acc[m_i][n_i];
-                    }
-                  }
-                } else {
-                  if (n_len == 16) {
-                    if (m_len & 4) {
-                      const int64_t m_off = m_len & ~(int64_t)7;
-                      float ctx_acc[4][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              ctx_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                    if (m_len & 2) {
-                      const int64_t m_off = m_len & ~(int64_t)3;
-                      float ctx_acc[2][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              ctx_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                    if (m_len & 1) {
-                      const int64_t m_off = m_len & ~(int64_t)1;
-                      float ctx_acc[1][16];
-                      if (k_t0 == 0) {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = 0x0p+0f;
-                          }
-                        }
-                      } else {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + (n_r + n_i)];
-                          }
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) *
-                                8 + k_2], vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) *
-                                vh_k_extent + k_2 - k_t0) * 16 + n_i], ctx_acc[m_i][n_i]);
-                          }
-                        }
-                      }
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] =
-                              ctx_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                      float ctx_acc[16] = {0};
-                      if (k_t0 == 0) {
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          ctx_acc[n_i] = 0x0p+0f;
-                        }
-                      } else {
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          ctx_acc[n_i] = ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)];
-                        }
-                      }
-                      for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          ctx_acc[n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_i)) * 8 + k_2],
-                              vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent +
-                              k_2 - k_t0) * 16 + n_i], ctx_acc[n_i]);
-                        }
-                      }
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        ctx[(b1_2 * 8 + (m_r + m_i)) * 8 + (n_r + n_i)] = ctx_acc[n_i];
-                      }
-                    }
-                  }
+                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                  lgen_transformer_block3(1, m_i, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
+                      n_t0, vh_k_extent, m_r, n_r);
                 }
-              } /* n_r */
-            } /* m_r */
+              }
+            }
           } /* n_t0 */
         } /* k_t0 */
       } /* m_t0 */
@@ -1487,165 +1295,18 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
             const int64_t m_len = lgen_min(6, m_t0_end - m_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                float o_acc[6][16];
-                if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      o_acc[m_i][n_i] = 0x0p+0f;
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      o_acc[m_i][n_i] = o[(m_r + m_i) * 16 + (n_r + n_i)];
-                    }
-                  }
-                }
-                for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_i) * 16 + k_2],
-                          Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
-                          n_i], o_acc[m_i][n_i]);
-                    }
-                  }
-                }
-                for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                    o[(m_r + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
-                  }
-                }
+              if (m_len == 6) { /* a full register block: constant extents */
+                lgen_transformer_block4(6, 0, 16, ctx2, o, k_t0, k_t0_end, n_t0, Wo_pack, m_r, n_r);
               } else {
-                if (n_len == 16) {
-                  if (m_len & 4) {
-                    const int64_t m_off = m_len & ~(int64_t)7;
-                    float o_acc[4][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], o_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                  if (m_len & 2) {
-                    const int64_t m_off = m_len & ~(int64_t)3;
-                    float o_acc[2][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], o_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                  if (m_len & 1) {
-                    const int64_t m_off = m_len & ~(int64_t)1;
-                    float o_acc[1][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = o[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2],
-                              Wo_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], o_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = o_acc[m_i][n_i];
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float o_acc[16] = {0};
-                    if (k_t0 == 0) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        o_acc[n_i] = 0x0p+0f;
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        o_acc[n_i] = o[(m_r + m_i) * 16 + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        o_acc[n_i] = LGEN_FMAF(ctx2[(m_r + m_i) * 16 + k_2], Wo_pack[(((n_r -
-                            n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], o_acc[n_i]);
-                      }
-                    }
-                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                      o[(m_r + m_i) * 16 + (n_r + n_i)] = o_acc[n_i];
-                    }
-                  }
-                }
+                if (m_len & 2)
+                  lgen_transformer_block4(2, m_len & ~(int64_t)3, 16, ctx2, o, k_t0, k_t0_end,
+                      n_t0, Wo_pack, m_r, n_r);
               }
-            } /* n_r */
-          } /* m_r */
-        } /* n_t0 */
-      } /* k_t0 */
-    } /* m_t0 */
+            }
+          }
+        }
+      }
+    }
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 14, 4096);
@@ -1755,214 +1416,19 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
             const int64_t m_len = lgen_min(6, m_t0_end - m_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                float gelu_acc[6][16];
-                if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      gelu_acc[m_i][n_i] = 0x0p+0f;
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      gelu_acc[m_i][n_i] = gelu[(m_r + m_i) * 32 + (n_r + n_i)];
-                    }
-                  }
-                }
-                for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_i) * 16 + k_2],
-                          W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
-                          n_i], gelu_acc[m_i][n_i]);
-                    }
-                  }
-                }
-                if (k_t0_end == 16) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
-                      gelu[(m_r + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-                          (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      gelu[(m_r + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
-                    }
-                  }
-                }
+              if (m_len == 6) { /* a full register block: constant extents */
+                lgen_transformer_block5(6, 0, 16, b1, half, one, sqrt2, l2, gelu, k_t0, k_t0_end,
+                    n_t0, W1_pack, m_r, n_r);
               } else {
-                if (n_len == 16) {
-                  if (m_len & 4) {
-                    const int64_t m_off = m_len & ~(int64_t)7;
-                    float gelu_acc[4][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], gelu_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 16) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-                              (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                  if (m_len & 2) {
-                    const int64_t m_off = m_len & ~(int64_t)3;
-                    float gelu_acc[2][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], gelu_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 16) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-                              (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                  if (m_len & 1) {
-                    const int64_t m_off = m_len & ~(int64_t)1;
-                    float gelu_acc[1][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2],
-                              W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], gelu_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 16) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-                              (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = gelu_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float gelu_acc[16] = {0};
-                    if (k_t0 == 0) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        gelu_acc[n_i] = 0x0p+0f;
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        gelu_acc[n_i] = gelu[(m_r + m_i) * 32 + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        gelu_acc[n_i] = LGEN_FMAF(l2[(m_r + m_i) * 16 + k_2],
-                            W1_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                            16 + n_i], gelu_acc[n_i]);
-                      }
-                    }
-                    if (k_t0_end == 16) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        const float t2_2 = gelu_acc[n_i] + b1[(n_r + n_i)];
-                        gelu[(m_r + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-                            (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        gelu[(m_r + m_i) * 32 + (n_r + n_i)] = gelu_acc[n_i];
-                      }
-                    }
-                  } /* m_i */
-                }
+                if (m_len & 2)
+                  lgen_transformer_block5(2, m_len & ~(int64_t)3, 16, b1, half, one, sqrt2,
+                      l2, gelu, k_t0, k_t0_end, n_t0, W1_pack, m_r, n_r);
               }
-            } /* n_r */
-          } /* m_r */
-        } /* n_t0 */
-      } /* k_t0 */
-    } /* m_t0 */
+            }
+          }
+        }
+      }
+    }
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 18, 9728);
@@ -1984,213 +1450,19 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
             const int64_t m_len = lgen_min(6, m_t0_end - m_r);
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-              if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                float y_acc[6][16];
-                if (k_t0 == 0) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      y_acc[m_i][n_i] = 0x0p+0f;
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      y_acc[m_i][n_i] = y[(m_r + m_i) * 16 + (n_r + n_i)];
-                    }
-                  }
-                }
-                for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_i) * 32 + k_2],
-                          W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 +
-                          n_i], y_acc[m_i][n_i]);
-                    }
-                  }
-                }
-                if (k_t0_end == 32) {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      y[(m_r + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_i) * 16 + (n_r + n_i)] +
-                          (o[(m_r + m_i) * 16 + (n_r + n_i)] + bo[(n_r + n_i)])) +
-                          (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      y[(m_r + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
-                    }
-                  }
-                }
+              if (m_len == 6) { /* a full register block: constant extents */
+                lgen_transformer_block6(6, 0, 16, x, y, b2, bo, o, gelu, k_t0, k_t0_end, n_t0,
+                    W2_pack, m_r, n_r);
               } else {
-                if (n_len == 16) {
-                  if (m_len & 4) {
-                    const int64_t m_off = m_len & ~(int64_t)7;
-                    float y_acc[4][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], y_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 32) {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
-                              16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
-                              bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                  if (m_len & 2) {
-                    const int64_t m_off = m_len & ~(int64_t)3;
-                    float y_acc[2][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], y_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 32) {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
-                              16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
-                              bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                  if (m_len & 1) {
-                    const int64_t m_off = m_len & ~(int64_t)1;
-                    float y_acc[1][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 16 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2],
-                              W2_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) *
-                              16 + n_i], y_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 32) {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_off + m_i) *
-                              16 + (n_r + n_i)] + (o[(m_r + m_off + m_i) * 16 + (n_r + n_i)] +
-                              bo[(n_r + n_i)])) + (y_acc[m_i][n_i] + b2[(n_r + n_i)]);
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_off + m_i) * 16 + (n_r + n_i)] = y_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  }
-                } else {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    float y_acc[16] = {0};
-                    if (k_t0 == 0) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        y_acc[n_i] = 0x0p+0f;
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        y_acc[n_i] = y[(m_r + m_i) * 16 + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        y_acc[n_i] = LGEN_FMAF(gelu[(m_r + m_i) * 32 + k_2], W2_pack[(((n_r -
-                            n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], y_acc[n_i]);
-                      }
-                    }
-                    if (k_t0_end == 32) {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        y[(m_r + m_i) * 16 + (n_r + n_i)] = (x[(m_r + m_i) * 16 + (n_r + n_i)] +
-                            (o[(m_r + m_i) * 16 + (n_r + n_i)] + bo[(n_r + n_i)])) +
-                            (y_acc[n_i] + b2[(n_r + n_i)]);
-                      }
-                    } else {
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        y[(m_r + m_i) * 16 + (n_r + n_i)] = y_acc[n_i];
-                      }
-                    }
-                  } /* m_i */
-                }
+                if (m_len & 2)
+                  lgen_transformer_block6(2, m_len & ~(int64_t)3, 16, x, y, b2, bo, o, gelu,
+                      k_t0, k_t0_end, n_t0, W2_pack, m_r, n_r);
               }
-            } /* n_r */
-          } /* m_r */
-        } /* n_t0 */
-      } /* k_t0 */
-    } /* m_t0 */
+            }
+          }
+        }
+      }
+    }
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 19, 8704);

@@ -47,6 +47,16 @@ typedef _Bool lgen_bool;
 #endif
 
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 #ifdef LGEN_PROFILE
 /* -DLGEN_PROFILE: each graph's run times its groups (an op with what is
@@ -127,6 +137,54 @@ extern const float lgenpk0_g_epilogue_w[128];
 extern const float lgen_g_epilogue_w[48];
 extern const float lgen_g_epilogue_b[6];
 
+/* a register block of fc: matmul + bias: add + act: relu (epilogue) */
+LGEN_BLOCK void lgen_g_epilogue_block1(int64_t m_n, int64_t m_off, int64_t n_n,
+    const float *restrict x, float *restrict y, const float *restrict b, int64_t k_t0,
+    const int64_t k_t0_end, int64_t n_t0, const float *restrict w_pack, int64_t m_r, int64_t n_r)
+{
+  float y_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        y_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k], w_pack[(((n_r - n_t0) / 16) *
+            (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
+      }
+    }
+  }
+  if (k_t0_end == 8) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
+        y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
+      }
+    }
+  }
+}
+
 /* model graph g_epilogue: (x: f32(N, 8)) -> (y: f32(N, 6))
  * 1 op, 2 constants, 2 intermediates in the workspace (0 bytes).
  * g_epilogue_run uses the caller's workspace (64-byte aligned, g_epilogue_workspace_size bytes);
@@ -172,211 +230,15 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                    float y_acc[6][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = y[(m_r + m_i) * 6 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_i) * 8 + k],
-                              w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                              16 + n_i], y_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    if (k_t0_end == 8) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
-                          y[(m_r + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y[(m_r + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
-                        }
-                      }
-                    }
-                  } else {
-                    if (n_len == 16) {
-                      if (m_len & 4) {
-                        const int64_t m_off = m_len & ~(int64_t)7;
-                        float y_acc[4][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 2) {
-                        const int64_t m_off = m_len & ~(int64_t)3;
-                        float y_acc[2][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                      if (m_len & 1) {
-                        const int64_t m_off = m_len & ~(int64_t)1;
-                        float y_acc[1][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 6 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x[(m_r + m_off + m_i) * 8 + k],
-                                  w_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) *
-                                  16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              const float t2 = y_acc[m_i][n_i] + b[(n_r + n_i)];
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f :
-                                  t2;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y[(m_r + m_off + m_i) * 6 + (n_r + n_i)] = y_acc[m_i][n_i];
-                            }
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float y_acc[16] = {0};
-                        if (k_t0 == 0) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = 0x0p+0f;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = y[(m_r + m_i) * 6 + (n_r + n_i)];
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = LGEN_FMAF(x[(m_r + m_i) * 8 + k], w_pack[(((n_r - n_t0) /
-                                16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], y_acc[n_i]);
-                          }
-                        }
-                        if (k_t0_end == 8) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            const float t2 = y_acc[n_i] + b[(n_r + n_i)];
-                            y[(m_r + m_i) * 6 + (n_r + n_i)] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y[(m_r + m_i) * 6 + (n_r + n_i)] = y_acc[n_i];
-                          }
-                        }
-                      } /* m_i */
-                    }
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_g_epilogue_block1(1, m_i, 6, x, y, b, k_t0, k_t0_end, n_t0, w_pack,
+                        m_r, n_r);
                   }
-                } /* n_r */
-              } /* m_r */
-            } /* n_t0 */
-          } /* k_t0 */
-        } /* m_t0 */
+                }
+              }
+            }
+          }
+        }
       }
       LGEN_OMP(omp barrier)
     }

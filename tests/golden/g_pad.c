@@ -37,7 +37,16 @@
 #endif
 #endif
 
-static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 #ifdef LGEN_PROFILE
 /* -DLGEN_PROFILE: each graph's run times its groups (an op with what is
@@ -116,6 +125,40 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
 #endif
 extern const float lgen_g_pad_w[108];
 
+/* a register block of conv: conv_2d_nchw_fchw */
+LGEN_BLOCK void lgen_g_pad_block1(int64_t f_n, int64_t f_off, int64_t o1_n, float *restrict y,
+    const float *restrict w, float *restrict y_padded_input, int64_t o0, int64_t o1_r, int64_t f_r)
+{
+  float y_acc[6][16];
+  if (f_n < 6 || o1_n < 16)
+    for (int64_t f_i = 0; f_i < 6; ++f_i)
+      for (int64_t o1_i = 0; o1_i < 16; ++o1_i)
+        y_acc[f_i][o1_i] = (float)0;
+  for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+    for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+      y_acc[f_i][o1_i] = 0x0p+0f;
+    }
+  }
+  for (int64_t c = 0; c < 3; ++c) {
+    for (int64_t k0 = 0; k0 < 3; ++k0) {
+      for (int64_t k1 = 0; k1 < 3; ++k1) {
+        for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+            y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 + ((o1_r + o1_i) +
+                k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) * 3 + k1], y_acc[f_i][o1_i]);
+          }
+        }
+      }
+    }
+  }
+  for (int64_t f_i = 0; f_i < f_n; ++f_i) {
+    for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
+      y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
+    }
+  }
+}
+
 /* model graph g_pad: (x: f32(1, 3, 10, 10)) -> (y: f32(1, 4, 10, 10))
  * 2 ops, 1 constant, 1 intermediate in the workspace (1728 bytes).
  * g_pad_run uses the caller's workspace (64-byte aligned, g_pad_workspace_size bytes);
@@ -163,148 +206,13 @@ void g_pad_run(const float *restrict x, float *restrict y, void *restrict worksp
     /* conv: conv_2d_nchw_fchw */
     for (int64_t o0 = 0; o0 < 10; ++o0) {
       for (int64_t o1_r = 0; o1_r < 10; o1_r += 16) {
-        const int64_t o1_len = lgen_min(16, 10 - o1_r);
         for (int64_t f_r = 0; f_r < 4; f_r += 6) {
-          const int64_t f_len = lgen_min(6, 4 - f_r);
-          if (o1_len == 16 && f_len == 6) { /* a full register block: constant extents */
-            float y_acc[6][16];
-            for (int64_t f_i = 0; f_i < 6; ++f_i) {
-              for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                y_acc[f_i][o1_i] = 0x0p+0f;
-              }
-            }
-            for (int64_t c = 0; c < 3; ++c) {
-              for (int64_t k0 = 0; k0 < 3; ++k0) {
-                for (int64_t k1 = 0; k1 < 3; ++k1) {
-                  for (int64_t f_i = 0; f_i < 6; ++f_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                      y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
-                          ((o1_r + o1_i) + k1)], w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                          y_acc[f_i][o1_i]);
-                    }
-                  }
-                }
-              }
-            }
-            for (int64_t f_i = 0; f_i < 6; ++f_i) {
-              for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                y[((f_r + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
-              }
-            }
-          } else {
-            if (o1_len == 16) {
-              if (f_len & 4) {
-                const int64_t f_off = f_len & ~(int64_t)7;
-                float y_acc[4][16];
-                for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y_acc[f_i][o1_i] = 0x0p+0f;
-                  }
-                }
-                for (int64_t c = 0; c < 3; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
-                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
-                              3 + k1], y_acc[f_i][o1_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t f_i = 0; f_i < 4; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
-                  }
-                }
-              }
-              if (f_len & 2) {
-                const int64_t f_off = f_len & ~(int64_t)3;
-                float y_acc[2][16];
-                for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y_acc[f_i][o1_i] = 0x0p+0f;
-                  }
-                }
-                for (int64_t c = 0; c < 3; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
-                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
-                              3 + k1], y_acc[f_i][o1_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t f_i = 0; f_i < 2; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
-                  }
-                }
-              }
-              if (f_len & 1) {
-                const int64_t f_off = f_len & ~(int64_t)1;
-                float y_acc[1][16];
-                for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y_acc[f_i][o1_i] = 0x0p+0f;
-                  }
-                }
-                for (int64_t c = 0; c < 3; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                          y_acc[f_i][o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
-                              ((o1_r + o1_i) + k1)], w[(((f_r + f_off + f_i) * 3 + c) * 3 + k0) *
-                              3 + k1], y_acc[f_i][o1_i]);
-                        }
-                      }
-                    }
-                  }
-                }
-                for (int64_t f_i = 0; f_i < 1; ++f_i) {
-                  for (int64_t o1_i = 0; o1_i < 16; ++o1_i) {
-                    y[((f_r + f_off + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[f_i][o1_i];
-                  }
-                }
-              }
-            } else {
-              for (int64_t f_i = 0; f_i < f_len; ++f_i) {
-                float y_acc[16] = {0};
-                for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                  y_acc[o1_i] = 0x0p+0f;
-                }
-                for (int64_t c = 0; c < 3; ++c) {
-                  for (int64_t k0 = 0; k0 < 3; ++k0) {
-                    for (int64_t k1 = 0; k1 < 3; ++k1) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                        y_acc[o1_i] = LGEN_FMAF(y_padded_input[(c * 12 + (o0 + k0)) * 12 +
-                            ((o1_r + o1_i) + k1)], w[(((f_r + f_i) * 3 + c) * 3 + k0) * 3 + k1],
-                            y_acc[o1_i]);
-                      }
-                    }
-                  }
-                }
-                for (int64_t o1_i = 0; o1_i < o1_len; ++o1_i) {
-                  y[((f_r + f_i) * 10 + o0) * 10 + (o1_r + o1_i)] = y_acc[o1_i];
-                }
-              }
-            }
+          for (int64_t f_i = 0; f_i < 4; ++f_i) {
+            lgen_g_pad_block1(1, f_i, 10, y, w, y_padded_input, o0, o1_r, f_r);
           }
-        } /* f_r */
-      } /* o1_r */
-    } /* o0 */
+        }
+      }
+    }
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&g_pad_profile_data, 1, 21600);

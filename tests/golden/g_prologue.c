@@ -62,6 +62,16 @@ static inline int lgen_thread_slots(int slots) {
 #else
 #define LGEN_THREAD_NUM() 0
 #endif
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 #ifdef LGEN_PROFILE
 /* -DLGEN_PROFILE: each graph's run times its groups (an op with what is
@@ -138,6 +148,47 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
+/* a register block of fc: matmul */
+LGEN_BLOCK void lgen_g_prologue_block1(int64_t m_n, int64_t m_off, int64_t n_n,
+    float *restrict y, float *restrict x_pack, float *restrict r_pack, int64_t m_t0, int64_t k_t0,
+    const int64_t k_t0_end, const int64_t x_k_extent, int64_t n_t0, const int64_t r_k_extent,
+    int64_t m_r, int64_t n_r)
+{
+  float y_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        y_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = 0x0p+0f;
+      }
+    }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
+      }
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent + k - k_t0) * 6 +
+            (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) * r_k_extent + k - k_t0) * 16 + n_i],
+            y_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
+    }
+  }
+}
+
 /* model graph g_prologue: (x: f32(64, 512), w: f32(512, 512)) -> (y: f32(64, 512))
  * 2 ops, 0 constants, 1 intermediate in the workspace (1674240 bytes).
  * g_prologue_run uses the caller's workspace (64-byte aligned, g_prologue_workspace_size bytes);
@@ -209,165 +260,16 @@ void g_prologue_run(const float *restrict x, const float *restrict w, float *res
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  const int64_t n_len = lgen_min(16, n_t0_end - n_r);
-                  if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                    float y_acc[6][16];
-                    if (k_t0 == 0) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = 0x0p+0f;
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = y[(m_r + m_i) * 512 + (n_r + n_i)];
-                        }
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          y_acc[m_i][n_i] = LGEN_FMAF(
-                              x_pack[(((m_r - m_t0) / 6) * x_k_extent + k - k_t0) * 6 + m_i],
-                              r_pack[(((n_r - n_t0) / 16) * r_k_extent + k - k_t0) * 16 + n_i],
-                              y_acc[m_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t m_i = 0; m_i < 6; ++m_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        y[(m_r + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
-                      }
-                    }
+                  if (m_len == 6) { /* a full register block: constant extents */
+                    lgen_g_prologue_block1(6, 0, 16, y, x_pack, r_pack, m_t0, k_t0, k_t0_end,
+                        x_k_extent, n_t0, r_k_extent, m_r, n_r);
                   } else {
-                    if (n_len == 16) {
-                      if (m_len & 4) {
-                        const int64_t m_off = m_len & ~(int64_t)7;
-                        float y_acc[4][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
-                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
-                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        for (int64_t m_i = 0; m_i < 4; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
-                          }
-                        }
-                      }
-                      if (m_len & 2) {
-                        const int64_t m_off = m_len & ~(int64_t)3;
-                        float y_acc[2][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
-                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
-                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        for (int64_t m_i = 0; m_i < 2; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
-                          }
-                        }
-                      }
-                      if (m_len & 1) {
-                        const int64_t m_off = m_len & ~(int64_t)1;
-                        float y_acc[1][16];
-                        if (k_t0 == 0) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = 0x0p+0f;
-                            }
-                          }
-                        } else {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = y[(m_r + m_off + m_i) * 512 + (n_r + n_i)];
-                            }
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                            LGEN_OMP_SIMD(omp simd)
-                            for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                              y_acc[m_i][n_i] = LGEN_FMAF(x_pack[(((m_r - m_t0) / 6) * x_k_extent +
-                                  k - k_t0) * 6 + (m_off + m_i)], r_pack[(((n_r - n_t0) / 16) *
-                                  r_k_extent + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
-                            }
-                          }
-                        }
-                        for (int64_t m_i = 0; m_i < 1; ++m_i) {
-                          for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                            y[(m_r + m_off + m_i) * 512 + (n_r + n_i)] = y_acc[m_i][n_i];
-                          }
-                        }
-                      }
-                    } else {
-                      for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                        float y_acc[16] = {0};
-                        if (k_t0 == 0) {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = 0x0p+0f;
-                          }
-                        } else {
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = y[(m_r + m_i) * 512 + (n_r + n_i)];
-                          }
-                        }
-                        for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                          LGEN_OMP_SIMD(omp simd)
-                          for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                            y_acc[n_i] = LGEN_FMAF(
-                                x_pack[(((m_r - m_t0) / 6) * x_k_extent + k - k_t0) * 6 + m_i],
-                                r_pack[(((n_r - n_t0) / 16) * r_k_extent + k - k_t0) * 16 + n_i],
-                                y_acc[n_i]);
-                          }
-                        }
-                        for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                          y[(m_r + m_i) * 512 + (n_r + n_i)] = y_acc[n_i];
-                        }
-                      }
-                    }
+                    if (m_len & 4)
+                      lgen_g_prologue_block1(4, m_len & ~(int64_t)7, 16, y, x_pack, r_pack,
+                          m_t0, k_t0, k_t0_end, x_k_extent, n_t0, r_k_extent, m_r, n_r);
                   }
-                } /* n_r */
-              } /* m_r */
+                }
+              }
             } /* n_t0 */
           } /* k_t0 */
         } /* m_t0 */

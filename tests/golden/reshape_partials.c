@@ -45,6 +45,16 @@ static inline void *lgen_alloc(size_t bytes, void **raw) {
     LGEN_ALLOC_FAILED();
   return (void *)(((uintptr_t)*raw + 63) & ~(uintptr_t)63);
 }
+/* a register block is one function (see where it is called): the calls
+ * with constant extents must be inlined to become unrolled blocks with
+ * their accumulators in registers, whatever the compiler's size limits */
+#ifndef LGEN_BLOCK
+#if defined(__GNUC__)
+#define LGEN_BLOCK static inline __attribute__((always_inline))
+#else
+#define LGEN_BLOCK static inline
+#endif
+#endif
 
 static inline float lgen_max_f32(float a, float b) { return a > b ? a : b; }
 
@@ -57,6 +67,38 @@ void bias_relu(const float *restrict X, const float *restrict Z, float *restrict
   LGEN_OMP_SIMD(omp parallel for simd)
   for (int64_t m = 0; m < M * N; ++m) {
     Y[m] = lgen_max_f32(X[m], Z[m]);
+  }
+}
+
+/* a register block of batch_rows */
+LGEN_BLOCK void lgen_batch_rows_block1(int64_t b_n, int64_t b_off, int64_t n_n, float *restrict C,
+    int64_t N, float *A_pack, float *W_pack, int64_t b_t0, int64_t k_t0, const int64_t k_t0_end,
+    const int64_t A_k_extent, int64_t n_t0, const int64_t W_k_extent, int64_t b_r, int64_t n_r)
+{
+  float C_acc[6][16];
+  if (b_n < 6 || n_n < 16)
+    for (int64_t b_i = 0; b_i < 6; ++b_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        C_acc[b_i][n_i] = (float)0;
+  for (int64_t b_i = 0; b_i < b_n; ++b_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
+    }
+  }
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t b_i = 0; b_i < b_n; ++b_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k - k_t0) * 6 +
+            (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) * 16 + n_i],
+            C_acc[b_i][n_i]);
+      }
+    }
+  }
+  for (int64_t b_i = 0; b_i < b_n; ++b_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
+    }
   }
 }
 
@@ -111,122 +153,27 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
               const int64_t n_len = lgen_min(16, n_t0_end - n_r);
               if (b_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                float C_acc[6][16];
-                for (int64_t b_i = 0; b_i < 6; ++b_i) {
-                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                    C_acc[b_i][n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
-                  }
-                }
-                for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                  for (int64_t b_i = 0; b_i < 6; ++b_i) {
-                    LGEN_OMP_SIMD(omp simd)
-                    for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                      C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k -
-                          k_t0) * 6 + b_i], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) *
-                          16 + n_i], C_acc[b_i][n_i]);
-                    }
-                  }
-                }
-                for (int64_t b_i = 0; b_i < 6; ++b_i) {
-                  for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                    C[(b_r + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
-                  }
-                }
+                lgen_batch_rows_block1(6, 0, 16, C, N, A_pack, W_pack, b_t0, k_t0, k_t0_end,
+                    A_k_extent, n_t0, W_k_extent, b_r, n_r);
               } else {
                 if (n_len == 16) {
-                  if (b_len & 4) {
-                    const int64_t b_off = b_len & ~(int64_t)7;
-                    float C_acc[4][16];
-                    for (int64_t b_i = 0; b_i < 4; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t b_i = 0; b_i < 4; ++b_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
-                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
-                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t b_i = 0; b_i < 4; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
-                      }
-                    }
-                  }
-                  if (b_len & 2) {
-                    const int64_t b_off = b_len & ~(int64_t)3;
-                    float C_acc[2][16];
-                    for (int64_t b_i = 0; b_i < 2; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t b_i = 0; b_i < 2; ++b_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
-                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
-                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t b_i = 0; b_i < 2; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
-                      }
-                    }
-                  }
-                  if (b_len & 1) {
-                    const int64_t b_off = b_len & ~(int64_t)1;
-                    float C_acc[1][16];
-                    for (int64_t b_i = 0; b_i < 1; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
-                      }
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      for (int64_t b_i = 0; b_i < 1; ++b_i) {
-                        LGEN_OMP_SIMD(omp simd)
-                        for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                          C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent +
-                              k - k_t0) * 6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) *
-                              W_k_extent + k - k_t0) * 16 + n_i], C_acc[b_i][n_i]);
-                        }
-                      }
-                    }
-                    for (int64_t b_i = 0; b_i < 1; ++b_i) {
-                      for (int64_t n_i = 0; n_i < 16; ++n_i) {
-                        C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
-                      }
-                    }
-                  }
+                  if (b_len & 4)
+                    lgen_batch_rows_block1(4, b_len & ~(int64_t)7, 16, C, N, A_pack, W_pack,
+                        b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                  if (b_len & 2)
+                    lgen_batch_rows_block1(2, b_len & ~(int64_t)3, 16, C, N, A_pack, W_pack,
+                        b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                  if (b_len & 1)
+                    lgen_batch_rows_block1(1, b_len & ~(int64_t)1, 16, C, N, A_pack, W_pack,
+                        b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
                 } else {
                   for (int64_t b_i = 0; b_i < b_len; ++b_i) {
-                    float C_acc[16] = {0};
-                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                      C_acc[n_i] = C[(b_r + b_i) * N + (n_r + n_i)];
-                    }
-                    for (int64_t k = k_t0; k < k_t0_end; ++k) {
-                      LGEN_OMP_SIMD(omp simd)
-                      for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                        C_acc[n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k - k_t0) *
-                            6 + b_i], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) *
-                            16 + n_i], C_acc[n_i]);
-                      }
-                    }
-                    for (int64_t n_i = 0; n_i < n_len; ++n_i) {
-                      C[(b_r + b_i) * N + (n_r + n_i)] = C_acc[n_i];
-                    }
+                    lgen_batch_rows_block1(1, b_i, n_len, C, N, A_pack, W_pack, b_t0, k_t0,
+                        k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
                   }
                 }
               }
-            } /* n_r */
+            }
           } /* b_r */
         } /* n_t0 */
       } /* k_t0 */
