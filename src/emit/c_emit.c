@@ -588,6 +588,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
   graph_run_body(e, &tree, index, plan, gn.workspace, &groups);
   dump_loops(e, k, &tree);
+  graph_outlines_dump(e);
   /* G_run's parameters, as graph_declaration writes them: its register
    * blocks' functions are outlined (and printed into `procs`) first */
   LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(k->ntensors + k->nsizes + 2));

@@ -888,6 +888,18 @@ void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *w
   }
 }
 
+void graph_outlines_dump(Emitter *e) {
+  for (int i = 0; e->dump && i < e->outlines.len; i++) {
+    const Outline *o = e->outlines.items[i];
+    if (o->libcall)
+      continue;
+    sb_puts(e->dump, "## after loops: ");
+    sb_put_printable(e->dump, e->k->name);
+    sb_printf(e->dump, ", outlined group %s\n", o->name);
+    loops_print_dump(e->dump, &o->body, 0);
+  }
+}
+
 const char *graph_outlines_text(Emitter *e) {
   const char *text = "";
   for (int i = 0; i < e->outlines.len; i++)

@@ -230,6 +230,8 @@ void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *re
 void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws);
 /* The outlined groups' code, as one C text (which constants it reads). */
 const char *graph_outlines_text(Emitter *e);
+/* --dump=loops: the outlined groups' trees (G_run's shows their calls). */
+void graph_outlines_dump(Emitter *e);
 
 /* ---- c_emit.c ---- */
 /* One line of file-level C at the current indentation. */
