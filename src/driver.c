@@ -245,9 +245,12 @@ static OpPlan **choose_schedules(Compilation *cx, const Target *target) {
       const StructuredOp *op = &k->ops[j];
       bool none = strcmp(mode, "none") == 0;
       reshape_identity(&plan->reshape);
-      if (op->ext) { /* a template: no loops to schedule */
+      if (op->ext) { /* a template: at most its loop over rows to schedule */
         plan->view = (OpView){k, op};
-        schedule_none(op, &plan->s);
+        if (none)
+          schedule_none(op, &plan->s);
+        else
+          schedule_template_auto(op, &plan->s);
         continue;
       }
       if (!none)
@@ -292,22 +295,14 @@ static void print_schedule(StrBuf *out, const Compilation *cx, OpPlan **plans, c
     const Kernel *k = m->kernels.items[i];
     if (only && k != only)
       continue;
-    bool any = false;
+    bool any = false; /* some op has decisions: the kernel's entry is a list */
     for (int j = 0; j < k->nops; j++)
-      any |= !k->ops[j].ext || plans[i][j].outline;
+      any |= !k->ops[j].ext || k->ops[j].ext->rows_loop || plans[i][j].outline;
     for (int j = 0; j < k->nops; j++) {
-      if (!k->ops[j].ext) {
+      if (k->ops[j].ext)
+        schedule_template_print_yaml(out, k, j, &plans[i][j], any);
+      else
         schedule_print_yaml(out, k, j, &k->ops[j], &plans[i][j]);
-        continue;
-      }
-      if (j == 0) {
-        schedule_yaml_name(out, k->name);
-        sb_puts(out, any ? ":\n" : ": {}\n");
-      }
-      sb_printf(out, "  # op %d: %s (non-structured: a template, not scheduled)\n", j, k->ops[j].ext->kind);
-      if (plans[i][j].outline)
-        sb_printf(out, "  - op: %d\n    %s: %s\n", j, plans[i][j].libcall ? "libcall" : "outline",
-                  plans[i][j].outline);
     }
   }
   if (only)

@@ -3,9 +3,11 @@
  * the best so far is NaN (only at j = 0), any number replaces it; a row of
  * only NaN gives 0. */
 static void lgen_arg_@S@(const @T@ *restrict x, @I@ *restrict out, int64_t outer,
-                         int64_t n, int64_t inner, int is_min, int select_last)
+                         int64_t n, int64_t inner, int is_min, int select_last, int64_t tile)
 {
-  LGEN_OMP(omp for)
+  const int64_t chunk = lgen_row_chunk(outer * inner, tile);
+  (void)chunk; /* the pragma\'s alone: without OpenMP it vanishes */
+  LGEN_OMP(omp for schedule(static, chunk))
   for (int64_t r = 0; r < outer * inner; r++) {
     const @T@ *restrict p = x + (r / inner) * n * inner + r % inner;
     int64_t best = 0;

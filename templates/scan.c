@@ -13,13 +13,16 @@ static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
 }
 
 static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t outer,
-                          int64_t n, int64_t inner, int combiner, int inclusive, int reverse)
+                          int64_t n, int64_t inner, int combiner, int inclusive, int reverse,
+                          int64_t tile)
 {
   const @T@ identity = combiner == 0   ? (@T@)0
                       : combiner == 1 ? (@T@)1
                       : combiner == 2 ? @LOWEST@
                                       : @HIGHEST@;
-  LGEN_OMP(omp for)
+  const int64_t chunk = lgen_row_chunk(outer * inner, tile);
+  (void)chunk; /* the pragma\'s alone: without OpenMP it vanishes */
+  LGEN_OMP(omp for schedule(static, chunk))
   for (int64_t r = 0; r < outer * inner; r++) {
     int64_t base = (r / inner) * n * inner + r % inner;
     @T@ acc = identity;

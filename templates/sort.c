@@ -12,9 +12,11 @@ static int lgen_sort_first_@S@(@T@ v, @T@ u, int descending)
 
 static void lgen_sort_@S@(const @T@ *restrict x, @T@ *restrict out,
                           @T@ *restrict scratch, int64_t outer, int64_t n, int64_t inner,
-                          int descending)
+                          int descending, int64_t tile)
 {
-  LGEN_OMP(omp for)
+  const int64_t chunk = lgen_row_chunk(outer * inner, tile);
+  (void)chunk; /* the pragma\'s alone: without OpenMP it vanishes */
+  LGEN_OMP(omp for schedule(static, chunk))
   for (int64_t r = 0; r < outer * inner; r++) {
     int64_t o = r / inner, i = r % inner;
     @T@ *a = scratch + r * 2 * n, *b = a + n;

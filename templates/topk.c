@@ -121,14 +121,18 @@ static int64_t lgen_topk_parts_@S@(int64_t rows, int64_t n, int64_t k, int threa
 
 static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals,
                           @I@ *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
-                          int64_t inner, int64_t k, int largest, int threads)
+                          int64_t inner, int64_t k, int largest, int threads, int64_t tile)
 {
   if (k == 0)
     return;
   int64_t rows = outer * inner, parts = lgen_topk_parts_@S@(rows, n, k, threads);
   int64_t len = (n + parts - 1) / parts;
+  /* a tile of rows is a tile of their segments */
+  const int64_t segment_chunk = lgen_row_chunk(rows * parts, tile > 0 ? tile * parts : tile);
+  const int64_t row_chunk = lgen_row_chunk(rows, tile);
+  (void)segment_chunk, (void)row_chunk; /* the pragmas' alone: without OpenMP they vanish */
   /* each segment's k best ... */
-  LGEN_OMP(omp for)
+  LGEN_OMP(omp for schedule(static, segment_chunk))
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
     int64_t hi = lo + len < n ? lo + len : n;
@@ -136,7 +140,7 @@ static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals,
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */
-  LGEN_OMP(omp for)
+  LGEN_OMP(omp for schedule(static, row_chunk))
   for (int64_t r = 0; r < rows; r++) {
     int64_t o = r / inner, i = r % inner;
     const @T@ *restrict p = x + o * n * inner + i;

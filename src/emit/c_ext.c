@@ -382,12 +382,22 @@ static void call_softmax(ExtCall *c) {
   sb_free(&post);
 }
 
+/* The last argument of a template with a loop over rows: its schedule's
+ * rows per thread at a time (0: an equal share each; -1: not shared out,
+ * one thread runs every row), which lgen_row_chunk turns into the loop's
+ * OpenMP chunk. */
+static long long row_tile(ExtCall *c) {
+  use_helper(c->e->helpers_used, "lgen_row_chunk");
+  const Schedule *s = c->e->sched;
+  return s && s->rows_parallel ? (long long)s->rows_tile : -1;
+}
+
 static void call_gather(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, tensor_of(c, 1)->type, true);
-  call_args(c, "%s, %s, %s, %s, %s", name_of(c, 0), name_of(c, 1), name_of(c, out),
-       rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank));
+  call_args(c, "%s, %s, %s, %s, %s, %lld", name_of(c, 0), name_of(c, 1), name_of(c, out),
+       rows(c, 0, attr_int(c, "axis", 0)), extent_product(c, 1, 0, tensor_of(c, 1)->rank), row_tile(c));
 }
 
 static void call_gather_elements(ExtCall *c) {
@@ -417,8 +427,8 @@ static void call_arg(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, tensor_of(c, out)->type, true);
-  call_args(c, "%s, %s, %s, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
-       attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0));
+  call_args(c, "%s, %s, %s, %d, %d, %lld", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+       attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0), row_tile(c));
 }
 
 static void call_topk(ExtCall *c) { /* the thread count: how many segments a few long rows are cut into */
@@ -427,18 +437,21 @@ static void call_topk(ExtCall *c) { /* the thread count: how many segments a few
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, tensor_of(c, out + 1)->type, true);
-  use_helper(e->helpers_used, "LGEN_MAX_THREADS");
-  call_args(c, "%s, %s, %s, %s, %s, %lld, %d, LGEN_MAX_THREADS()", name_of(c, 0), name_of(c, out),
+  long long tile = row_tile(c);
+  if (tile >= 0) /* shared out: a few long rows are cut among the threads too */
+    use_helper(e->helpers_used, "LGEN_MAX_THREADS");
+  call_args(c, "%s, %s, %s, %s, %s, %lld, %d, %s, %lld", name_of(c, 0), name_of(c, out),
        name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
-       (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1));
+       (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1), tile >= 0 ? "LGEN_MAX_THREADS()" : "1",
+       tile);
 }
 
 static void call_sort(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %s, %d", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
-       rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0));
+  call_args(c, "%s, %s, %s, %s, %d, %lld", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+       rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0), row_tile(c));
 }
 
 static void call_scan(ExtCall *c) {
@@ -446,9 +459,9 @@ static void call_scan(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %d, %d, %d", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+  call_args(c, "%s, %s, %s, %d, %d, %d, %lld", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
        combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
-       attr_int(c, "reverse", 0));
+       attr_int(c, "reverse", 0), row_tile(c));
 }
 
 static void call_scatter(ExtCall *c) {
@@ -623,7 +636,7 @@ static const struct {
   const char *tmpl;
   void (*call)(ExtCall *c);
 } calls[] = {
-#define E(op, tmpl) {#tmpl, call_##tmpl},
+#define E(op, tmpl, sched) {#tmpl, call_##tmpl},
 #include "graph/ext_ops.def"
 #undef E
 };
@@ -646,6 +659,10 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool groupe
     call(&c);
     if (!grouped) /* its loops are `omp for`s (the group's chunk loop is the softmax's) */
       c.call->par = PAR_WORKSHARING;
+    return c.call;
+  }
+  if (c.x->rows_loop && !(e->sched && e->sched->rows_parallel)) { /* one thread: no region to open */
+    call(&c);
     return c.call;
   }
   LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));

@@ -86,6 +86,16 @@ static const RuntimeHelper runtime_helpers[] = {
      "#ifndef LGEN_BLOCK\n#if defined(__GNUC__)\n"
      "#define LGEN_BLOCK static inline __attribute__((always_inline))\n#else\n"
      "#define LGEN_BLOCK static inline\n#endif\n#endif\n", 0},
+    {"lgen_row_chunk", "",
+     "/* a template's loop over rows takes them tile at a time (tile > 0), in an\n"
+     " * equal share per thread of the team (0), or all on one thread (< 0: its\n"
+     " * schedule does not share them out); the loop's OpenMP chunk */\n"
+     "static inline int64_t lgen_row_chunk(int64_t rows, int64_t tile) {\n"
+     "  int64_t team = 1, chunk;\n"
+     "#if defined(_OPENMP)\n  team = omp_get_num_threads();\n#endif\n"
+     "  chunk = tile > 0 ? tile : tile < 0 ? rows : (rows + team - 1) / team;\n"
+     "  return chunk > 0 ? chunk : 1;\n}\n",
+     INC_OMP},
     {"LGEN_MAX_THREADS", "",
      "/* the threads a parallel region would have (1 without OpenMP) */\n"
      "#if defined(_OPENMP)\n#define LGEN_MAX_THREADS() omp_get_max_threads()\n"

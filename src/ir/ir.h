@@ -240,6 +240,8 @@ typedef struct {
  * need no special case. Passes that look at payloads or maps must skip it:
  * op_reads_tensor / op_writes_tensor below answer for both kinds. */
 enum { LG_EXT_MAX_TENSORS = 12, LG_EXT_MAX_ATTRS = 24 }; /* rnn: 7 inputs, 3 outputs, 1 scratch; 22 attributes */
+/* graph/ext_ops.def's last column */
+enum { LG_TEMPLATE_FIXED = 0, LG_TEMPLATE_ROWS = 1 };
 
 typedef struct {
   const char *name;
@@ -254,6 +256,7 @@ typedef struct {
 typedef struct {
   const char *kind;    /* the op: "gather", "argmax", "topk", ... */
   const char *tmpl;    /* its template: templates/TMPL.c ("arg" for argmax and argmin) */
+  bool rows_loop;      /* the template has one loop over rows that a schedule shares out or tiles */
   int ninputs, noutputs, nscratch;
   int tensors[LG_EXT_MAX_TENSORS]; /* Kernel.tensors indices: inputs, outputs, scratch */
   int nattrs;

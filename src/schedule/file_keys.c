@@ -8,7 +8,7 @@
 
 /* Keys that are not the op's schedule: an entry of these only leaves the
  * op's automatic plan as it is. */
-static bool graph_level_key(const char *key) {
+bool schedule_key_not_op(const char *key) {
   return strcmp(key, "fuse") == 0 || strcmp(key, "layout") == 0 || strcmp(key, "algorithm") == 0 ||
          strcmp(key, "outline") == 0 || strcmp(key, "libcall") == 0;
 }
@@ -53,7 +53,7 @@ int schedule_file_items(const ScheduleFile *file, const char *kernel, const char
  * at all is an op's: `matmul: {}` gives it `none`.) */
 static bool only_graph_keys(const ScheduleSpec *spec) {
   for (int i = 0; i < spec->entries.len; i++)
-    if (!graph_level_key(((const ScheduleEntry *)spec->entries.items[i])->key))
+    if (!schedule_key_not_op(((const ScheduleEntry *)spec->entries.items[i])->key))
       return false;
   return spec->entries.len > 0;
 }
@@ -134,12 +134,15 @@ void schedule_file_apply(const ScheduleFile *file, const Module *m, OpPlan **pla
     if (spec->op < 0 || spec->op >= k->nops)
       diag_error(diag, spec->loc, "'%s' has %d comprehension%s; there is no op %d", k->name, k->nops,
                  k->nops == 1 ? "" : "s", spec->op);
-    if (k->ops[spec->op].ext && spec->entries.len == 0)
-      continue; /* `G: {}`: --print-schedule's word for a graph of templates only */
-    if (k->ops[spec->op].ext)
-      diag_error(diag, spec->loc, "op %d of '%s' is the non-structured op '%s' (a template); it has no schedule",
-                 spec->op, k->name, k->ops[spec->op].ext->kind);
+    const ExtOp *x = k->ops[spec->op].ext;
+    if (x && !x->rows_loop && spec->entries.len == 0)
+      continue; /* `G: {}`: --print-schedule's word for a graph of templates without schedules */
     OpPlan *plan = &plans[ki][spec->op];
+    if (x) {
+      schedule_template_resolve(spec, k, spec->op, &plan->s, diag);
+      plan->from_file = true;
+      continue;
+    }
     schedule_resolve(spec, k, &k->ops[spec->op], plan, arena, diag);
     plan->from_file = true;
     ir_verify_op(diag, plan->view.k, plan->view.op);

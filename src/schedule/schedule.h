@@ -50,6 +50,11 @@ typedef struct {
   int64_t partials;
   bool pack[LG_MAX_TENSORS];
   const char *library_call;
+  /* A template whose loop over rows takes a schedule (ExtOp.rows_loop):
+   * whether that loop is shared out among threads, and how many rows a
+   * thread takes at a time (0: an equal share each). */
+  bool rows_parallel;
+  int64_t rows_tile;
 } Schedule;
 
 /* The most rows templates/softmax.c's lgen_softmax_chunk gives one chunk
@@ -198,6 +203,19 @@ ScheduleFile *schedule_file_parse(const Source *src, Arena *arena, Diag *diag);
  * unknown dims or tensors, bad sizes, or illegal choices. */
 void schedule_resolve(const ScheduleSpec *spec, const Kernel *k, const StructuredOp *op, OpPlan *plan, Arena *arena,
                       Diag *diag);
+/* ---- templates.c: schedules of non-structured ops (templates) ---- */
+/* auto's: a template with a loop over rows shares it out among threads. */
+void schedule_template_auto(const StructuredOp *op, Schedule *s);
+/* A schedule file's entry for template op `index` of k: `parallel: [rows]`
+ * (or `[]`) and `tile: {rows: N}`, for templates with a loop over rows;
+ * anything else is a located error. Starts from the plain schedule. */
+void schedule_template_resolve(const ScheduleSpec *spec, const Kernel *k, int index, Schedule *s, Diag *diag);
+/* Its entry in --print-schedule's YAML (a comment for templates with no
+ * schedule). */
+void schedule_template_print_yaml(StrBuf *out, const Kernel *k, int index, const OpPlan *plan, bool as_list);
+/* Keys of a schedule file entry that are not the op's own schedule (fuse,
+ * layout, algorithm, outline, libcall: file_keys.c reads them). */
+bool schedule_key_not_op(const char *key);
 /* Legality; `where` locates the error (the spec entry, or the op). */
 void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s, Loc where, Diag *diag);
 /* Whether the op's (single) output combines by an f32/f64 sum or product:

@@ -7,7 +7,10 @@ scatter, scatter_elements, diag, reverse) over shapes with odd, prime,
 tiny, length-1 and empty axes, ties, k equal to the axis length and
 duplicate scatter indices, plus graphs that mix them with structured ops
 (gather -> matmul -> relu -> topk, ...). Every graph is generated with lgen
-three ways (default, --fuse=none, --schedule=none), compiled with gcc
+three ways (default, --fuse=none, --schedule=none), the groups of the
+templates with a loop over rows (gather, argmax/argmin, topk, sort, scan)
+also with schedule files that share those rows out 3 at a time or run them
+on one thread (OpenMP builds only), compiled with gcc
 -std=c99 -pedantic -Wall -Wextra -Werror with and without -fopenmp, and run
 (at OMP_NUM_THREADS=1 and 2 with OpenMP). Every output must equal the
 NumPy reference: exactly for data movement, indices and comparisons, within
@@ -34,6 +37,16 @@ NP_TYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.in
 C_TYPES = {"f16": "lgen_f16", "f32": "float", "f64": "double", "i8": "int8_t", "i16": "int16_t", "i32": "int32_t",
            "i64": "int64_t", "i1": "_Bool"}
 LGEN_VARIANTS = [("auto", []), ("fuse-none", ["--fuse=none"]), ("schedule-none", ["--schedule=none"])]
+# Schedules of the templates' loops over rows (schedule/templates.c), for the
+# groups of the templates that have one: the file --print-schedule writes,
+# with every template's `parallel: [rows]` replaced (the structured ops keep
+# auto's decisions). ROWS_SCHEDULE marks the lgen argument test_group turns
+# into such a file.
+ROWS_SCHEDULE = "@rows-schedule:"
+# (OpenMP builds only: without it the rows' pragmas vanish.)
+ROWS_VARIANTS = [("rows-tile3", [ROWS_SCHEDULE + "parallel: [rows]\n    tile: {rows: 3}"]),
+                 ("rows-one-thread", [ROWS_SCHEDULE + "parallel: []"])]
+ROWS_GROUPS = ("gather", "argmaxmin", "topk", "sort", "scan", "mixed")
 
 
 def tname(a):
@@ -102,7 +115,7 @@ class Graph:
 
     def variants(self, base):
         """[(name, lgen arguments)] to generate the graph with (base: its folder)."""
-        return LGEN_VARIANTS
+        return LGEN_VARIANTS + (ROWS_VARIANTS if self.name in ROWS_GROUPS else [])
 
     def compare(self, d):
         """None if every output in folder d matches its reference, else a message."""
@@ -955,6 +968,25 @@ def run(cmd, cwd, env=None):
         return -1, "timed out"
 
 
+def rows_schedule(opts, graph, d, decision):
+    """lgen's --print-schedule of graph with each template's loop over rows
+    given `decision`, written to d/rows.yaml: the lgen arguments that read
+    it, or a message when there is no such template or lgen fails."""
+    rc, out = run([opts.lgen, graph, "--print-schedule"], d)
+    if rc != 0:
+        return "lgen --print-schedule exit %d: %s" % (rc, out.strip()[:300])
+    lines, n = out.split("\n"), 0
+    for i in range(1, len(lines)):
+        if "its loop over rows" in lines[i - 1] and lines[i] == "    parallel: [rows]":
+            lines[i] = "    " + decision
+            n += 1
+    if n == 0:
+        return "--print-schedule shows no template with a loop over rows"
+    with open(os.path.join(d, "rows.yaml"), "w") as f:
+        f.write("\n".join(lines))
+    return ["--schedule=rows.yaml"]
+
+
 def test_group(g, opts, work):
     results = []
     base = os.path.join(work, g.name)
@@ -966,6 +998,11 @@ def test_group(g, opts, work):
     for vname, vargs in g.variants(base):
         d = os.path.join(base, vname)
         os.makedirs(d, exist_ok=True)
+        if vargs and vargs[0].startswith(ROWS_SCHEDULE):
+            vargs = rows_schedule(opts, os.path.join(base, g.name + ".json"), d, vargs[0][len(ROWS_SCHEDULE):])
+            if isinstance(vargs, str):
+                results.append((False, "%s %s: %s" % (g.name, vname, vargs)))
+                continue
         rc, out = run([opts.lgen, os.path.join(base, g.name + ".json"), "-o", "g.c", "-H", "g.h"] + vargs, d)
         if rc != 0:
             results.append((False, "%s %s: lgen exit %d: %s" % (g.name, vname, rc, out.strip()[:300])))
@@ -976,7 +1013,7 @@ def test_group(g, opts, work):
             dst = os.path.join(d, "in_%d.bin" % i)
             if not os.path.exists(dst):
                 os.symlink(os.path.join(base, "in_%d.bin" % i), dst)
-        for omp in (False, True):
+        for omp in (True,) if vname.startswith("rows-") else (False, True):
             tag = "%s %s%s" % (g.name, vname, " -fopenmp" if omp else "")
             cmd = [opts.cc, "-std=c99", "-pedantic", "-Wall", "-Wextra", "-Werror", "-O1"] + \
                 (["-fopenmp"] if omp else []) + ["-o", "prog", "g.c", "main.c", "-lm"]

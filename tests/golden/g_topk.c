@@ -29,6 +29,17 @@
 
 /* NaN, the one value unequal to itself (templates' @ISNAN@ on floats) */
 #define LGEN_ISNAN(v) ((v) != (v))
+/* a template's loop over rows takes them tile at a time (tile > 0), in an
+ * equal share per thread of the team (0), or all on one thread (< 0: its
+ * schedule does not share them out); the loop's OpenMP chunk */
+static inline int64_t lgen_row_chunk(int64_t rows, int64_t tile) {
+  int64_t team = 1, chunk;
+#if defined(_OPENMP)
+  team = omp_get_num_threads();
+#endif
+  chunk = tile > 0 ? tile : tile < 0 ? rows : (rows + team - 1) / team;
+  return chunk > 0 ? chunk : 1;
+}
 /* the threads a parallel region would have (1 without OpenMP) */
 #if defined(_OPENMP)
 #define LGEN_MAX_THREADS() omp_get_max_threads()
@@ -160,14 +171,18 @@ static int64_t lgen_topk_parts_f32_i32(int64_t rows, int64_t n, int64_t k, int t
 
 static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals,
                           int32_t *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
-                          int64_t inner, int64_t k, int largest, int threads)
+                          int64_t inner, int64_t k, int largest, int threads, int64_t tile)
 {
   if (k == 0)
     return;
   int64_t rows = outer * inner, parts = lgen_topk_parts_f32_i32(rows, n, k, threads);
   int64_t len = (n + parts - 1) / parts;
+  /* a tile of rows is a tile of their segments */
+  const int64_t segment_chunk = lgen_row_chunk(rows * parts, tile > 0 ? tile * parts : tile);
+  const int64_t row_chunk = lgen_row_chunk(rows, tile);
+  (void)segment_chunk, (void)row_chunk; /* the pragmas' alone: without OpenMP they vanish */
   /* each segment's k best ... */
-  LGEN_OMP(omp for)
+  LGEN_OMP(omp for schedule(static, segment_chunk))
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
     int64_t hi = lo + len < n ? lo + len : n;
@@ -175,7 +190,7 @@ static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals,
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */
-  LGEN_OMP(omp for)
+  LGEN_OMP(omp for schedule(static, row_chunk))
   for (int64_t r = 0; r < rows; r++) {
     int64_t o = r / inner, i = r % inner;
     const float *restrict p = x + o * n * inner + i;
@@ -304,7 +319,7 @@ void g_topk_run(const float *restrict x, float *restrict v, int32_t *restrict i,
     /* op 1: topk (templates/topk.c) */
     LGEN_OMP(omp parallel)
     {
-      lgen_topk_f32_i32(x, v, i, v_scratch, 3, 100, 1, 4, 1, LGEN_MAX_THREADS());
+      lgen_topk_f32_i32(x, v, i, v_scratch, 3, 100, 1, 4, 1, LGEN_MAX_THREADS(), 0);
     }
   }
 #ifdef LGEN_PROFILE

@@ -13,13 +13,25 @@
 
 static const char *template_of(GraphOp op) {
   switch (op) {
-#define E(op, tmpl) \
-  case GOP_##op:    \
+#define E(op, tmpl, sched) \
+  case GOP_##op:           \
     return #tmpl;
 #include "graph/ext_ops.def"
 #undef E
   default:
     return NULL;
+  }
+}
+
+static bool rows_loop_of(GraphOp op) {
+  switch (op) {
+#define E(op, tmpl, sched) \
+  case GOP_##op:           \
+    return LG_TEMPLATE_##sched;
+#include "graph/ext_ops.def"
+#undef E
+  default:
+    return false;
   }
 }
 
@@ -150,6 +162,7 @@ void lower_ext(Lower *L) {
   x->tmpl = template_of(n->op);
   if (!x->tmpl)
     diag_bug(g->diag, "no template for graph op %s", x->kind);
+  x->rows_loop = rows_loop_of(n->op);
   for (int i = 0; i < n->ninputs; i++) {
     add_tensor(x, lower_read(L, i));
     x->ninputs++;
