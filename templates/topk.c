@@ -5,7 +5,10 @@
  * lower index is better, which makes the order total. heap holds k int64
  * slots per row, and at least 16 * k (workspace). A few long rows are cut
  * into segments, each segment's heap built by a thread of its own and the
- * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). */
+ * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). The
+ * output indices are the positions along the axis or, with `given` (an
+ * indices input shaped like x, IREE's optional input indices), given's
+ * elements at those positions. */
 static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int largest)
 {
   /* NaN is worse than any number (then by index, as NumPy's stable sort) */
@@ -119,9 +122,10 @@ static int64_t lgen_topk_parts_@S@(int64_t rows, int64_t n, int64_t k, int threa
   return parts < 1 ? 1 : parts;
 }
 
-static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals,
-                          @I@ *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
-                          int64_t inner, int64_t k, int largest, int threads, int64_t tile)
+static void lgen_topk_@S@(const @T@ *restrict x, const @I@ *restrict given,
+                          @T@ *restrict vals, @I@ *restrict idx, int64_t *restrict heap,
+                          int64_t outer, int64_t n, int64_t inner, int64_t k, int largest,
+                          int threads, int64_t tile)
 {
   if (k == 0)
     return;
@@ -158,7 +162,7 @@ static void lgen_topk_@S@(const @T@ *restrict x, @T@ *restrict vals,
     }
     for (int64_t j = 0; j < k; j++) {
       vals[(o * k + j) * inner + i] = p[h[j] * inner];
-      idx[(o * k + j) * inner + i] = (@I@)h[j];
+      idx[(o * k + j) * inner + i] = given ? given[(o * n + h[j]) * inner + i] : (@I@)h[j];
     }
   }
 }

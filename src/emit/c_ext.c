@@ -440,7 +440,8 @@ static void call_topk(ExtCall *c) { /* the thread count: how many segments a few
   long long tile = row_tile(c);
   if (tile >= 0) /* shared out: a few long rows are cut among the threads too */
     use_helper(e->helpers_used, "LGEN_MAX_THREADS");
-  call_args(c, "%s, %s, %s, %s, %s, %lld, %d, %s, %lld", name_of(c, 0), name_of(c, out),
+  call_args(c, "%s, %s, %s, %s, %s, %s, %lld, %d, %s, %lld", name_of(c, 0), x->ninputs > 1 ? name_of(c, 1) : "0",
+       name_of(c, out),
        name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
        (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1), tile >= 0 ? "LGEN_MAX_THREADS()" : "1",
        tile);

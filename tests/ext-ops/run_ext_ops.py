@@ -340,6 +340,25 @@ def g_topk(r):
                 rv, ri = ref_topk(x, k, axis, largest)
                 g.output(v, rv)
                 g.output(i, ri.astype(NP_TYPES[it]))
+    # IREE's optional input indices (shaped like the values, i32 or i64):
+    # the output indices are their elements at the chosen positions;
+    # arbitrary values (negative, repeated), some computed by a node
+    for shape, axis, k, it in [((7,), 0, 3, "i32"), ((3, 17), 1, 17, "i64"), ((4, 5, 3), 1, 2, "i32"),
+                               ((2, 1), 1, 1, "i64"), ((5, 3), 0, 0, "i32"), ((1, 4099), 1, 13, "i64"),
+                               ((1, 140001), 1, 9, "i32")]:  # the last: 2 segments at 5 threads
+        x = rng_array(r, shape, "f32", -4, 4)
+        given = r.integers(-50, 50, size=shape).astype(NP_TYPES[it])
+        for largest in (1, 0):
+            if largest:  # computed: the sum of two inputs
+                half = (given // 2).astype(NP_TYPES[it])
+                gi = g.node("add", [g.input(half), g.input((given - half).astype(NP_TYPES[it]))])
+            else:
+                gi = g.input(given)
+            attrs = {"index_type": it} if it == "i32" else {}
+            v, i = g.node("topk", [g.input(x), gi], nout=2, k=k, axis=axis, largest=largest, **attrs)
+            rv, ri = ref_topk(x, k, axis, largest)
+            g.output(v, rv)
+            g.output(i, np.take_along_axis(given, ri, axis=axis))
     # few long rows are cut into segments whose heaps are merged: one row
     # of 300007 (4 segments, the last shorter), two of 200000 (3 each), k
     # up to 1000 and k that only allows fewer segments; ties everywhere

@@ -55,7 +55,10 @@ static inline int64_t lgen_row_chunk(int64_t rows, int64_t tile) {
  * lower index is better, which makes the order total. heap holds k int64
  * slots per row, and at least 16 * k (workspace). A few long rows are cut
  * into segments, each segment's heap built by a thread of its own and the
- * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). */
+ * row's heaps merged (topk of 1M floats, k = 8, at 2 threads). The
+ * output indices are the positions along the axis or, with `given` (an
+ * indices input shaped like x, IREE's optional input indices), given's
+ * elements at those positions. */
 static int lgen_topk_better_f32_i32(float va, int64_t a, float vb, int64_t b, int largest)
 {
   /* NaN is worse than any number (then by index, as NumPy's stable sort) */
@@ -169,9 +172,10 @@ static int64_t lgen_topk_parts_f32_i32(int64_t rows, int64_t n, int64_t k, int t
   return parts < 1 ? 1 : parts;
 }
 
-static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals,
-                          int32_t *restrict idx, int64_t *restrict heap, int64_t outer, int64_t n,
-                          int64_t inner, int64_t k, int largest, int threads, int64_t tile)
+static void lgen_topk_f32_i32(const float *restrict x, const int32_t *restrict given,
+                          float *restrict vals, int32_t *restrict idx, int64_t *restrict heap,
+                          int64_t outer, int64_t n, int64_t inner, int64_t k, int largest,
+                          int threads, int64_t tile)
 {
   if (k == 0)
     return;
@@ -208,7 +212,7 @@ static void lgen_topk_f32_i32(const float *restrict x, float *restrict vals,
     }
     for (int64_t j = 0; j < k; j++) {
       vals[(o * k + j) * inner + i] = p[h[j] * inner];
-      idx[(o * k + j) * inner + i] = (int32_t)h[j];
+      idx[(o * k + j) * inner + i] = given ? given[(o * n + h[j]) * inner + i] : (int32_t)h[j];
     }
   }
 }
@@ -319,7 +323,7 @@ void g_topk_run(const float *restrict x, float *restrict v, int32_t *restrict i,
     /* op 1: topk (templates/topk.c) */
     LGEN_OMP(omp parallel)
     {
-      lgen_topk_f32_i32(x, v, i, v_scratch, 3, 100, 1, 4, 1, LGEN_MAX_THREADS(), 0);
+      lgen_topk_f32_i32(x, 0, v, i, v_scratch, 3, 100, 1, 4, 1, LGEN_MAX_THREADS(), 0);
     }
   }
 #ifdef LGEN_PROFILE

@@ -229,7 +229,27 @@ static int infer_topk(Ext *x) {
   int axis = get_axis(x, "axis", -1, v->rank);
   get_bool(x, "largest", true);
   get_bool(x, "sorted", true);
-  ElemType it = get_index_type(x, "i32", axis);
+  ElemType it;
+  if (x->n->ninputs == 2) { /* IREE's input indices: the output indices are theirs, of their type */
+    const GraphValue *ix = in(x, 1);
+    want_indices(x, 1);
+    if (ix->rank != v->rank)
+      graph_error(x->g, x->n->path, "%sthe indices '%s' must have the rank %d of '%s', not %d", x->desc, ix->name,
+                  v->rank, v->name, ix->rank);
+    for (int d = 0; d < v->rank; d++)
+      want_same_dim(x, ix->shape[d], v->shape[d], "the shapes of the values and the indices input");
+    it = ix->type;
+    if (graph_attr(x->g, x->n, "index_type")) {
+      static const char *const types[] = {"i32", "i64", NULL};
+      const char *s = get_choice(x, "index_type", "i32", types);
+      if (strcmp(s, elem_type_name(it)) != 0)
+        graph_error(x->g, attr_path(x, "index_type"), "%sindex_type %s differs from the type %s of the indices "
+                    "input '%s', whose elements the output indices are", x->desc, s, elem_type_name(it), ix->name);
+    }
+    put(x, (GraphAttr){.name = "index_type", .kind = GA_STRING, .s = elem_type_name(it)});
+  } else {
+    it = get_index_type(x, "i32", axis);
+  }
   int64_t len;
   if (k < 0)
     graph_error(x->g, attr_path(x, "k"), "%sk must not be negative (%lld)", x->desc, (long long)k);
