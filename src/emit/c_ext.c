@@ -554,13 +554,16 @@ static void call_im2col(ExtCall *c) {
   instantiate(c, t0, TY_I64, false);
   const int64_t *kn = ext_attr_ints(x, "kernel", &cnt), *st = ext_attr_ints(x, "strides", &cnt);
   const int64_t *dl = ext_attr_ints(x, "dilations", &cnt), *pd = ext_attr_ints(x, "padding", &cnt);
-  int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
+  int nchw = (int)ext_attr_int(x, "nchw", 0), hd = nchw ? 2 : 1;
+  int64_t h = tensor_of(c, 0)->shape[hd]->value, w = tensor_of(c, 0)->shape[hd + 1]->value;
   int64_t oh = (h + pd[0] + pd[1] - (kn[0] - 1) * dl[0] - 1) / st[0] + 1;
   int64_t ow = (w + pd[2] + pd[3] - (kn[1] - 1) * dl[1] - 1) / st[1] + 1;
-  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld",
-       name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)oh,
-       (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0], (long long)st[1], (long long)dl[0],
-       (long long)dl[1], (long long)pd[0], (long long)pd[2]);
+  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld, %d, %lld, "
+       "%lld, %lld, %lld", name_of(c, 0), name_of(c, out), extent(c, 0, 0), (long long)h, (long long)w,
+       extent(c, 0, nchw ? 1 : 3), (long long)oh, (long long)ow, (long long)kn[0], (long long)kn[1], (long long)st[0],
+       (long long)st[1], (long long)dl[0], (long long)dl[1], (long long)pd[0], (long long)pd[2], nchw,
+       (long long)ext_attr_int(x, "m_offset", 0), (long long)ext_attr_int(x, "m_size", 0),
+       (long long)ext_attr_int(x, "k_offset", 0), (long long)ext_attr_int(x, "k_size", 0));
 }
 
 static void call_winograd_filter(ExtCall *c) {

@@ -163,16 +163,69 @@ def ref_conv(x, w, s, d, p):
     return y.reshape(n, oh, ow, -1), float(mag.max()) if mag.size else 1.0
 
 
+def ref_im2col_nchw(x, k, s, d, p):
+    """NCHW [N, C, H, W]: the windows by hand-written loops, columns (c, kh, kw)."""
+    n, c, h, w = x.shape
+    oh = (h + p[0] + p[1] - (k[0] - 1) * d[0] - 1) // s[0] + 1
+    ow = (w + p[2] + p[3] - (k[1] - 1) * d[1] - 1) // s[1] + 1
+    out = np.zeros((n, oh * ow, c * k[0] * k[1]), x.dtype)
+    for oy in range(oh):
+        for ox in range(ow):
+            for ch in range(c):
+                for i in range(k[0]):
+                    for j in range(k[1]):
+                        iy, ix = oy * s[0] + i * d[0] - p[0], ox * s[1] + j * d[1] - p[2]
+                        if 0 <= iy < h and 0 <= ix < w:
+                            out[:, oy * ow + ox, (ch * k[0] + i) * k[1] + j] = x[:, ch, iy, ix]
+    return out
+
+
+IM2COL_CASES = [((1, 5, 5, 1), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0)),
+                ((2, 7, 6, 3), (3, 2), (2, 1), (1, 1), (1, 1, 0, 2)),
+                ((1, 9, 8, 2), (3, 3), (1, 2), (2, 1), (2, 0, 1, 1)),
+                ((1, 1, 1, 4), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0)),
+                ((3, 4, 4, 5), (2, 2), (3, 3), (1, 1), (0, 1, 1, 0))]
+
+
 def g_im2col(r):
     g = Graph("im2col")
-    cases = [((1, 5, 5, 1), (3, 3), (1, 1), (1, 1), (0, 0, 0, 0)), ((2, 7, 6, 3), (3, 2), (2, 1), (1, 1), (1, 1, 0, 2)),
-             ((1, 9, 8, 2), (3, 3), (1, 2), (2, 1), (2, 0, 1, 1)), ((1, 1, 1, 4), (1, 1), (1, 1), (1, 1), (0, 0, 0, 0)),
-             ((3, 4, 4, 5), (2, 2), (3, 3), (1, 1), (0, 1, 1, 0))]
     for t in ("f32", "i32"):
-        for shape, k, s, d, p in cases:
+        for shape, k, s, d, p in IM2COL_CASES:
             x = X.rng_array(r, shape, t)
             g.output(g.node("im2col", [g.input(x)], kernel=list(k), strides=list(s), dilations=list(d),
                             padding=[[p[0], p[1]], [p[2], p[3]]]), ref_im2col(x, k, s, d, p))
+    return g
+
+
+def g_im2col_operands(r):
+    """IREE's operands: the NCHW form (batch_pos [0], m_pos [2, 3], k_pos
+    [1]) and tiles of the matrix (m_offset, k_offset with m_size, k_size),
+    against the whole matrix's slice; the attributes spelt out as NHWC's too."""
+    g = Graph("im2col_operands")
+    nhwc = dict(batch_pos=[0], m_pos=[1, 2], k_pos=[3])
+    nchw = dict(batch_pos=[0], m_pos=[2, 3], k_pos=[1])
+    for t in ("f32", "i32"):
+        for ci, (shape, k, s, d, p) in enumerate(IM2COL_CASES):
+            x = X.rng_array(r, shape, t)
+            xc = np.ascontiguousarray(x.transpose(0, 3, 1, 2))
+            attrs = dict(kernel=list(k), strides=list(s), dilations=list(d), padding=[[p[0], p[1]], [p[2], p[3]]])
+            full = ref_im2col(x, k, s, d, p)
+            fullc = ref_im2col_nchw(xc, k, s, d, p)
+            xi, xci = g.input(x), g.input(xc)
+            g.output(g.node("im2col", [xci], **attrs, **nchw), fullc)
+            g.output(g.node("im2col", [xi], **attrs, **nhwc), full)
+            m, kk = full.shape[1], full.shape[2]
+            # tiles: an odd one inside, the last row or column alone, m_offset
+            # given as a list of one (IREE's flat form), the default sizes
+            tiles = [(m // 3, max(1, m // 2), kk // 4, max(1, (kk + 1) // 2)), (m - 1, 1, kk - 1, 1),
+                     (1 % m, None, 2 % kk, None), (0, m, 0, kk)]
+            for m0, ms, k0, ks in tiles:
+                ta = dict(m_offset=[m0] if ci == 1 else m0, k_offset=k0)
+                if ms is not None:
+                    ta.update(m_size=ms, k_size=ks)
+                me, ke = (m0 + ms, k0 + ks) if ms is not None else (m, kk)
+                g.output(g.node("im2col", [xi], **attrs, **ta), full[:, m0:me, k0:ke])
+                g.output(g.node("im2col", [xci], **attrs, **nchw, **ta), fullc[:, m0:me, k0:ke])
     return g
 
 
@@ -302,7 +355,8 @@ def g_diag_fold(r):
     return g
 
 
-GROUPS = [g_fft, g_dft, g_im2col, g_winograd_transforms, g_conv_attr, g_conv_file, g_conv_mixed, g_diag_fold]
+GROUPS = [g_fft, g_dft, g_im2col, g_winograd_transforms, g_conv_attr, g_conv_file, g_conv_mixed, g_diag_fold,
+          g_im2col_operands]
 
 
 def onnx_dft_length(opts, work):

@@ -647,18 +647,95 @@ static int64_t out_extent(const Ext *x, int64_t in, int64_t lo, int64_t hi, int6
   return e / s + 1;
 }
 
+/* IREE's batch_pos, m_pos and k_pos: which input dims are the batch, the
+ * image (rows, columns) and the channels. Two layouts: NHWC ([0], [1, 2],
+ * [3], the default) and NCHW ([0], [2, 3], [1]); stored as "nchw" (0 or 1).
+ * Any other assignment is an error at the first attribute that differs. */
+static bool get_im2col_layout(Ext *x) {
+  static const char *const names[3] = {"batch_pos", "m_pos", "k_pos"};
+  static const int64_t nhwc[3][2] = {{0}, {1, 2}, {3}}, nchw[3][2] = {{0}, {2, 3}, {1}};
+  static const int counts[3] = {1, 2, 1};
+  GraphAttr *a[3];
+  bool is_nhwc = true, is_nchw = true, given = false;
+  for (int i = 0; i < 3; i++) {
+    a[i] = get_ints(x, names[i], false);
+    given |= a[i] != NULL;
+  }
+  if (!given) {
+    put(x, (GraphAttr){.name = "nchw", .kind = GA_INT, .i = 0});
+    return false;
+  }
+  for (int i = 0; i < 3; i++) {
+    const int64_t *v = a[i] ? a[i]->ints : nhwc[i];
+    int n = a[i] ? a[i]->n : counts[i];
+    bool h = n == counts[i], c = n == counts[i];
+    for (int j = 0; j < n && (h || c); j++) {
+      h &= v[j] == nhwc[i][j];
+      c &= v[j] == nchw[i][j];
+    }
+    if (!a[i]) /* an absent list takes the other lists' layout */
+      continue;
+    if ((is_nhwc && h) || (is_nchw && c)) {
+      is_nhwc &= h;
+      is_nchw &= c;
+      continue;
+    }
+    graph_error(x->g, attr_path(x, names[i]), "%sbatch_pos, m_pos and k_pos must be NHWC's ([0], [1, 2], [3]) or "
+                "NCHW's ([0], [2, 3], [1]); '%s' fits neither with the others", x->desc, names[i]);
+  }
+  bool nchw_layout = !is_nhwc;
+  for (int i = 0; i < 3; i++) { /* store all three, filled in */
+    GraphAttr s = {.name = names[i], .kind = GA_INTS, .n = counts[i]};
+    s.ints = arena_alloc(x->g->arena, sizeof *s.ints * 2);
+    memcpy(s.ints, nchw_layout ? nchw[i] : nhwc[i], sizeof *s.ints * 2);
+    put(x, s);
+  }
+  put(x, (GraphAttr){.name = "nchw", .kind = GA_INT, .i = nchw_layout});
+  return nchw_layout;
+}
+
+/* An offset or size of the im2col matrix's tile: one int (a list of one,
+ * IREE's flat form), in [lo, hi]; `dflt` when absent. */
+static int64_t get_tile_int(Ext *x, const char *name, int64_t dflt, int64_t lo, int64_t hi, const char *what) {
+  GraphAttr *a = get_ints(x, name, false);
+  int64_t v = dflt;
+  if (a) {
+    if (a->n != 1)
+      graph_error(x->g, attr_path(x, name), "%s'%s' needs one value (a flat offset or size into the matrix), not %d", x->desc,
+                  name, a->n);
+    v = a->ints[0];
+  }
+  if (v < lo || v > hi)
+    graph_error(x->g, attr_path(x, name), "%s'%s' = %lld is outside [%lld, %lld] (the %s)", x->desc, name,
+                (long long)v, (long long)lo, (long long)hi, what);
+  put(x, (GraphAttr){.name = name, .kind = GA_INT, .i = v});
+  return v;
+}
+
 /* im2col: NHWC [N, H, W, C] -> [N, OH * OW, KH * KW * C], column order
- * (kh, kw, c) to match an HWCF filter reshaped to [KH * KW * C, F]. */
+ * (kh, kw, c) to match an HWCF filter reshaped to [KH * KW * C, F]; NCHW
+ * [N, C, H, W] (batch_pos [0], m_pos [2, 3], k_pos [1]) -> [N, OH * OW,
+ * C * KH * KW], column order (c, kh, kw) to match FCHW as [F, C * KH * KW].
+ * m_offset, k_offset, m_size and k_size cut a tile of that matrix (IREE's
+ * offsets; its output's shape gives the sizes, here the attributes,
+ * defaulting to the rest of the matrix). */
 static int infer_im2col(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_rank(x, 0, 4);
   want_ordered(x, 0);
   const int64_t *k = get_pair(x, "kernel", 1, true), *s = get_pair(x, "strides", 1, false);
   const int64_t *d = get_pair(x, "dilations", 1, false), *p = get_padding(x);
-  int64_t h = want_static(x, v->shape[1], "the height"), w = want_static(x, v->shape[2], "the width");
-  int64_t c = want_static(x, v->shape[3], "the channels");
+  bool nchw = get_im2col_layout(x);
+  int hd = nchw ? 2 : 1, cd = nchw ? 1 : 3;
+  int64_t h = want_static(x, v->shape[hd], "the height"), w = want_static(x, v->shape[hd + 1], "the width");
+  int64_t c = want_static(x, v->shape[cd], "the channels");
   int64_t oh = out_extent(x, h, p[0], p[1], k[0], s[0], d[0]), ow = out_extent(x, w, p[2], p[3], k[1], s[1], d[1]);
-  AffineExpr *shape[3] = {v->shape[0], graph_dim_const(x->g, oh * ow), graph_dim_const(x->g, k[0] * k[1] * c)};
+  int64_t mt = oh * ow, kt = k[0] * k[1] * c;
+  int64_t m0 = get_tile_int(x, "m_offset", 0, 0, mt - 1, "output points");
+  int64_t k0 = get_tile_int(x, "k_offset", 0, 0, kt - 1, "columns");
+  int64_t ms = get_tile_int(x, "m_size", mt - m0, 1, mt - m0, "rows left after m_offset");
+  int64_t ks = get_tile_int(x, "k_size", kt - k0, 1, kt - k0, "columns left after k_offset");
+  AffineExpr *shape[3] = {v->shape[0], graph_dim_const(x->g, ms), graph_dim_const(x->g, ks)};
   set_out(x, 0, v->type, 3, shape);
   return 1;
 }
