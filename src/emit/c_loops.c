@@ -367,6 +367,24 @@ static const char *claim(Nest *n, const char *fmt, const char *name) {
 
 static const char *dim_name(Nest *n, int d) { return n->op->dims[d].name; }
 
+/* The comment over a spec's comprehension: what it writes, from which line,
+ * and the statements fusion put into its nest ("comprehension 1, line 27:
+ * H, with its init (line 26) and epilogue (line 28)"): a graph op's comment
+ * names its nodes the same way (StructuredOp.origin). */
+static const char *comprehension_comment(Emitter *e, const StructuredOp *op, int index) {
+  StrBuf sb = {0};
+  sb_printf(&sb, "comprehension %d, line %d: ", index + 1, op->loc.line);
+  for (int y = 0; y < op->nyields; y++)
+    sb_printf(&sb, "%s%s", y ? ", " : "", e->k->tensors[op->operands[op->yields[y].operand].tensor].name);
+  if (op->init)
+    sb_printf(&sb, ", with its init (line %d)", op->init->loc.line);
+  if (op->epilogue)
+    sb_printf(&sb, "%s epilogue (line %d)", op->init ? " and" : ", with its", op->epilogue->loc.line);
+  const char *text = c_comment_text(e->arena, sb.data ? sb.data : "");
+  sb_free(&sb);
+  return text;
+}
+
 /* ---- packing ---- */
 
 static bool tensor_uses_dim(Nest *n, const Operand *o, int d) {
@@ -1978,7 +1996,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   if (!attached && op->origin) /* a graph's op: the nodes it computes */
     put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
   else if (e->k->nops > 1 && !attached)
-    put(e, loops_comment(e->arena, arena_printf(e->arena, "comprehension %d", index + 1)));
+    put(e, loops_comment(e->arena, comprehension_comment(e, op, index)));
   if (!n->hoisted) {
     emit_from(n, 0, false, false);
     nest_release(e, n);
