@@ -187,6 +187,10 @@ save("range_zero_delta.onnx", "node 'r' (Range): Range needs a non-zero delta",
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
       h.make_node("Range", ["zero", "n", "zero"], ["y"], name="r")],
      [vi("x", ["N"])], [y], [ten("zero", [], [0], T.INT64)])
+save("range_float_half_step.onnx", "node 'r' (Range): a Range over a symbolic dim needs an integral delta, not 0.5",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+      h.make_node("Cast", ["n"], ["nf"], to=F), h.make_node("Range", ["fzero", "nf", "half"], ["y"], name="r")],
+     [vi("x", ["N"])], [y], [ten("zero", [], [0], T.INT64), ten("fzero", [], [0.0], F), ten("half", [], [0.5], F)])
 # 36 elements that depend on symbolic dims, read as data: too many for one op
 save("dims_as_data_too_many.onnx", "error: constant 'c' has too many elements that depend on symbolic dims (36) to compute at run time",
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Concat", ["s"] * 12, ["c"], axis=0, name="cat"),

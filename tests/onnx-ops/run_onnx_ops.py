@@ -97,6 +97,10 @@ def f32(name, vals):
     return const(name, np.array(vals, dtype=np.float32))
 
 
+def f64(name, vals):
+    return const(name, np.array(vals, dtype=np.float64))
+
+
 def weights(name, shape, seed, scale=0.5):
     return const(name, (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32))
 
@@ -552,6 +556,17 @@ def range_cases():
         [("x", T.FLOAT, [2, "N"])], ["y", "r2"],
         inits=[i64("one", 1), i64("zero", 0), i64("step", 1), i64("lim", 40), i64("three", 3)], opset=13,
         dims=[{"N": 1}, {"N": 7}, {"N": 31}, {"N": 43, "_refused": 1}])
+    # a float Range over a dim: torch.arange(x.shape[1], dtype=torch.float32)
+    # (rotary embeddings) casts the dim to float first
+    for t, name, const in ((T.FLOAT, "f32", f32), (T.DOUBLE, "f64", f64)):
+        add("range_float_symbolic_" + name,
+            [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "one"], ["n"]),
+             h.make_node("Cast", ["n"], ["nf"], to=t), h.make_node("Range", ["start", "nf", "step"], ["r"]),
+             h.make_node("Range", ["nf", "zero", "back"], ["down"]),
+             h.make_node("Cast", ["x"], ["xt"], to=t), h.make_node("Mul", ["xt", "r"], ["y"])],
+            [("x", T.FLOAT, [2, "N"])], ["y", "down"],
+            inits=[i64("one", 1), const("start", 0.0), const("step", 1.0), const("zero", 0.0), const("back", -3.0)],
+            opset=13, dims=[{"N": 1}, {"N": 7}, {"N": 30}])
     add("range_constant", [h.make_node("Range", ["a", "b", "c"], ["r"])], [("x", T.FLOAT, [1])], ["r"],
         inits=[f32("a", 1.5), f32("b", -3.0), f32("c", -0.7)], opset=13)
 
