@@ -1,7 +1,10 @@
 /* scan along the middle axis of [outer, n, inner]: a running add, mul, max
  * or min (combiner 0..3), inclusive (element j has the combination of
  * 0..j) or exclusive (of 0..j-1: the identity first), from the end when
- * reverse. The combination is sequential along the axis, as NumPy's cumsum. */
+ * reverse. The combination is sequential along the axis, as NumPy's cumsum.
+ * With `last` (IREE's accumulator output, one element per row), each row's
+ * last value written (its first when reverse; the identity for an empty
+ * row) is stored there too. */
 static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
 {
   switch (combiner) {
@@ -12,9 +15,9 @@ static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
   }
 }
 
-static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t outer,
-                          int64_t n, int64_t inner, int combiner, int inclusive, int reverse,
-                          int64_t tile)
+static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out,
+                          @T@ *restrict last, int64_t outer, int64_t n, int64_t inner,
+                          int combiner, int inclusive, int reverse, int64_t tile)
 {
   const @T@ identity = combiner == 0   ? (@T@)0
                       : combiner == 1 ? (@T@)1
@@ -25,17 +28,19 @@ static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out, int64_t oute
   LGEN_OMP(omp for schedule(static, chunk))
   for (int64_t r = 0; r < outer * inner; r++) {
     int64_t base = (r / inner) * n * inner + r % inner;
-    @T@ acc = identity;
+    @T@ acc = identity, written = identity;
     for (int64_t t = 0; t < n; t++) {
       int64_t at = base + (reverse ? n - 1 - t : t) * inner;
       @T@ v = x[at];
       if (inclusive) { /* element 0 is x's own (0 + -0.0 would be +0.0) */
         acc = t == 0 ? v : lgen_scan_combine_@S@(combiner, acc, v);
-        out[at] = acc;
+        out[at] = written = acc;
       } else {
-        out[at] = acc;
+        out[at] = written = acc;
         acc = lgen_scan_combine_@S@(combiner, acc, v);
       }
     }
+    if (last)
+      last[r] = written;
   }
 }

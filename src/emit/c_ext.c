@@ -460,7 +460,8 @@ static void call_scan(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %d, %d, %d, %lld", name_of(c, 0), name_of(c, out), rows(c, 0, attr_int(c, "axis", 0)),
+  call_args(c, "%s, %s, %s, %s, %d, %d, %d, %lld", name_of(c, 0), name_of(c, out),
+       x->noutputs > 1 ? name_of(c, out + 1) : "0", rows(c, 0, attr_int(c, "axis", 0)),
        combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
        attr_int(c, "reverse", 0), row_tile(c));
 }

@@ -107,6 +107,8 @@ typedef struct {
   const char *path;    /* JSON pointer of the node (/graph/node/12) */
   const char *origin;  /* the operator it came from (ONNX opType, or the op name) */
   const Kernel *def;   /* GOP_CALL: the def of a .tc spec it runs */
+  int listed_outputs;  /* the outputs its lgen-graph/1 node lists (an EXT op's trailing outputs may be
+                        * optional: scan's accumulator); 0: the op decides */
 } GraphNode;
 
 typedef struct {
@@ -238,6 +240,11 @@ int graph_add_sym_const(Graph *g, const char *name, int64_t count, AffineExpr **
  * messages (NULL: the op's own name); `path` is the node's JSON pointer. */
 int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
                    const GraphAttr *attrs, const char **out_names, const char *path, const char *origin);
+/* The same for a node that lists `listed` outputs, all named (lgen-graph/1):
+ * an EXT op with optional trailing outputs (scan's accumulator) has as many;
+ * any other count than the op's is a located error at PATH/outputs. */
+int graph_add_node_listed(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
+                          const GraphAttr *attrs, const char **out_names, int listed, const char *path);
 /* A call of a .tc def: its tensor inputs bound in order, size symbols from
  * the input shapes. */
 int graph_add_call(Graph *g, const Kernel *def, const char *node_name, int ninputs, const int *inputs,

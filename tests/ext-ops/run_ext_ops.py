@@ -246,6 +246,22 @@ def ref_scan(x, axis, comb, inclusive, reverse):
     return acc
 
 
+def scan_identity(dtype, comb):
+    if np.issubdtype(dtype, np.floating):
+        return {"add": 0, "mul": 1, "max": -np.inf, "min": np.inf}[comb]
+    info = np.iinfo(dtype)
+    return {"add": 0, "mul": 1, "max": info.min, "min": info.max}[comb]
+
+
+def ref_scan_last(x, y, axis, comb, reverse):
+    """IREE's accumulator: per row, the scan's last value written (y at the
+    axis' end, or its start when reverse); the identity for an empty axis."""
+    shape = x.shape[:axis] + x.shape[axis + 1:]
+    if x.shape[axis] == 0:
+        return np.full(shape, scan_identity(x.dtype, comb), dtype=x.dtype)
+    return np.take(y, 0 if reverse else x.shape[axis] - 1, axis=axis)
+
+
 def ref_arg(x, axis, is_min, keep, last):
     f = np.argmin if is_min else np.argmax
     if last:
@@ -398,6 +414,18 @@ def g_scan(r):
                         y = g.node("scan", [g.input(x)], axis=axis, combiner=comb, inclusive=inclusive,
                                    reverse=reverse)
                         g.output(y, ref_scan(x, axis, comb, inclusive, reverse), exact=False)
+    # IREE's accumulator output (a second output: the last value written per
+    # row, x's shape without the axis), including rank-0 ones (g_empty: an empty axis)
+    for shape, axis in [((10,), 0), ((3, 7), 1), ((3, 7), 0), ((2, 3, 5), 1), ((1,), 0), ((5, 1), 1)]:
+        for t in ("f32", "i32"):
+            for comb, inclusive, reverse in [("add", 1, 0), ("add", 0, 1), ("mul", 0, 0), ("max", 1, 1),
+                                             ("min", 0, 0), ("max", 0, 1)]:
+                x = rng_array(r, shape, t, -3, 4) if comb != "mul" else rng_array(r, shape, t, -2, 3)
+                y, acc = g.node("scan", [g.input(x)], nout=2, axis=axis, combiner=comb, inclusive=inclusive,
+                                reverse=reverse)
+                ry = ref_scan(x, axis, comb, inclusive, reverse)
+                g.output(y, ry, exact=False)
+                g.output(acc, ref_scan_last(x, ry, axis, comb, reverse), exact=False)
     return g
 
 
@@ -531,6 +559,9 @@ def g_empty(r):
     e, ei = g.node("topk", [g.input(y)], nout=2, k=0, axis=1)  # (3, 0)
     g.output(g.node("sort", [e], axis=1), np.zeros((3, 0), np.float32))
     g.output(g.node("scan", [e], axis=0, combiner="max"), np.zeros((3, 0), np.float32))
+    ey, eacc = g.node("scan", [e], nout=2, axis=1, combiner="min", inclusive=0)  # accumulator: the identity
+    g.output(ey, np.zeros((3, 0), np.float32))
+    g.output(eacc, np.full((3,), np.inf, np.float32))
     g.output(g.node("gather", [g.input(rng_array(r, (5,), "f32")), ei], axis=0), np.zeros((3, 0), np.float32))
     one = rng_array(r, (1, 1), "f32")
     oi = g.input(one)

@@ -2450,6 +2450,9 @@ static int push_ext_node(Graph *g, GraphNode *n, const char **out_names, const c
       graph_error(g, n->path, "%sinput %d is missing", graph_node_desc(g, n), i);
   GraphShape outs[4];
   int nout = graph_ext_infer(g, n, outs);
+  if (n->listed_outputs && n->listed_outputs != nout) /* the file's count, which the loader let through */
+    graph_error(g, arena_printf(g->arena, "%s/outputs", n->path), "op '%s' has %d output%s, not %d",
+                graph_op_info(n->op)->name, nout, nout == 1 ? "" : "s", n->listed_outputs);
   const char *names[4];
   bool generated[4];
   for (int i = 0; i < nout; i++) {
@@ -2520,12 +2523,14 @@ static void check_attrs_asked(Graph *g, const GraphNode *n, int nattrs, const Gr
 
 static int add_node(Graph *g, GraphNode *n, const char **out_names);
 
-int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
-                   const GraphAttr *attrs, const char **out_names, const char *path, const char *origin) {
+static int add_node_listed(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
+                           const GraphAttr *attrs, const char **out_names, int listed, const char *path,
+                           const char *origin) {
   const GraphOpInfo *info = graph_op_info(op);
   if (!info || op == GOP_CALL)
     diag_bug(g->diag, "graph_add_node: op %d needs graph_add_call or does not exist", (int)op);
   GraphNode *n = new_node(g, op, node_name, ninputs, inputs, nattrs, attrs, path, origin);
+  n->listed_outputs = listed;
   if (origin || nattrs == 0) /* the importers' attributes are lgen's own */
     return add_node(g, n, out_names);
   const GraphNode *outer = g->attr_node;
@@ -2535,6 +2540,16 @@ int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, con
   check_attrs_asked(g, n, nattrs, attrs, &asked);
   g->attr_node = outer, g->attr_asked = outer_asked;
   return first;
+}
+
+int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
+                   const GraphAttr *attrs, const char **out_names, const char *path, const char *origin) {
+  return add_node_listed(g, op, node_name, ninputs, inputs, nattrs, attrs, out_names, 0, path, origin);
+}
+
+int graph_add_node_listed(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
+                          const GraphAttr *attrs, const char **out_names, int listed, const char *path) {
+  return add_node_listed(g, op, node_name, ninputs, inputs, nattrs, attrs, out_names, listed, path, NULL);
 }
 
 static int add_node(Graph *g, GraphNode *n, const char **out_names) {

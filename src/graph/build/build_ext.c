@@ -284,12 +284,22 @@ static int infer_scan(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_ordered(x, 0);
   want_rank_at_least(x, 0, 1);
-  get_axis(x, "axis", 0, v->rank);
+  int axis = get_axis(x, "axis", 0, v->rank);
   get_bool(x, "inclusive", true);
   get_bool(x, "reverse", false);
   get_choice(x, "combiner", "add", combiners);
   set_out(x, 0, v->type, v->rank, v->shape);
-  return 1;
+  if (x->n->listed_outputs != 2)
+    return 1;
+  /* IREE's accumulator: the last value the scan wrote in each row, x's
+   * shape without the axis */
+  AffineExpr *shape[LG_MAX_RANK];
+  int r = 0;
+  for (int d = 0; d < v->rank; d++)
+    if (d != axis)
+      shape[r++] = v->shape[d];
+  set_out(x, 1, v->type, r, shape);
+  return 2;
 }
 
 static void want_same_type(const Ext *x, int i, int j) {
