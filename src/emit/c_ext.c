@@ -567,11 +567,14 @@ static void call_im2col(ExtCall *c) {
        (long long)ext_attr_int(x, "k_offset", 0), (long long)ext_attr_int(x, "k_size", 0));
 }
 
+/* The Winograd transforms (templates/winograd_*.c): m is the output tile
+ * (output_tile_size, 2 or 6), tiles every m rows and columns. */
 static void call_winograd_filter(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %s", name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3));
+  call_args(c, "%s, %s, %s, %s, %d", name_of(c, 0), name_of(c, out), extent(c, 0, 2), extent(c, 0, 3),
+            attr_int(c, "output_tile_size", 2));
 }
 
 static void call_winograd_input(ExtCall *c) {
@@ -581,11 +584,12 @@ static void call_winograd_input(ExtCall *c) {
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
   const int64_t *pd = ext_attr_ints(x, "padding", &cnt);
+  int m = attr_int(c, "output_tile_size", 2);
   int64_t h = tensor_of(c, 0)->shape[1]->value, w = tensor_of(c, 0)->shape[2]->value;
   int64_t oh = h + pd[0] + pd[1] - 2, ow = w + pd[2] + pd[3] - 2;
-  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld", name_of(c, 0), name_of(c, out),
-       extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + 1) / 2),
-       (long long)((ow + 1) / 2), (long long)pd[0], (long long)pd[2]);
+  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %lld, %lld, %d", name_of(c, 0), name_of(c, out),
+       extent(c, 0, 0), (long long)h, (long long)w, extent(c, 0, 3), (long long)((oh + m - 1) / m),
+       (long long)((ow + m - 1) / m), (long long)pd[0], (long long)pd[2], m);
 }
 
 static void call_winograd_output(ExtCall *c) {
@@ -595,9 +599,10 @@ static void call_winograd_output(ExtCall *c) {
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
   const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
-  call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld", name_of(c, 0), name_of(c, out),
-       (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + 1) / 2),
-       (long long)((sh[2] + 1) / 2));
+  int m = attr_int(c, "output_tile_size", 2);
+  call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld, %d", name_of(c, 0), name_of(c, out),
+       (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + m - 1) / m),
+       (long long)((sh[2] + m - 1) / m), m);
 }
 
 /* rnn (templates/rnn.c): the optional inputs are those the with_* flags

@@ -355,8 +355,90 @@ def g_diag_fold(r):
     return g
 
 
+def toom_cook(points, m, r):
+    """Lavin and Gray's construction of F(m, r) from n - 1 = m + r - 2 finite
+    points and infinity: A^T (m x n), G (n x r), B^T (n x n). Row 0 of G and
+    B^T negated, as Lavin (and IREE) write them (G[0] = [1, 0, 0])."""
+    n = m + r - 1
+    p = np.array(points, np.float64)
+    at, g, bt = np.zeros((m, n)), np.zeros((n, r)), np.zeros((n, n))
+    for j in range(n - 1):
+        others = [p[q] for q in range(n - 1) if q != j]
+        at[:, j] = p[j] ** np.arange(m)
+        g[j] = p[j] ** np.arange(r) / np.prod([p[j] - q for q in others])
+        bt[j, :n - 1] = np.polynomial.polynomial.polyfromroots(others)
+    at[m - 1, n - 1] = g[n - 1, r - 1] = 1
+    bt[n - 1] = np.polynomial.polynomial.polyfromroots(p)
+    g[0], bt[0] = -g[0], -bt[0]
+    return at, g, bt
+
+
+AT6, G6, BT6 = toom_cook([0, 1, -1, 2, -2, 0.5, -0.5], 6, 3)
+# F(6x6, 3x3)'s error against a float64 direct conv, relative to the largest
+# sum |x||w| over a window (ref_conv's scale), measured in f32 over uniform
+# inputs and filters in [-1, 1] (16x16 and 28x28 images, padding 1, C = 1,
+# 4, 16, 64, 256, F = 8, three seeds): at most 5.4e-6 (relative to the
+# largest output, 1.7e-5), against 1.6e-7 for F(2x2, 3x3) and 2.0e-7 for the
+# direct conv. Its transforms' coefficients (up to 32 and 21/4, down to
+# 1/90) cost about 5 bits. The test allows 1e-5 in f32, 1e-13 in f64.
+WINOGRAD6_TOL = {"f32": 1e-5, "f64": 1e-13}
+
+
+def g_winograd6(r):
+    """F(6x6, 3x3) (output_tile_size 6, 8x8 input tiles at stride 6): each
+    transform alone (f64, against Lavin's matrices derived above, not typed
+    in), then filter, input, matmul and output transforms against the
+    float64 direct conv, on tiny, odd and prime shapes."""
+    g = Graph("winograd6")
+    for c, f in ((1, 1), (3, 5), (2, 7)):
+        w = r.uniform(-1, 1, (3, 3, c, f))
+        ref = np.einsum("ai,ijcf,bj->abcf", G6, w, G6)
+        g.output(g.node("winograd_filter_transform", [g.input(w)], output_tile_size=6), ref, 1e-14)
+    for shape, p in (((1, 8, 8, 1), (0, 0, 0, 0)), ((2, 5, 7, 3), (1, 1, 1, 1)), ((1, 13, 3, 2), (0, 1, 2, 0)),
+                     ((1, 3, 3, 37), (1, 1, 1, 1))):
+        x = r.uniform(-1, 1, shape)
+        n, h, w_, c = shape
+        oh, ow = h + p[0] + p[1] - 2, w_ + p[2] + p[3] - 2
+        th, tw = -(-oh // 6), -(-ow // 6)
+        xp = np.zeros((n, 6 * th + 2, 6 * tw + 2, c))
+        xp[:, p[0]:p[0] + h, p[2]:p[2] + w_, :] = x
+        v = np.zeros((8, 8, n * th * tw, c))
+        for b in range(n):
+            for i in range(th):
+                for j in range(tw):
+                    d = xp[b, 6 * i:6 * i + 8, 6 * j:6 * j + 8, :]
+                    v[:, :, (b * th + i) * tw + j, :] = np.einsum("ai,ijc,bj->abc", BT6, d, BT6)
+        g.output(g.node("winograd_input_transform", [g.input(x)], padding=[[p[0], p[1]], [p[2], p[3]]],
+                        output_tile_size=6), v, 1e-14)
+    for n, oh, ow, f in ((1, 6, 6, 1), (2, 7, 13, 3), (1, 1, 1, 2)):
+        th, tw = -(-oh // 6), -(-ow // 6)
+        m = r.uniform(-1, 1, (8, 8, n * th * tw, f))
+        y = np.zeros((n, 6 * th, 6 * tw, f))
+        for b in range(n):
+            for i in range(th):
+                for j in range(tw):
+                    y[b, 6 * i:6 * i + 6, 6 * j:6 * j + 6, :] = np.einsum(
+                        "ai,ijf,bj->abf", AT6, m[:, :, (b * th + i) * tw + j, :], AT6)
+        g.output(g.node("winograd_output_transform", [g.input(m)], shape=[n, oh, ow], output_tile_size=6),
+                 y[:, :oh, :ow, :], 1e-14)
+    cases = [c[:2] + (c[4],) for c in CONV_CASES] + [((1, 13, 11, 5), (3, 3, 5, 3), (1, 1, 1, 1)),
+                                                     ((2, 4, 17, 2), (3, 3, 2, 1), (0, 2, 1, 0))]
+    for t in ("f32", "f64"):
+        for shape, wshape, p in cases:
+            x = r.uniform(-1, 1, shape).astype(X.NP_TYPES[t])
+            w = r.uniform(-1, 1, wshape).astype(X.NP_TYPES[t])
+            ref, mag = ref_conv(x, w, (1, 1), (1, 1), p)
+            u = g.node("winograd_filter_transform", [g.input(w)], output_tile_size=6)
+            v = g.node("winograd_input_transform", [g.input(x)], padding=[[p[0], p[1]], [p[2], p[3]]],
+                       output_tile_size=6)
+            y = g.node("winograd_output_transform", [g.node("matmul", [v, u])], shape=list(ref.shape[:3]),
+                       output_tile_size=6)
+            g.output(y, ref.astype(x.dtype), WINOGRAD6_TOL[t], mag)
+    return g
+
+
 GROUPS = [g_fft, g_dft, g_im2col, g_winograd_transforms, g_conv_attr, g_conv_file, g_conv_mixed, g_diag_fold,
-          g_im2col_operands]
+          g_im2col_operands, g_winograd6]
 
 
 def onnx_dft_length(opts, work):

@@ -750,14 +750,25 @@ static int infer_im2col(Ext *x) {
   return 1;
 }
 
-/* Winograd F(2x2, 3x3): 4x4 input tiles at stride 2, 2x2 output tiles. */
+/* Winograd F(m x m, 3x3), m the output_tile_size (IREE's name): 2 (the
+ * default: 4x4 input tiles at stride 2) or 6 (IREE's: 8x8 input tiles at
+ * stride 6); any other is an error at the attribute. */
+static int64_t get_output_tile(Ext *x) {
+  int64_t m = get_int(x, "output_tile_size", 2);
+  if (m != 2 && m != 6)
+    graph_error(x->g, attr_path(x, "output_tile_size"), "%s'output_tile_size' must be 2 (F(2x2, 3x3)) or 6 "
+                "(F(6x6, 3x3)), not %lld", x->desc, (long long)m);
+  return m;
+}
+
 static int infer_winograd_filter(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_float(x, 0);
   want_rank(x, 0, 4);
+  int64_t n = get_output_tile(x) + 2;
   if (want_static(x, v->shape[0], "the filter height") != 3 || want_static(x, v->shape[1], "the filter width") != 3)
     graph_error(x->g, x->n->path, "%sthe filter '%s' must be HWCF with a 3x3 window", x->desc, v->name);
-  AffineExpr *shape[4] = {graph_dim_const(x->g, 4), graph_dim_const(x->g, 4), v->shape[2], v->shape[3]};
+  AffineExpr *shape[4] = {graph_dim_const(x->g, n), graph_dim_const(x->g, n), v->shape[2], v->shape[3]};
   set_out(x, 0, v->type, 4, shape);
   return 1;
 }
@@ -766,34 +777,36 @@ static int infer_winograd_input(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_float(x, 0);
   want_rank(x, 0, 4);
+  int64_t m = get_output_tile(x);
   const int64_t *p = get_padding(x);
   int64_t n = want_static(x, v->shape[0], "the batch"), h = want_static(x, v->shape[1], "the height");
   int64_t w = want_static(x, v->shape[2], "the width");
   int64_t oh = out_extent(x, h, p[0], p[1], 3, 1, 1), ow = out_extent(x, w, p[2], p[3], 3, 1, 1);
-  AffineExpr *shape[4] = {graph_dim_const(x->g, 4), graph_dim_const(x->g, 4),
-                          graph_dim_const(x->g, n * ((oh + 1) / 2) * ((ow + 1) / 2)), v->shape[3]};
+  AffineExpr *shape[4] = {graph_dim_const(x->g, m + 2), graph_dim_const(x->g, m + 2),
+                          graph_dim_const(x->g, n * ((oh + m - 1) / m) * ((ow + m - 1) / m)), v->shape[3]};
   set_out(x, 0, v->type, 4, shape);
   return 1;
 }
 
 /* The output's [N, OH, OW] are given (`shape`): the tiles alone do not tell
- * an odd extent from the even one above it. */
+ * an extent from the others that round up to the same tile count. */
 static int infer_winograd_output(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_float(x, 0);
   want_rank(x, 0, 4);
+  int64_t m = get_output_tile(x);
   GraphAttr *a = get_ints(x, "shape", true);
   if (a->n != 3)
     graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs [N, OH, OW], not %d values", x->desc, a->n);
   for (int i = 0; i < 3; i++)
     if (a->ints[i] < 1)
       graph_error(x->g, attr_path(x, "shape"), "%s'shape' must be positive (%lld)", x->desc, (long long)a->ints[i]);
-  int64_t tiles = a->ints[0] * ((a->ints[1] + 1) / 2) * ((a->ints[2] + 1) / 2);
-  if (want_static(x, v->shape[0], "dim 0") != 4 || want_static(x, v->shape[1], "dim 1") != 4 ||
+  int64_t tiles = a->ints[0] * ((a->ints[1] + m - 1) / m) * ((a->ints[2] + m - 1) / m);
+  if (want_static(x, v->shape[0], "dim 0") != m + 2 || want_static(x, v->shape[1], "dim 1") != m + 2 ||
       want_static(x, v->shape[2], "the tile count") != tiles)
-    graph_error(x->g, x->n->path, "%sinput '%s' must be [4, 4, %lld, F] for an output of [%lld, %lld, %lld, F]",
-                x->desc, v->name, (long long)tiles, (long long)a->ints[0], (long long)a->ints[1],
-                (long long)a->ints[2]);
+    graph_error(x->g, x->n->path, "%sinput '%s' must be [%lld, %lld, %lld, F] for an output of [%lld, %lld, %lld, F]",
+                x->desc, v->name, (long long)(m + 2), (long long)(m + 2), (long long)tiles, (long long)a->ints[0],
+                (long long)a->ints[1], (long long)a->ints[2]);
   AffineExpr *shape[4] = {graph_dim_const(x->g, a->ints[0]), graph_dim_const(x->g, a->ints[1]),
                           graph_dim_const(x->g, a->ints[2]), v->shape[3]};
   set_out(x, 0, v->type, 4, shape);
