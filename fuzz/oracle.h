@@ -22,6 +22,12 @@
 
 #include "lgen.h"
 
+/* The constants a fuzzed model may make lgen hold (--max-constant-bytes):
+ * 256 MiB instead of the default 2 GiB, so that a model at the limit (a
+ * Trilu mask of 2^31 elements, a OneHot) meets the limit's located error
+ * instead of libFuzzer's 2 GB RSS limit, which the default would pass. */
+#define FUZZ_MAX_CONSTANT_BYTES (256LL << 20)
+
 static void fuzz_fail(const char *what, const char *diagnostics) {
   fprintf(stderr, "fuzz oracle violated: %s\n", what);
   if (diagnostics)
@@ -194,6 +200,7 @@ static int fuzz_same(const char *a, const char *b) {
 static inline void fuzz_check_compile(const char *name, const uint8_t *data, size_t size) {
   lgen_source src = {name, (const char *)data, size};
   lgen_options opt = {0};
+  opt.max_constant_bytes = FUZZ_MAX_CONSTANT_BYTES;
   lgen_output out;
   int status = lgen_compile(&src, 1, &opt, &out);
   if (!out.diagnostics)
@@ -237,6 +244,7 @@ static inline void fuzz_check_compile(const char *name, const uint8_t *data, siz
   lgen_output_free(&again);
 
   lgen_options other = {0};
+  other.max_constant_bytes = FUZZ_MAX_CONSTANT_BYTES;
   other.prefix = "pfx_";
   other.checks = 1;
   other.header_name = "fuzz_kernels.h";
