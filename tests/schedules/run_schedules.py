@@ -1580,6 +1580,77 @@ ERROR_CASES = [
     ("vector-unknown-dim", "matmul:\n  vector: q\n", 2, 11, "unknown dim 'q'"),
     ("later-def-error", "copy:\n  tile: {n: [8]}\ntranspose:\n  order: [n, m]\n"
      "matmul:\n  pack: [A]\n  tile: {k: [0]}\n", 7, 14, "must be a positive size"),
+    # what each key takes (src/schedule/yaml.c), checked as the file is read
+    ("vector-not-a-scalar", "matmul:\n  vector: [n]\n", 2, 11, "expected a single value"),
+    ("partials-empty", "matvec:\n  partials: ''\n", 2, 13, "expected an integer, found ''"),
+    ("partials-too-large", "matvec:\n  partials: 2000\n", 2, 13, "partials must be between 1 and 1024"),
+    ("tile-too-large", "matmul:\n  tile: {m: [2000000000000]}\n", 2, 14,
+     "'2000000000000' must be a positive size"),
+    ("tile-no-levels", "matmul:\n  tile: {m: []}\n", 2, 13, "between 1 and 3 tile levels, please (m)"),
+    ("tile-dim-not-a-name", "matmul:\n  tile: {[m]: 4}\n", 2, 10, "expected a dim name"),
+    ("unroll-levels", "matmul:\n  unroll: {m: [2]}\n", 2, 15, "expected an integer"),
+    ("order-item-not-a-name", "matmul:\n  order: [[m]]\n", 2, 11, "expected a name"),
+    ("parallel-long-unknown-dim", "matmul:\n  parallel: [mnop]\n", 2, 14,
+     "unknown dim 'mnop' (the op's dims are: m, n, k)"),
+    ("collapse-not-a-list", "matmul:\n  collapse: m\n", 2, 13,
+     "'collapse' takes a list of dim lists, like [[m, n]]"),
+    ("collapse-one-dim", "matmul:\n  collapse: [[m]]\n", 2, 14,
+     "each group of 'collapse' is a list of two or more dims, like [m, n]"),
+    ("collapse-item-not-a-name", "matmul:\n  collapse: [[m, [n]]]\n", 2, 18, "expected a dim name"),
+    ("fuse-not-a-mapping", "matmul:\n  fuse: h\n", 2, 9,
+     "'fuse' maps intermediates to inline or keep, like {h: keep}"),
+    ("fuse-bad-choice", "matmul:\n  fuse: {h: maybe}\n", 2, 13, "expected inline or keep, found 'maybe'"),
+    ("fuse-name-not-a-scalar", "matmul:\n  fuse: {[h]: keep}\n", 2, 10, "expected an intermediate's name"),
+    ("fuse-choice-not-a-scalar", "matmul:\n  fuse: {h: [keep]}\n", 2, 13, "expected inline or keep"),
+    ("algorithm-not-a-mapping", "matmul:\n  algorithm: [y]\n", 2, 14,
+     "'algorithm' maps conv outputs to direct, im2col or winograd, like {y: winograd}"),
+    ("algorithm-bad-choice", "matmul:\n  algorithm: {y: fft}\n", 2, 18,
+     "expected direct, im2col or winograd, found 'fft'"),
+    ("layout-bad", "matmul:\n  layout: nchw\n", 2, 11, "expected channels_last or given, found 'nchw'"),
+    ("layout-not-a-scalar", "matmul:\n  layout: [given]\n", 2, 11, "expected channels_last or given"),
+    ("op-not-a-number", "matmul:\n  - op: x\n", 2, 9, "expected a comprehension number, found 'x'"),
+    ("op-negative", "matmul:\n  - op: -1\n", 2, 9, "expected a comprehension number, found '-1'"),
+    ("op-too-large", "matmul:\n  - op: 1001\n", 2, 9, "expected a comprehension number, found '1001'"),
+    ("op-empty", "matmul:\n  - op: ''\n", 2, 9, "expected a comprehension number, found ''"),
+    ("libcall-then-outline", "matmul:\n  libcall: f\n  outline: g\n", 3, 3,
+     "one outline or libcall per op (this one has 'libcall' already)"),
+    # C identifiers that start with a capital or _, or hold digits, pass the
+    # reader; then outline is for graphs only
+    ("outline-capital-on-a-def", "matmul:\n  outline: Fast\n", 2, 12,
+     "outline applies to a model graph's ops; 'matmul' is a def of a spec"),
+    ("outline-underscore-on-a-def", "matmul:\n  outline: _f9\n", 2, 12, "outline applies to a model graph's ops"),
+    ("libcall-mixed-on-a-def", "matmul:\n  libcall: aZ9_\n", 2, 12, "libcall applies to a model graph's ops"),
+    ("key-not-a-scalar", "matmul:\n  ? [a]\n  : 1\n", 2, 5, "expected a key"),
+    ("op-name-not-a-scalar", "[matmul]: {}\n", 1, 1, "expected an op name"),
+    # locations after other line breaks and multi-byte characters: lines as
+    # lgen counts them (LF, CR, CRLF; libyaml's NEL, LS and PS break no line
+    # there), columns in bytes (src/schedule/yaml.c's mark_offset)
+    ("crlf", "matmul:\r\n  tile: {m: [4]}\r\n  order: [m, q]\r\n", 3, 14, "unknown dim 'q'"),
+    ("cr", "matmul:\r  tile: {m: [4]}\r  order: [m, q]\r", 3, 14, "unknown dim 'q'"),
+    ("bom", "\ufeffmatmul:\n  tile: {m: [0]}\n", 2, 14, "must be a positive size"),
+    ("bom-first-line", "\ufeffmatmul: 4\n", 1, 12, "expected the decisions"),
+    ("nel", "matmul:\x85  tile: {m: [0]}\n", 1, 23, "must be a positive size"),
+    ("line-separator", "matmul:\u2028  tile: {m: [0]}\n", 1, 24, "must be a positive size"),
+    ("paragraph-separator", "matmul:\u2029  tile: {m: [0]}\n", 1, 24, "must be a positive size"),
+    ("multibyte-before", "matmul:\n  tile: {\"\u00e9\u00e9\": [4], m: [0]}\n", 2, 27, "must be a positive size"),
+    ("multibyte-key", "matmul:\n  tile: {m: [4]}\n  \u00e9t\u00e9: [m]\n", 3, 3,
+     "unknown schedule key '\u00e9t\u00e9'"),
+    ("no-final-newline", "matmul:\n  tile: {m: [0]}", 2, 14, "must be a positive size"),
+]
+
+# Schedule files that must be read as another one is: the same C.
+# (name, schedule text, the other text, or None for no --schedule)
+SAME_CASES = [
+    ("empty-file-is-auto", "", None),
+    ("comment-only-is-auto", "# no decisions\n", None),
+    ("crlf", "matmul:\r\n  tile: {m: [4]}\r\n  vector: none\r\n", "matmul:\n  tile: {m: [4]}\n  vector: none\n"),
+    ("cr", "matmul:\r  tile: {m: [4]}\r", "matmul:\n  tile: {m: [4]}\n"),
+    ("bom", "\ufeffmatmul:\n  tile: {m: [4]}\n", "matmul:\n  tile: {m: [4]}\n"),
+    ("order-unlisted-dims-follow", "matmul:\n  order: [n]\n", "matmul:\n  order: [n, m, k]\n"),
+    ("op-0-entry", "matmul:\n  - op: 0\n    tile: {m: [4]}\n", "matmul:\n  tile: {m: [4]}\n"),
+    ("collapse-groups-in-any-order", "add_4d:\n  collapse: [[n, h], [w, c]]\n",
+     "add_4d:\n  collapse: [[w, c], [n, h]]\n"),
+    ("layout-and-algorithm-leave-a-def", "matmul:\n  layout: given\n  algorithm: {y: im2col}\n", None),
 ]
 
 # Locations are pinned where lgen reports them today.  Checks that
@@ -1595,8 +1666,8 @@ def check_error_case(lgen, spec, workdir, case, res):
     d = os.path.join(workdir, "err-" + name)
     os.makedirs(d)
     ypath = os.path.join(d, "sched.yaml")
-    with open(ypath, "w") as f:
-        f.write(text)
+    with open(ypath, "wb") as f:
+        f.write(text.encode("utf-8"))
     out_c, out_h = os.path.join(d, "out.c"), os.path.join(d, "out.h")
     problems = []
     for sentinel in (False, True):
@@ -1622,15 +1693,19 @@ def check_error_case(lgen, spec, workdir, case, res):
                     m.group(2), m.group(3), line, col, lines[0]))
             if sub not in m.group(4):
                 problems.append("message %r lacks %r" % (m.group(4), sub))
-            src_lines = text.split("\n")
+            # lines as lgen counts them (LF, CR, CRLF, LFCR), columns in bytes
+            src_lines = re.split(rb"\r\n|\n\r|\r|\n", text.encode("utf-8"))
             l = int(m.group(2))
             if l - 1 < len(src_lines) and len(lines) >= 3:
-                want_src = src_lines[l - 1]
+                want_src = src_lines[l - 1].decode("utf-8", errors="replace")
                 if lines[1] != want_src:
                     problems.append("second stderr line %r is not source line %d %r" % (
                         lines[1], l, want_src))
                 c = int(m.group(3))
-                want_caret = "".join("\t" if ch == "\t" else " " for ch in want_src[:c - 1]) + "^"
+                # one space (or tab) a byte before the column, as diag.c
+                # (and tests/lib.sh's want_source) has it
+                before = src_lines[l - 1][:c - 1]
+                want_caret = "".join("\t" if b == 9 else " " for b in before) + "^"
                 if lines[2].rstrip() != want_caret:
                     problems.append("caret line %r, want %r" % (lines[2], want_caret))
         if err.count("error:") != 1:
@@ -1653,6 +1728,31 @@ def check_error_case(lgen, spec, workdir, case, res):
     res.report(not problems, "error=%s" % name,
                "\n".join(problems) + ("\nschedule:\n" + text if problems else ""),
                XFAIL_ERRORS.get(name), key=("error", name, "", ""))
+
+
+def check_same_case(lgen, spec, workdir, case, res):
+    """A schedule file read as another one (or as no --schedule): exit 0,
+    nothing on stderr, the same C."""
+    name, text, other = case
+    d = os.path.join(workdir, "same-" + name)
+    os.makedirs(d)
+    outs, problems = [], []
+    for i, t in enumerate((text, other)):
+        cmd = [lgen, spec, "-o", os.path.join(d, "out%d.c" % i)]
+        if t is not None:
+            ypath = os.path.join(d, "sched%d.yaml" % i)
+            with open(ypath, "wb") as f:
+                f.write(t.encode("utf-8"))
+            cmd.append("--schedule=" + ypath)
+        rc, out, err = run(cmd, timeout=30)
+        if rc != 0 or err:
+            problems.append("%s: %s\n%s" % (quote(cmd), describe_rc(rc), head(err)))
+            break
+        with open(cmd[3], "rb") as f:
+            outs.append(f.read())
+    if not problems and outs[0] != outs[1]:
+        problems.append("the C differs from that of %s" % ("no --schedule" if other is None else repr(other)))
+    res.report(not problems, "same=%s" % name, "\n".join(problems), None, key=("same", name, "", ""))
 
 
 # ---------------------------------------------------------------------------
@@ -1850,6 +1950,8 @@ def main():
     if not args.no_errors:
         for case in ERROR_CASES:
             check_error_case(lgen, spec, work, case, res)
+        for case in SAME_CASES:
+            check_same_case(lgen, spec, work, case, res)
 
     # compiler configurations
     configs = []
