@@ -28,6 +28,10 @@
  * arguments are <= 0; libm's exp for f64). A query's sum is taken key by key in order, so the
  * results do not depend on OpenMP or the threads.
  *
+ * k_t: k is stored [B, Hkv, D, Lk] (attention's k_map), its key tiles read
+ * in place through the map; v_t: v is stored [B, Hkv, Dv, Lk] (v_map), each
+ * value tile gathered into the scratch as [KT][Dv] (as f16 values are).
+ *
  * Optional pointers (NULL when absent): fmask (float bias, @T@) or bmask
  * (bool, keep where true), strided by msb/msh/msi/msj (0: broadcast) with
  * mask_lk key columns (keys at or past it are masked); kv_lens[b] (keys at
@@ -39,15 +43,17 @@
 enum { lgen_attn_qt_@S@ = 128, lgen_attn_kt_@S@ = 128 };
 
 /* st[c][r] (rows QT apart) = sum_d k[c][d] qp[r / 32][d][r % 32] for the
- * keys c < kb * 8 (k's rows D apart) and the queries r < qb * 32: 8 x 32
- * register blocks */
+ * keys c < kb * 8 (k[c][d] at k[c * sc + d * sd]: rows D apart, or a key
+ * tile read in place from k stored transposed) and the queries r < qb * 32:
+ * 8 x 32 register blocks */
 static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp,
-                             @C@ *restrict st, int64_t kb, int64_t qb, int64_t D)
+                             @C@ *restrict st, int64_t kb, int64_t qb, int64_t D,
+                             int64_t sc, int64_t sd)
 {
   enum { QT = lgen_attn_qt_@S@ };
   for (int64_t r = 0; r < qb; r++)
     for (int64_t c = 0; c < kb; c++) {
-      const @C@ *restrict a = k + c * 8 * D, *restrict b = qp + r * D * 32;
+      const @C@ *restrict a = k + c * 8 * sc, *restrict b = qp + r * D * 32;
       @C@ acc[8][32];
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -56,7 +62,7 @@ static void lgen_attn_qk_@S@(const @C@ *restrict k, const @C@ *restrict qp,
         for (int i = 0; i < 8; i++) {
           LGEN_OMP_SIMD(omp simd)
           for (int j = 0; j < 32; j++)
-            acc[i][j] = @CFMA@(a[i * D + d], b[d * 32 + j], acc[i][j]);
+            acc[i][j] = @CFMA@(a[i * sc + d * sd], b[d * 32 + j], acc[i][j]);
         }
       for (int i = 0; i < 8; i++)
         for (int j = 0; j < 32; j++)
@@ -108,12 +114,13 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
                                int64_t Lk, int64_t D, int64_t Dv, int64_t msb, int64_t msh,
                                int64_t msi, int64_t msj, int64_t mask_lk, @C@ scale,
                                @C@ softcap, int causal, int64_t causal_off, int causal_lens,
-                               int qk_mode)
+                               int qk_mode, int k_t, int v_t)
 {
   enum { QT = lgen_attn_qt_@S@, KT = lgen_attn_kt_@S@ };
   const @C@ ninf = -1.0f / 0.0f;
   int64_t nqt = (Lq + QT - 1) / QT, group = H / Hkv;
   int direct = sizeof(@T@) == sizeof(@C@); /* f32 keys and values are read in place */
+  int64_t ksj = k_t ? 1 : D, ksd = k_t ? Lk : 1; /* key j, dim d at kh[j * ksj + d * ksd] */
   LGEN_OMP(omp for schedule(dynamic))
   for (int64_t item = 0; item < B * H * nqt; item++) {
     int64_t b = item / (H * nqt), h = item / nqt % H, i0 = item % nqt * QT;
@@ -152,21 +159,29 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
       int64_t nk = kend - j0 < KT ? kend - j0 : KT, nk8 = (nk + 7) / 8 * 8;
       const @C@ *kt, *vt;
       int plain;
-      if (direct && nk8 == nk) {
-        kt = (const @C@ *)(const void *)(kh + j0 * D);
+      int64_t sc = D, sd = 1;
+      if (direct && nk8 == nk) { /* in place, through k's map */
+        kt = (const @C@ *)(const void *)(kh + j0 * ksj);
+        sc = ksj, sd = ksd;
       } else { /* converted, and zero keys up to a multiple of 8 */
-        for (int64_t c = 0; c < nk8 * D; c++)
-          ks[c] = c < nk * D ? @TOC@(kh[j0 * D + c]) : 0.0f;
+        for (int64_t c = 0; c < nk8; c++)
+          for (int64_t d = 0; d < D; d++)
+            ks[c * D + d] = c < nk ? @TOC@(kh[(j0 + c) * ksj + d * ksd]) : 0.0f;
         kt = ks;
       }
-      if (direct) {
+      if (direct && !v_t) {
         vt = (const @C@ *)(const void *)(vh + j0 * Dv);
-      } else {
+      } else if (!v_t) {
         for (int64_t c = 0; c < nk * Dv; c++)
           vs[c] = @TOC@(vh[j0 * Dv + c]);
         vt = vs;
+      } else { /* v stored [Dv][Lk]: the tile's rows gathered, Dv runs of nk keys */
+        for (int64_t x = 0; x < Dv; x++)
+          for (int64_t c = 0; c < nk; c++)
+            vs[c * Dv + x] = @TOC@(vh[x * Lk + j0 + c]);
+        vt = vs;
       }
-      lgen_attn_qk_@S@(kt, qs, st, nk8 / 8, rows / 32, D);
+      lgen_attn_qk_@S@(kt, qs, st, nk8 / 8, rows / 32, D, sc, sd);
       /* softcap, the mask and the cuts; none of them inside the causal
        * region of an unmasked tile */
       plain = softcap <= 0.0f && !fmask && !bmask && !scores && !kv_lens &&

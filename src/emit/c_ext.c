@@ -259,6 +259,9 @@ static void call_attention(ExtCall *c) {
   instantiate(c, t, lens >= 0 ? tensor_of(c, lens)->type : TY_I64, true);
   const char *B = r > 3 ? extent_product(c, 0, 0, r - 3) : "1", *H = r > 2 ? extent(c, 0, r - 3) : "1";
   const char *Hkv = r > 2 ? extent(c, 1, r - 3) : "1";
+  /* k and v stored transposed ([..., D, Lk], [..., Dv, Lk]: k_map, v_map) */
+  int kt = attr_int(c, "k_transposed", 0), vt = attr_int(c, "v_transposed", 0);
+  const char *Lk = extent(c, 1, r - 2 + kt), *Dv = extent(c, 2, r - 1 - vt);
   /* the mask's element strides over [B, H, Lq, Lk] and its key columns */
   const char *ms[4] = {"0", "0", "0", "0"}, *mask_lk = "0";
   const char *fmask = "0", *bmask = "0";
@@ -272,7 +275,7 @@ static void call_attention(ExtCall *c) {
       int slot = qd == r - 1 ? 3 : qd == r - 2 ? 2 : qd == r - 3 ? 1 : 0;
       bool one = m->shape[d]->kind == AE_CONST && m->shape[d]->value == 1;
       if (slot == 3) {
-        mask_lk = one && !pad ? extent(c, 1, r - 2) : extent(c, mask, d);
+        mask_lk = one && !pad ? Lk : extent(c, mask, d);
         ms[3] = one && !pad ? "0" : "1";
       } else if (!one && (slot != 0 || qd == r - 4)) {
         ms[slot] = stride; /* B: the innermost batch dim's stride (all or none are broadcast) */
@@ -290,13 +293,13 @@ static void call_attention(ExtCall *c) {
   sb_puts(&f, ", ");
   c_float_literal(&f, ext_attr_float(x, "softcap", 0), ct);
   call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %d, %lld, %d, %d", name_of(c, 0), name_of(c, 1), name_of(c, 2), fmask, bmask,
+            "%s, %d, %lld, %d, %d, %d, %d", name_of(c, 0), name_of(c, 1), name_of(c, 2), fmask, bmask,
             lens >= 0 ? name_of(c, lens) : "0", sc ? "0" : name_of(c, out), online ? name_of(c, out + 1) : "0",
             online ? name_of(c, out + 2) : "0", sc ? name_of(c, out) : "0", name_of(c, nscr), extent(c, nscr, 1),
-            extent(c, nscr, 0), B, H, Hkv, extent(c, 0, r - 2), extent(c, 1, r - 2), extent(c, 0, r - 1),
-            extent(c, 2, r - 1), ms[0], ms[1], ms[2], ms[3], mask_lk, sb_cstr(&f), (int)ext_attr_int(x, "causal", 0),
+            extent(c, nscr, 0), B, H, Hkv, extent(c, 0, r - 2), Lk, extent(c, 0, r - 1), Dv, ms[0], ms[1], ms[2],
+            ms[3], mask_lk, sb_cstr(&f), (int)ext_attr_int(x, "causal", 0),
             (long long)ext_attr_int(x, "causal_offset", 0), (int)ext_attr_int(x, "causal_lens", 0),
-            (int)ext_attr_int(x, "qk_mode", 0));
+            (int)ext_attr_int(x, "qk_mode", 0), kt, vt);
   sb_free(&f);
 }
 

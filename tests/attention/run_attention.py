@@ -253,7 +253,78 @@ def g_f64(r):
     return g
 
 
-GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed, g_f64]
+def add_mapped(g, r, qs, ks, vs, kt, vt, mask=None, lens=None, online=False, modes=(), f64=False, **attrs):
+    """attention with k and/or v stored transposed ([..., D, Lk], [..., Dv,
+    Lk]) and read through k_map / v_map; the reference gets them untransposed."""
+    q, k, v = (r.standard_normal(sh) if f64 else rnd(r, *sh) for sh in (qs, ks, vs))
+    n = len(qs)
+    swap = list(range(n - 2)) + [n - 1, n - 2]
+    ins = [g.input(q), g.input(np.ascontiguousarray(np.swapaxes(k, -1, -2)) if kt else k),
+           g.input(np.ascontiguousarray(np.swapaxes(v, -1, -2)) if vt else v)]
+    if mask is not None:
+        ins.append(g.input(mask))
+    if lens is not None:
+        ins.append(g.input(lens))
+    o, mx, sm, sc = ref_attention(q, k, v, mask, lens, **attrs)
+    maps = {}
+    if kt:
+        maps["k_map"] = swap
+    if vt:
+        maps["v_map"] = swap
+    elif kt and n > 2:
+        maps["v_map"] = list(range(n))  # the identity, spelt out
+    if online:
+        out, m, s_ = g.node("online_attention", ins, nout=3, **attrs, **maps)
+        g.output(out, o)
+        g.output(m, mx)
+        g.output(s_, sm)
+    else:
+        g.output(g.node("attention", ins, **attrs, **maps), o)
+    for mode in modes:
+        g.output(g.node("attention_scores", ins, qk_mode=mode, **attrs, **maps), sc[mode])
+
+
+def g_maps(r):
+    """k_map / v_map (IREE's attention indexing maps): k stored [..., D, Lk],
+    v stored [..., Dv, Lk], or both, read through the map: partial tiles both
+    ways (Lk 131, 257), rank 2, 3 and 5, grouped heads, causal, a mask,
+    kv_lens, online_attention's max and sum, the four score modes; and a
+    graph whose K^T is a matmul's result fed straight in."""
+    g = Graph("attn_maps")
+    for kt, vt in ((1, 0), (0, 1), (1, 1)):
+        add_mapped(g, r, (1, 1), (1, 1), (1, 1), kt, vt)
+        add_mapped(g, r, (2, 3, 37, 8), (2, 3, 131, 8), (2, 3, 131, 5), kt, vt)
+        add_mapped(g, r, (3, 5, 3), (3, 257, 3), (3, 257, 7), kt, vt)
+        add_mapped(g, r, (2, 1, 3, 4, 9), (2, 1, 3, 11, 9), (2, 1, 3, 11, 2), kt, vt)
+        add_mapped(g, r, (2, 6, 7, 8), (2, 2, 9, 8), (2, 2, 9, 5), kt, vt, causal=1)
+        add_mapped(g, r, (1, 2, 130, 16), (1, 2, 140, 16), (1, 2, 140, 13), kt, vt, causal=1, causal_offset=10)
+        add_mapped(g, r, (2, 3, 5, 8), (2, 3, 140, 8), (2, 3, 140, 4), kt, vt, mask=rnd(r, 5, 100))
+        add_mapped(g, r, (3, 2, 4, 8), (3, 2, 9, 8), (3, 2, 9, 8), kt, vt, lens=np.array([3, 0, 9], dtype=np.int64))
+        add_mapped(g, r, (2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6), kt, vt, online=True)
+        add_mapped(g, r, (2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8), kt, vt, mask=r.random((4, 6)) < 0.5,
+                   modes=(0, 1, 2, 3))
+    # K^T [D, L] and V^T [Dv, L] as matmuls' results: wk^T x^T, wv^T x^T
+    x = rnd(r, 33, 16)
+    wq, wk, wv = (rnd(r, 16, 16) * 0.3 for _ in range(3))
+    xi, xti = g.input(x), g.input(np.ascontiguousarray(x.T))
+    q = g.node("matmul", [xi, g.input(wq)])
+    kT = g.node("matmul", [g.input(np.ascontiguousarray(wk.T)), xti])
+    vT = g.node("matmul", [g.input(np.ascontiguousarray(wv.T)), xti])
+    x64 = x.astype(np.float64)
+    g.output(g.node("attention", [q, kT, vT], causal=1, k_map=[1, 0], v_map=[1, 0]),
+             ref_attention(x64 @ wq, x64 @ wk, x64 @ wv, causal=1)[0])
+    return g
+
+
+def g_maps_f64(r):
+    g = Graph64("attn_maps_f64")
+    add_mapped(g, r, (2, 3, 37, 8), (2, 3, 131, 8), (2, 3, 131, 5), 1, 1, f64=True)
+    add_mapped(g, r, (2, 6, 7, 8), (2, 2, 9, 8), (2, 2, 9, 5), 1, 0, f64=True, causal=1, softcap=1.5)
+    add_mapped(g, r, (2, 3, 5, 8), (2, 3, 140, 8), (2, 3, 140, 6), 0, 1, f64=True, online=True)
+    return g
+
+
+GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed, g_f64, g_maps, g_maps_f64]
 
 
 def main():

@@ -854,6 +854,32 @@ static int infer_online_softmax(Ext *x) {
  * missing keys are masked; with mask_pad also a last dim of 1), and optional
  * kv_lens (i32/i64 [B], B the first dim of q, rank 4 or more). The mask and
  * kv_lens are told apart by their types. */
+/* k_map, v_map: the indexing map of k or v (IREE's attention
+ * indexing_maps, for one operand) as the list of the logical dims its stored
+ * dims hold, logical k being [..., Hkv, Lk, D] and v [..., Hkv, Lk, Dv]:
+ * the identity (the default) or the last two swapped, the operand stored
+ * transposed ([..., D, Lk]: IREE's K map (b, k1, k2); [..., Dv, Lk]: V's
+ * (b, n, k2)), which the template reads through the map. Stored, filled in,
+ * with k_transposed / v_transposed (0 or 1). */
+static bool get_attention_map(Ext *x, const char *name, const char *flag, int r) {
+  GraphAttr *a = get_ints(x, name, false);
+  bool swapped = false;
+  if (a) {
+    if (a->n != r)
+      graph_error(x->g, attr_path(x, name), "%s'%s' needs %d entries (one per dim of the operand), not %d", x->desc,
+                  name, r, a->n);
+    bool ok = r >= 2;
+    for (int d = 0; d < r - 2 && ok; d++)
+      ok = a->ints[d] == d;
+    swapped = ok && a->ints[r - 2] == r - 1 && a->ints[r - 1] == r - 2;
+    if (!ok || (!swapped && (a->ints[r - 2] != r - 2 || a->ints[r - 1] != r - 1)))
+      graph_error(x->g, attr_path(x, name), "%s'%s' must be the identity or swap the last two dims (the operand "
+                  "stored transposed); other maps are not supported", x->desc, name);
+  }
+  put(x, (GraphAttr){.name = flag, .kind = GA_INT, .i = swapped});
+  return swapped;
+}
+
 static int infer_attention(Ext *x) {
   const GraphNode *n = x->n;
   const GraphValue *q = in(x, 0), *k = in(x, 1), *v = in(x, 2);
@@ -867,21 +893,29 @@ static int infer_attention(Ext *x) {
   if (k->rank != r || v->rank != r)
     graph_error(x->g, n->path, "%sq, k and v must have the same rank (%d, %d, %d)", x->desc, q->rank, k->rank,
                 v->rank);
-  for (int d = 0; d < r - 3; d++) {
-    want_same_dim(x, q->shape[d], k->shape[d], "the leading dims of q and k");
-    want_same_dim(x, q->shape[d], v->shape[d], "the leading dims of q and v");
+  /* k and v's logical shapes, [..., Hkv, Lk, D] and [..., Hkv, Lk, Dv],
+   * through their maps */
+  AffineExpr *ksh[LG_MAX_RANK], *vsh[LG_MAX_RANK];
+  bool kt = get_attention_map(x, "k_map", "k_transposed", r), vt = get_attention_map(x, "v_map", "v_transposed", r);
+  for (int d = 0; d < r; d++) {
+    ksh[d] = k->shape[kt && d >= r - 2 ? 2 * r - 3 - d : d];
+    vsh[d] = v->shape[vt && d >= r - 2 ? 2 * r - 3 - d : d];
   }
-  want_same_dim(x, q->shape[r - 1], k->shape[r - 1], "the head dims (last) of q and k");
-  want_same_dim(x, k->shape[r - 2], v->shape[r - 2], "the key lengths of k and v");
+  for (int d = 0; d < r - 3; d++) {
+    want_same_dim(x, q->shape[d], ksh[d], "the leading dims of q and k");
+    want_same_dim(x, q->shape[d], vsh[d], "the leading dims of q and v");
+  }
+  want_same_dim(x, q->shape[r - 1], ksh[r - 1], "the head dims (last) of q and k");
+  want_same_dim(x, ksh[r - 2], vsh[r - 2], "the key lengths of k and v");
   if (r >= 3) {
-    want_same_dim(x, k->shape[r - 3], v->shape[r - 3], "the head counts of k and v");
+    want_same_dim(x, ksh[r - 3], vsh[r - 3], "the head counts of k and v");
     int64_t hq, hk;
-    if (static_dim(q->shape[r - 3], &hq) && static_dim(k->shape[r - 3], &hk)) {
+    if (static_dim(q->shape[r - 3], &hq) && static_dim(ksh[r - 3], &hk)) {
       if (hk < 1 || hq % hk != 0)
         graph_error(x->g, n->path, "%sq's %lld heads are not a multiple of k's %lld (grouped heads)", x->desc,
                     (long long)hq, (long long)hk);
     } else {
-      want_same_dim(x, q->shape[r - 3], k->shape[r - 3], "the head counts of q and k (symbolic: equal)");
+      want_same_dim(x, q->shape[r - 3], ksh[r - 3], "the head counts of q and k (symbolic: equal)");
     }
   }
   int mask = -1, lens = -1;
@@ -904,7 +938,7 @@ static int infer_attention(Ext *x) {
       int qd = r - m->rank + d;
       int64_t e, want;
       if (d == m->rank - 1) { /* keys: 1, Lk or fewer */
-        if (static_dim(m->shape[d], &e) && static_dim(k->shape[r - 2], &want) && (e < 1 || e > want))
+        if (static_dim(m->shape[d], &e) && static_dim(ksh[r - 2], &want) && (e < 1 || e > want))
           graph_error(x->g, n->path, "%sthe mask's last dim (%lld) must be in [1, %lld] (the keys)", x->desc,
                       (long long)e, (long long)want);
         continue;
@@ -955,11 +989,11 @@ static int infer_attention(Ext *x) {
     int64_t mode = get_int(x, "qk_mode", 0);
     if (mode < 0 || mode > 3)
       graph_error(x->g, attr_path(x, "qk_mode"), "%s'qk_mode' must be 0..3, not %lld", x->desc, (long long)mode);
-    shape[r - 1] = k->shape[r - 2];
+    shape[r - 1] = ksh[r - 2];
     set_out(x, 0, q->type, r, shape);
     return 1;
   }
-  shape[r - 1] = v->shape[r - 1];
+  shape[r - 1] = vsh[r - 1];
   set_out(x, 0, q->type, r, shape);
   if (n->op != GOP_ONLINE_ATTENTION)
     return 1;

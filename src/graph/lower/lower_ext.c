@@ -216,7 +216,8 @@ void lower_ext(Lower *L) {
      * values */
     enum { QT = 128, KT = 128 };
     const GraphValue *v = GRAPH_VALUE(g, n->inputs[2]);
-    AffineExpr *dq = in0->shape[in0->rank - 1], *dv = v->shape[v->rank - 1];
+    int vt = graph_attr_int(g, n, "v_transposed", 0) != 0; /* v stored [..., Dv, Lk] */
+    AffineExpr *dq = in0->shape[in0->rank - 1], *dv = v->shape[v->rank - 1 - vt];
     AffineExpr *per = affine_binary(
         arena, AE_ADD,
         affine_binary(arena, AE_ADD, affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dq),
