@@ -196,3 +196,149 @@ save("dims_as_data_too_many.onnx", "error: constant 'c' has too many elements th
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Concat", ["s"] * 12, ["c"], axis=0, name="cat"),
       h.make_node("Cast", ["c"], ["y"], to=F, name="f")],
      [vi("x", ["N", "M", "K"])], [y])
+
+# --- one case per ONNX importer message that no other test triggered
+# (scripts/diagnostics-allow.txt's debt; src/frontend/onnx_json.c and its
+# .inc files): each model is bad at node 'n'
+x23 = [vi("x", [2, 3])]
+I64 = T.INT64
+
+
+def one(fname, want, op, ins, inputs, inits=(), opset=13, outs=("y",), **attrs):
+    save(fname, want, [h.make_node(op, ins, list(outs), name="n", **attrs)], inputs,
+         [vi(o, None) for o in outs], inits, opset)
+
+
+one("tile_count.onnx", "node 'n' (Tile): 3 repeats for an input of rank 2", "Tile", ["x", "r"], x23,
+    [ten("r", [3], [1, 1, 1], I64)])
+one("tile_negative.onnx", "node 'n' (Tile): negative repeats", "Tile", ["x", "r"], x23, [ten("r", [2], [1, -1], I64)])
+one("tile_float_repeats.onnx", "node 'n' (Tile): the input 'repeats' ('r') must be an integer tensor, not f32",
+    "Tile", ["x", "r"], x23, [ten("r", [2], [1.0, 1.0])])
+one("split_count.onnx", "node 'n' (Split): 3 split sizes for 2 outputs", "Split", ["x", "s"], x23,
+    [ten("s", [3], [1, 1, 1], I64)], outs=("a", "b"), axis=1)
+one("split_negative.onnx", "node 'n' (Split): negative split size", "Split", ["x", "s"], x23,
+    [ten("s", [2], [4, -1], I64)], outs=("a", "b"), axis=1)
+one("split_sum.onnx", "node 'n' (Split): the split sizes add up to 4, but the axis has extent 3", "Split", ["x", "s"],
+    x23, [ten("s", [2], [2, 2], I64)], outs=("a", "b"), axis=1)
+one("split_uneven.onnx", "node 'n' (Split): extent 3 does not split evenly into 2 parts", "Split", ["x"], x23,
+    outs=("a", "b"), axis=1)
+one("split_num_outputs.onnx", "node 'n' (Split): num_outputs does not match the 2 outputs", "Split", ["x"], x23,
+    outs=("a", "b"), axis=1, opset=18, num_outputs=3)
+one("pad_count.onnx", "node 'n' (Pad): 3 pads for 2 axes (need 2 per axis)", "Pad", ["x", "p"], x23,
+    [ten("p", [3], [0, 1, 0], I64)])
+one("pad_negative.onnx", "node 'n' (Pad): negative pads (cropping) are not supported", "Pad", ["x", "p"], x23,
+    [ten("p", [4], [0, -1, 0, 0], I64)])
+one("pad2_no_pads.onnx", "node 'n' (Pad): the attribute 'pads' is required", "Pad", ["x"], x23, opset=2)
+one("slice9_no_starts.onnx", "node 'n' (Slice): 'starts' and 'ends' are required", "Slice", ["x"], x23, opset=9)
+one("slice_step_zero.onnx", "node 'n' (Slice): a step of 0", "Slice", ["x", "st", "en", "ax", "sp"], x23,
+    [ten("st", [1], [0], I64), ten("en", [1], [2], I64), ten("ax", [1], [1], I64), ten("sp", [1], [0], I64)])
+one("slice_twice.onnx", "node 'n' (Slice): axis 1 is sliced twice", "Slice", ["x", "st", "en", "ax"], x23,
+    [ten("st", [2], [0, 0], I64), ten("en", [2], [2, 2], I64), ten("ax", [2], [1, -1], I64)])
+one("slice_lengths.onnx", "node 'n' (Slice): starts, ends, axes and steps must have the same length", "Slice",
+    ["x", "st", "en"], x23, [ten("st", [2], [0, 0], I64), ten("en", [1], [2], I64)])
+one("unsqueeze_no_axes.onnx", "node 'n' (Unsqueeze): 'axes' is required", "Unsqueeze", ["x"], x23)
+one("squeeze_not_one.onnx", "node 'n' (Squeeze): dim 1 of 'x' is not 1 and cannot be squeezed", "Squeeze", ["x", "a"],
+    x23, [ten("a", [1], [1], I64)])
+one("constant_none.onnx", "node 'n' (Constant): exactly one of value, value_float(s), value_int(s) must be given",
+    "Constant", [], [])
+one("constant_two.onnx", "node 'n' (Constant): exactly one of value, value_float(s), value_int(s) must be given",
+    "Constant", [], [], value_float=1.0, value_int=2)
+one("constant_string.onnx", "node 'n' (Constant): constants given as 'value_string' are not supported", "Constant",
+    [], [], value_string="a")
+one("constant_of_shape_value.onnx", "node 'n' (ConstantOfShape): 'value' must hold one element", "ConstantOfShape",
+    ["s"], [], [ten("s", [1], [2], I64)], value=ten("v", [2], [1, 2]))
+one("bitshift_direction.onnx", "node 'n' (BitShift): BitShift needs direction \"LEFT\" or \"RIGHT\"", "BitShift",
+    ["a", "b"], [vi("a", [2], T.UINT8), vi("b", [2], T.UINT8)], direction="UP")
+one("reshape_opset4.onnx", "node 'n' (Reshape): Reshape before opset 5 is not supported", "Reshape", ["x", "s"], x23,
+    [ten("s", [1], [6], I64)], opset=4)
+one("no_outputs.onnx", "node 'n' (Relu): a node without outputs", "Relu", ["x"], x23, outs=())
+one("einsum_no_equation.onnx", "node 'n' (Einsum): the attribute 'equation' is required", "Einsum", ["x", "x"], x23,
+    opset=12)
+one("maxpool_no_kernel.onnx", "node 'n' (MaxPool): the attribute 'kernel_shape' is required", "MaxPool", ["x"],
+    [vi("x", [1, 1, 4, 4])])
+one("cast_no_to.onnx", "node 'n' (Cast): the attribute 'to' is required", "Cast", ["x"], x23)
+one("relu_two_inputs.onnx", "node 'n' (Relu): takes at most 1 input, not 2", "Relu", ["x", "x"], x23)
+one("add_broadcast.onnx", "node 'n' (Add): the opset < 7 'broadcast' attribute is not supported", "Add", ["x", "x"],
+    x23, opset=6, broadcast=1)
+bn = [ten("s", [2], [1, 1]), ten("b", [2], [0, 0]), ten("m", [2], [0, 0]), ten("v", [2], [1, 1])]
+one("bn_training.onnx", "node 'n' (BatchNormalization): training mode is not supported", "BatchNormalization",
+    ["x", "s", "b", "m", "v"], [vi("x", [1, 2, 3])], bn, opset=14, training_mode=1)
+one("bn_rank1.onnx", "node 'n' (BatchNormalization): the input must have rank 2 or more (N, C, ...)",
+    "BatchNormalization", ["x", "s", "b", "m", "v"], [vi("x", [2])], bn)
+one("conv_rank2.onnx", "node 'n' (Conv): the input must have rank 3 or more (N, C, spatial...), not 2", "Conv",
+    ["x", "w"], x23, [ten("w", [1, 3, 1], [1, 1, 1])])
+w33 = [ten("w", [1, 1, 3, 3], [1.0] * 9)]
+one("conv_kernel_shape_count.onnx", "node 'n' (Conv): 'kernel_shape' has 1 values, but 2 spatial dims", "Conv",
+    ["x", "w"], [vi("x", [1, 1, 4, 4])], w33, kernel_shape=[3])
+one("conv_kernel_shape_extent.onnx", "node 'n' (Conv): kernel_shape[1] = 2, but the filter's extent is 3", "Conv",
+    ["x", "w"], [vi("x", [1, 1, 4, 4])], w33, kernel_shape=[3, 2])
+one("conv_auto_pad_symbolic.onnx", "node 'n' (Conv): auto_pad needs static filter extents", "Conv", ["x", "w"],
+    [vi("x", [1, 1, 4, 4]), vi("w", [1, 1, "K", 3])], auto_pad="SAME_UPPER")
+one("gather_no_indices.onnx", "node 'n' (Gather): input 1 is required", "Gather", ["x"], x23)
+one("max_omitted.onnx", "node 'n' (Max): inputs may not be omitted", "Max", ["x", "", "x"], x23)
+one("range_two_starts.onnx", "node 'n' (Range): the input 'start' ('a') must hold one element, not 2", "Range",
+    ["a", "b", "c"], [], [ten("a", [2], [0, 0], I64), ten("b", [], [3], I64), ten("c", [], [1], I64)])
+one("range_zero_float_delta.onnx",
+    "node 'n' (Range): Range needs a finite start and limit and a non-zero, finite delta", "Range", ["a", "b", "c"],
+    [], [ten("a", [], [0.0]), ten("b", [], [3.0]), ten("c", [], [0.0])])
+one("softmax_rank0.onnx", "node 'n' (Softmax): the input must have rank 1 or more", "Softmax", ["x"], [vi("x", [])])
+one("topk_no_k.onnx", "node 'n' (TopK): the attribute 'k' is required", "TopK", ["x"], x23, opset=1, outs=("v", "i"))
+one("topk_k_two.onnx", "node 'n' (TopK): K must hold one element, not 2", "TopK", ["x", "k"], x23,
+    [ten("k", [2], [1, 1], I64)], outs=("v", "i"))
+one("scatter_reduction.onnx", "node 'n' (ScatterElements): reduction 'avg' is not none, add, mul, max or min",
+    "ScatterElements", ["x", "i", "u"], x23 + [vi("i", [2, 3], I64), vi("u", [2, 3])], opset=18, reduction="avg")
+one("depth_to_space_mode.onnx", "node 'n' (DepthToSpace): mode must be DCR or CRD, not 'XYZ'", "DepthToSpace", ["x"],
+    [vi("x", [1, 4, 2, 2])], blocksize=2, mode="XYZ")
+one("depth_to_space_block.onnx",
+    "node 'n' (DepthToSpace): blocksize 3 does not divide the channels by its square", "DepthToSpace", ["x"],
+    [vi("x", [1, 4, 2, 2])], blocksize=3)
+one("depth_to_space_symbolic.onnx",
+    "node 'n' (DepthToSpace): the input must be NCHW with static C, H and W; the symbolic dim 'C' can be fixed",
+    "DepthToSpace", ["x"], [vi("x", [1, "C", 2, 2])], blocksize=2)
+one("onehot_depth.onnx", "node 'n' (OneHot): depth must be positive, not 0", "OneHot", ["i", "d", "v"],
+    [vi("i", [3], I64)], [ten("d", [], [0], I64), ten("v", [2], [0, 1])])
+one("onehot_values.onnx", "node 'n' (OneHot): the values must be [off, on]", "OneHot", ["i", "d", "v"],
+    [vi("i", [3], I64)], [ten("d", [], [4], I64), ten("v", [1, 2], [0, 1])])
+one("nll_reduction.onnx", "node 'n' (NegativeLogLikelihoodLoss): reduction must be mean, sum or none, not 'max'",
+    "NegativeLogLikelihoodLoss", ["x", "t"], [vi("x", [2, 3]), vi("t", [2], I64)], reduction="max")
+one("nll_target.onnx", "node 'n' (NegativeLogLikelihoodLoss): the target must be i32 or i64 of the input's shape "
+    "without its class dim", "NegativeLogLikelihoodLoss", ["x", "t"], [vi("x", [2, 3]), vi("t", [2], F)])
+one("mod_zero.onnx", "node 'n' (Mod): Mod by zero", "Mod", ["a", "b"], [vi("a", [2], I64)], [ten("b", [2], [0, 1], I64)])
+one("mod_float.onnx", "node 'n' (Mod): Mod of floats needs fmod = 1", "Mod", ["a", "b"], [vi("a", [2])],
+    [ten("b", [2], [1, 1])])
+one("eyelike_rank3.onnx", "node 'n' (EyeLike): the input must be 2-D, not of rank 3", "EyeLike", ["x"],
+    [vi("x", [2, 2, 2])])
+one("trilu_symbolic.onnx", "node 'n' (Trilu): the input needs two last dims of static length; the symbolic dim 'N'",
+    "Trilu", ["x"], [vi("x", [2, "N"])])
+one("reverse_sequence_axes.onnx", "node 'n' (ReverseSequence): the time and batch axes must be 0 and 1, in either "
+    "order, of a rank >= 2 input", "ReverseSequence", ["x", "l"], [vi("x", [2, 3, 4])], [ten("l", [3], [1, 1, 1], I64)],
+    time_axis=2, batch_axis=0)
+one("reverse_sequence_symbolic.onnx", "node 'n' (ReverseSequence): the time axis must have a static length; the "
+    "symbolic dim 'T'", "ReverseSequence", ["x", "l"], [vi("x", ["T", 3])], [ten("l", [3], [1, 1, 1], I64)],
+    time_axis=0, batch_axis=1)
+qkv = ["q", "k", "v"]
+one("attention_rank2.onnx", "node 'n' (Attention): Q must have rank 3 or 4, not 2", "Attention", qkv,
+    [vi("q", [2, 4]), vi("k", [2, 4]), vi("v", [2, 4])], opset=23)
+one("attention_ranks.onnx", "node 'n' (Attention): Q, K and V must have the same rank", "Attention", qkv,
+    [vi("q", [1, 2, 4]), vi("k", [1, 1, 2, 4]), vi("v", [1, 1, 2, 4])], opset=23)
+one("attention_3d_heads.onnx", "node 'n' (Attention): 3-D inputs need q_num_heads and kv_num_heads", "Attention", qkv,
+    [vi("q", [1, 2, 4]), vi("k", [1, 2, 4]), vi("v", [1, 2, 4])], opset=23)
+one("attention_past.onnx", "node 'n' (Attention): past_key and past_value come together", "Attention",
+    qkv + ["", "pk"], [vi("q", [1, 1, 2, 4]), vi("k", [1, 1, 2, 4]), vi("v", [1, 1, 2, 4]), vi("pk", [1, 1, 2, 4])],
+    opset=23)
+one("attention_heads.onnx", "node 'n' (Attention): Q's last dim must be a number divisible by Q's 2 heads",
+    "Attention", qkv, [vi("q", [1, 2, 5]), vi("k", [1, 2, 4]), vi("v", [1, 2, 4])], opset=23, q_num_heads=2,
+    kv_num_heads=2)
+one("resize_scales_count_2.onnx", "node 'n' (Resize): 2 scales for 4 axes", "Resize", ["x", "", "sc"],
+    [vi("x", [1, 1, 4, 4])], [ten("sc", [2], [2, 2])])
+nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
+nd.attribute.append(h.make_attribute("alpha", 0.2))
+save("attribute_twice.onnx", "node 'n' (LeakyRelu): attribute 'alpha' is given twice", [nd], x23, [y])
+nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
+nd.attribute[0].name = ""
+save("attribute_no_name.onnx", "node 'n' (LeakyRelu): an attribute without a name", [nd], x23, [y])
+one("hardmax_rank0.onnx", "node 'n' (Hardmax): the input must have rank 1 or more", "Hardmax", ["x"], [vi("x", [])])
+one("onehot_depth_two.onnx", "node 'n' (OneHot): the input 'depth' ('d') must hold one element, not 2", "OneHot",
+    ["i", "d", "v"], [vi("i", [3], I64)], [ten("d", [2], [4, 4], I64), ten("v", [2], [0, 1])])
+one("maxpool_kernel_shape_count.onnx", "node 'n' (MaxPool): 'kernel_shape' has 1 values, but 2 spatial dims",
+    "MaxPool", ["x"], [vi("x", [1, 1, 4, 4])], kernel_shape=[2])
