@@ -1579,6 +1579,8 @@ typedef struct {
   int dims[LG_MAX_DIMS], ndims;
   const char *len[LG_MAX_DIMS], *off[LG_MAX_DIMS]; /* per op dim: a call's arguments */
   uint64_t lengths[LG_MAX_DIMS];                   /* per op dim: block_lengths */
+  bool v_off; /* the vector dim has an offset too (vector_cascade's sub-blocks) */
+  LoopNode *proc;
 } BlockArgs;
 
 /* Calls the block function with args' extents and offsets. */
@@ -1588,10 +1590,64 @@ static void call_block(Nest *n, LoopNode *proc, const BlockArgs *args) {
   for (int k = 0; k < args->ndims; k++) {
     int d = args->dims[k];
     list[count++] = args->len[d];
-    if (d != n->s->vector_dim)
+    if (d != n->s->vector_dim || args->v_off)
       list[count++] = args->off[d] ? args->off[d] : "0";
   }
   put(n->e, loops_call_proc(n->e->arena, proc, count, list));
+}
+
+/* The lengths a partial vector block can have (block_lengths less the
+ * full one) when the block has accumulators and a blocked vector dim, else
+ * 0. With one such length the partial calls pass it as a constant; with
+ * several, they run as sub-blocks of constant extent (vector_cascade) and
+ * the block takes the vector dim's offset too. A call with a run-time
+ * vector extent keeps the accumulators in memory, and the compiler does
+ * not know how short the vector loop is (clang vectorises it 4 vectors at
+ * a time, so a 9-wide block ran 9 scalar FMAs per step). */
+static uint64_t partial_vector_lengths(const Nest *n, int i, const BlockArgs *args) {
+  int v = n->s->vector_dim;
+  if (!(n->acc_start >= 0 && n->acc_start <= i) || v < 0 || n->s->unroll[v] <= 1)
+    return 0;
+  for (int k = 0; k < args->ndims; k++)
+    if (args->dims[k] == v)
+      return args->lengths[v] & ~((uint64_t)1 << (n->s->unroll[v] - 1));
+  return 0;
+}
+
+/* The calls for a partial vector block (the other dims' arguments in
+ * `args`): one with its length when it has one, else sub-blocks of
+ * constant extent, a power of two each (13 = 8 + 4 + 1). */
+static void vector_cascade(Nest *n, int i, BlockArgs *args) {
+  Emitter *e = n->e;
+  Arena *a = e->arena;
+  int v = n->s->vector_dim;
+  uint64_t lengths = partial_vector_lengths(n, i, args);
+  int64_t only = only_length(lengths);
+  if (only) {
+    args->len[v] = arena_printf(a, "%lld", (long long)only);
+    call_block(n, args->proc, args);
+    return;
+  }
+  int64_t u = n->s->unroll[v], left = 0;
+  for (int64_t l = 1; l < u; l++)
+    if (has_length(lengths, l))
+      left |= l;
+  LoopList *outside = e->cur;
+  int64_t sub = 1;
+  while (sub * 2 < u)
+    sub *= 2;
+  for (; sub >= 1; sub /= 2) {
+    if (!(left & sub))
+      continue;
+    LoopNode *part = put(e, loops_if(a, arena_printf(a, "%s & %lld", n->reg_len[v], (long long)sub)));
+    part->braces = BRACES_NONE;
+    e->cur = &part->body;
+    args->len[v] = arena_printf(a, "%lld", (long long)sub);
+    args->off[v] = arena_printf(a, "%s & ~(int64_t)%lld", n->reg_len[v], (long long)(2 * sub - 1));
+    call_block(n, args->proc, args);
+    e->cur = outside;
+  }
+  args->off[v] = NULL;
 }
 
 /* The calls for a partial register block (all but the vector dim's
@@ -1602,10 +1658,15 @@ static void call_block(Nest *n, LoopNode *proc, const BlockArgs *args) {
  *   whose accumulators stay in registers and whose independent rows hide
  *   the FMA latency. Rows one at a time would leave only the vector block's
  *   few accumulators per chain.
+ * - With accumulators and a partial vector block, full rows call
+ *   vector_cascade at their full extent (MR rows of 8 + 1 for a 9-wide
+ *   block).
  * - Otherwise, with accumulators, the blocked dims other than the vector dim
  *   run one row at a time, so that a row's accumulators (constant-indexed)
  *   still fit in registers; bottom-edge rows usually still have a full
- *   vector block, which then has its constant extent.
+ *   vector block, which then has its constant extent, and a partial one
+ *   goes to vector_cascade: every call with accumulators has constant
+ *   extents.
  * - Without accumulators, one call with the run-time extents. */
 static void partial_calls(Nest *n, int i, LoopNode *proc, BlockArgs *args) {
   Emitter *e = n->e;
@@ -1664,6 +1725,34 @@ static void partial_calls(Nest *n, int i, LoopNode *proc, BlockArgs *args) {
     e->cur = outside;
     return;
   }
+  if (partial_vector_lengths(n, i, args)) { /* full rows, a partial vector block */
+    StrBuf full = {0};
+    bool rows = false, rows_full = true;
+    for (int k = 0; k < args->ndims; k++) {
+      int d = args->dims[k];
+      int64_t u = n->s->unroll[d];
+      if (d == v)
+        continue;
+      rows = true;
+      rows_full &= has_length(args->lengths[d], u);
+      if (args->lengths[d] & ~((uint64_t)1 << (u - 1)))
+        sb_printf(&full, "%s%s == %lld", full.len ? " && " : "", n->reg_len[d], (long long)u);
+      args->len[d] = arena_printf(a, "%lld", (long long)u);
+      args->off[d] = NULL;
+    }
+    if (rows && rows_full) {
+      LoopNode *node = NULL;
+      if (full.len) {
+        node = put(e, loops_if(a, arena_strdup(a, sb_cstr(&full))));
+        e->cur = &node->body;
+      }
+      vector_cascade(n, i, args);
+      e->cur = node ? &node->els : outside;
+    }
+    sb_free(&full);
+    if (rows && rows_full && e->cur == outside)
+      return;
+  }
   bool opened = false;
   for (int k = 0; k < args->ndims; k++) {
     int d = args->dims[k];
@@ -1688,6 +1777,11 @@ static void partial_calls(Nest *n, int i, LoopNode *proc, BlockArgs *args) {
     }
     e->cur = &node->els;
   }
+  if (partial_vector_lengths(n, i, args)) {
+    vector_cascade(n, i, args);
+    e->cur = outside;
+    return;
+  }
   if (blocked_v)
     args->len[v] = n->reg_len[v];
   call_block(n, proc, args);
@@ -1710,15 +1804,20 @@ static void emit_region(Nest *n, int i) {
   memset(&args, 0, sizeof args);
   const char *types[2 * LG_MAX_DIMS], *names[2 * LG_MAX_DIMS];
   int nparams = 0;
-  for (int j = i; j < n->nloops; j++) {
-    int d = n->loops[j].dim;
-    if (n->loops[j].kind != LOOP_REG_POINT)
-      continue;
-    args.dims[args.ndims++] = d;
+  for (int j = i; j < n->nloops; j++)
+    if (n->loops[j].kind == LOOP_REG_POINT) {
+      args.dims[args.ndims] = n->loops[j].dim;
+      args.lengths[n->loops[j].dim] = block_lengths(n, n->loops[j].dim);
+      args.ndims++;
+    }
+  uint64_t vparts = partial_vector_lengths(n, i, &args);
+  args.v_off = vparts && !only_length(vparts);
+  for (int k = 0; k < args.ndims; k++) {
+    int d = args.dims[k];
     n->block_len[d] = claim(n, "%s_n", dim_name(n, d));
     types[nparams] = "int64_t";
     names[nparams++] = n->block_len[d];
-    if (d != n->s->vector_dim) {
+    if (d != n->s->vector_dim || args.v_off) {
       n->point_off[d] = claim(n, "%s_off", dim_name(n, d));
       types[nparams] = "int64_t";
       names[nparams++] = n->point_off[d];
@@ -1726,6 +1825,7 @@ static void emit_region(Nest *n, int i) {
   }
   use_helper(e->helpers_used, "LGEN_BLOCK");
   LoopNode *proc = put(e, loops_proc(a, "LGEN_BLOCK void", nparams, types, names));
+  args.proc = proc;
   proc->text = e->op->origin ? arena_printf(a, "a register block of %s", c_comment_text(a, e->op->origin))
                              : arena_printf(a, "a register block of %s", e->kn.function);
   LoopList *outside = e->cur;
@@ -1742,7 +1842,6 @@ static void emit_region(Nest *n, int i) {
     int d = args.dims[k];
     int64_t u = n->s->unroll[d];
     args.len[d] = arena_printf(a, "%lld", (long long)u);
-    args.lengths[d] = block_lengths(n, d);
     can_full &= has_length(args.lengths[d], u);
     if (args.lengths[d] & ~((uint64_t)1 << (u - 1))) { /* a dim always full needs no test */
       can_partial = true;

@@ -46,9 +46,10 @@ static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 /* a register block of conv_2d_nhwc_hwcf */
 LGEN_BLOCK void lgen_conv_2d_nhwc_hwcf_block1(int64_t ow_n, int64_t ow_off, int64_t f_n,
-    const float *restrict I_, const float *restrict K, float *restrict O, int64_t IH, int64_t IW,
-    int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW, const int64_t *strides,
-    const int64_t *dilations, int64_t n, int64_t oh, int64_t f_r, int64_t ow_r)
+    int64_t f_off, const float *restrict I_, const float *restrict K, float *restrict O,
+    int64_t IH, int64_t IW, int64_t C, int64_t KH, int64_t KW, int64_t F, int64_t OH, int64_t OW,
+    const int64_t *strides, const int64_t *dilations, int64_t n, int64_t oh, int64_t f_r,
+    int64_t ow_r)
 {
   float O_acc[6][16];
   if (ow_n < 6 || f_n < 16)
@@ -57,7 +58,7 @@ LGEN_BLOCK void lgen_conv_2d_nhwc_hwcf_block1(int64_t ow_n, int64_t ow_off, int6
         O_acc[ow_i][f_i] = (float)0;
   for (int64_t ow_i = 0; ow_i < ow_n; ++ow_i) {
     for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)];
+      O_acc[ow_i][f_i] = O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_off + f_i)];
     }
   }
   for (int64_t kh = 0; kh < KH; ++kh) {
@@ -68,7 +69,7 @@ LGEN_BLOCK void lgen_conv_2d_nhwc_hwcf_block1(int64_t ow_n, int64_t ow_off, int6
           for (int64_t f_i = 0; f_i < f_n; ++f_i) {
             O_acc[ow_i][f_i] = LGEN_FMAF(I_[((n * IH + (oh * strides[0] + kh * dilations[0])) *
                 IW + ((ow_r + ow_off + ow_i) * strides[1] + kw * dilations[1])) * C + c],
-                K[((kh * KW + kw) * C + c) * F + (f_r + f_i)], O_acc[ow_i][f_i]);
+                K[((kh * KW + kw) * C + c) * F + (f_r + f_off + f_i)], O_acc[ow_i][f_i]);
           }
         }
       }
@@ -76,7 +77,7 @@ LGEN_BLOCK void lgen_conv_2d_nhwc_hwcf_block1(int64_t ow_n, int64_t ow_off, int6
   }
   for (int64_t ow_i = 0; ow_i < ow_n; ++ow_i) {
     for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_i)] = O_acc[ow_i][f_i];
+      O[((n * OH + oh) * OW + (ow_r + ow_off + ow_i)) * F + (f_r + f_off + f_i)] = O_acc[ow_i][f_i];
     }
   }
 }
@@ -97,27 +98,52 @@ void conv_2d_nhwc_hwcf(const float *restrict I_, const float *restrict K, float 
         for (int64_t ow_r = 0; ow_r < OW; ow_r += 6) {
           const int64_t ow_len = lgen_min(6, OW - ow_r);
           if (ow_len == 6 && f_len == 16) { /* a full register block: constant extents */
-            lgen_conv_2d_nhwc_hwcf_block1(6, 0, 16, I_, K, O, IH, IW, C, KH, KW, F, OH, OW,
+            lgen_conv_2d_nhwc_hwcf_block1(6, 0, 16, 0, I_, K, O, IH, IW, C, KH, KW, F, OH, OW,
                 strides, dilations, n, oh, f_r, ow_r);
           } else {
             if (f_len == 16) {
               if (ow_len & 4)
-                lgen_conv_2d_nhwc_hwcf_block1(4, ow_len & ~(int64_t)7, 16, I_, K, O, IH, IW,
-                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                lgen_conv_2d_nhwc_hwcf_block1(4, ow_len & ~(int64_t)7, 16, 0, I_, K, O, IH,
+                    IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
               if (ow_len & 2)
-                lgen_conv_2d_nhwc_hwcf_block1(2, ow_len & ~(int64_t)3, 16, I_, K, O, IH, IW,
-                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                lgen_conv_2d_nhwc_hwcf_block1(2, ow_len & ~(int64_t)3, 16, 0, I_, K, O, IH,
+                    IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
               if (ow_len & 1)
-                lgen_conv_2d_nhwc_hwcf_block1(1, ow_len & ~(int64_t)1, 16, I_, K, O, IH, IW,
-                    C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                lgen_conv_2d_nhwc_hwcf_block1(1, ow_len & ~(int64_t)1, 16, 0, I_, K, O, IH,
+                    IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
             } else {
-              for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
-                lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, f_len, I_, K, O, IH, IW, C, KH, KW, F,
-                    OH, OW, strides, dilations, n, oh, f_r, ow_r);
+              if (ow_len == 6) {
+                if (f_len & 8)
+                  lgen_conv_2d_nhwc_hwcf_block1(6, 0, 8, f_len & ~(int64_t)15, I_, K, O, IH,
+                      IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                if (f_len & 4)
+                  lgen_conv_2d_nhwc_hwcf_block1(6, 0, 4, f_len & ~(int64_t)7, I_, K, O, IH,
+                      IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                if (f_len & 2)
+                  lgen_conv_2d_nhwc_hwcf_block1(6, 0, 2, f_len & ~(int64_t)3, I_, K, O, IH,
+                      IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                if (f_len & 1)
+                  lgen_conv_2d_nhwc_hwcf_block1(6, 0, 1, f_len & ~(int64_t)1, I_, K, O, IH,
+                      IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+              } else {
+                for (int64_t ow_i = 0; ow_i < ow_len; ++ow_i) {
+                  if (f_len & 8)
+                    lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, 8, f_len & ~(int64_t)15, I_, K, O,
+                        IH, IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                  if (f_len & 4)
+                    lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, 4, f_len & ~(int64_t)7, I_, K, O,
+                        IH, IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                  if (f_len & 2)
+                    lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, 2, f_len & ~(int64_t)3, I_, K, O,
+                        IH, IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                  if (f_len & 1)
+                    lgen_conv_2d_nhwc_hwcf_block1(1, ow_i, 1, f_len & ~(int64_t)1, I_, K, O,
+                        IH, IW, C, KH, KW, F, OH, OW, strides, dilations, n, oh, f_r, ow_r);
+                }
               }
             }
           }
-        }
+        } /* ow_r */
       } /* f_r */
     } /* oh */
   } /* n */

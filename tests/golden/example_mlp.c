@@ -769,9 +769,14 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_mlp_block1(1, m_i, 12, x, b1, a1, k_t0, k_t0_end, n_t0, fc1_out_pack,
+                  if (m_len == 6) {
+                    lgen_mlp_block1(6, 0, 12, x, b1, a1, k_t0, k_t0_end, n_t0, fc1_out_pack,
                         m_r, n_r);
+                  } else {
+                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                      lgen_mlp_block1(1, m_i, 12, x, b1, a1, k_t0, k_t0_end, n_t0, fc1_out_pack,
+                          m_r, n_r);
+                    }
                   }
                 }
               }
@@ -802,8 +807,13 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_mlp_block2(1, m_i, 8, b2, a1, a2, k_t0, k_t0_end, n_t0, W2_pack, m_r, n_r);
+                  if (m_len == 6) {
+                    lgen_mlp_block2(6, 0, 8, b2, a1, a2, k_t0, k_t0_end, n_t0, W2_pack, m_r, n_r);
+                  } else {
+                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                      lgen_mlp_block2(1, m_i, 8, b2, a1, a2, k_t0, k_t0_end, n_t0, W2_pack,
+                          m_r, n_r);
+                    }
                   }
                 }
               }
@@ -834,8 +844,13 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_mlp_block3(1, m_i, 4, b3, a2, z, k_t0, k_t0_end, n_t0, W3_pack, m_r, n_r);
+                  if (m_len == 6) {
+                    lgen_mlp_block3(6, 0, 4, b3, a2, z, k_t0, k_t0_end, n_t0, W3_pack, m_r, n_r);
+                  } else {
+                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                      lgen_mlp_block3(1, m_i, 4, b3, a2, z, k_t0, k_t0_end, n_t0, W3_pack, m_r,
+                          n_r);
+                    }
                   }
                 }
               }

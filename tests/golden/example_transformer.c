@@ -1178,9 +1178,14 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
             for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                  lgen_transformer_block2(1, m_i, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
+                if (m_len == 6) {
+                  lgen_transformer_block2(6, 0, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
                       n_t0, kt_k_extent, m_r, n_r);
+                } else {
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_transformer_block2(1, m_i, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
+                        n_t0, kt_k_extent, m_r, n_r);
+                  }
                 }
               }
             }
@@ -1250,9 +1255,14 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
             for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                  lgen_transformer_block3(1, m_i, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
+                if (m_len == 6) {
+                  lgen_transformer_block3(6, 0, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
                       n_t0, vh_k_extent, m_r, n_r);
+                } else {
+                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                    lgen_transformer_block3(1, m_i, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
+                        n_t0, vh_k_extent, m_r, n_r);
+                  }
                 }
               }
             }

@@ -230,9 +230,14 @@ void g_epilogue_run(const float *restrict x, float *restrict y, int64_t N, void 
               for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
                 const int64_t m_len = lgen_min(6, m_t0_end - m_r);
                 for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_g_epilogue_block1(1, m_i, 6, x, y, b, k_t0, k_t0_end, n_t0, w_pack,
-                        m_r, n_r);
+                  if (m_len == 6) {
+                    lgen_g_epilogue_block1(6, 0, 6, x, y, b, k_t0, k_t0_end, n_t0, w_pack, m_r,
+                        n_r);
+                  } else {
+                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                      lgen_g_epilogue_block1(1, m_i, 6, x, y, b, k_t0, k_t0_end, n_t0, w_pack,
+                          m_r, n_r);
+                    }
                   }
                 }
               }

@@ -57,9 +57,10 @@ static inline void *lgen_alloc(size_t bytes, void **raw) {
 #endif
 
 /* a register block of matmul */
-LGEN_BLOCK void lgen_matmul_block1(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict C,
-    int64_t N, float *A_pack, float *B_pack, int64_t m_t0, int64_t k_t0, const int64_t k_t0_end,
-    const int64_t A_k_extent, int64_t n_t0, const int64_t B_k_extent, int64_t m_r, int64_t n_r)
+LGEN_BLOCK void lgen_matmul_block1(int64_t m_n, int64_t m_off, int64_t n_n, int64_t n_off,
+    float *restrict C, int64_t N, float *A_pack, float *B_pack, int64_t m_t0, int64_t k_t0,
+    const int64_t k_t0_end, const int64_t A_k_extent, int64_t n_t0, const int64_t B_k_extent,
+    int64_t m_r, int64_t n_r)
 {
   float C_acc[6][16];
   if (m_n < 6 || n_n < 16)
@@ -68,22 +69,22 @@ LGEN_BLOCK void lgen_matmul_block1(int64_t m_n, int64_t m_off, int64_t n_n, floa
         C_acc[m_i][n_i] = (float)0;
   for (int64_t m_i = 0; m_i < m_n; ++m_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_i)];
+      C_acc[m_i][n_i] = C[(m_r + m_off + m_i) * N + (n_r + n_off + n_i)];
     }
   }
   for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent + k - k_t0) * 6 +
-            (m_off + m_i)], B_pack[(((n_r - n_t0) / 16) * B_k_extent + k - k_t0) * 16 + n_i],
-            C_acc[m_i][n_i]);
+        C_acc[m_i][n_i] = LGEN_FMAF(A_pack[(((m_r - m_t0) / 6) * A_k_extent + k - k_t0) *
+            6 + (m_off + m_i)], B_pack[(((n_r - n_t0) / 16) * B_k_extent + k - k_t0) * 16 +
+            (n_off + n_i)], C_acc[m_i][n_i]);
       }
     }
   }
   for (int64_t m_i = 0; m_i < m_n; ++m_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      C[(m_r + m_off + m_i) * N + (n_r + n_i)] = C_acc[m_i][n_i];
+      C[(m_r + m_off + m_i) * N + (n_r + n_off + n_i)] = C_acc[m_i][n_i];
     }
   }
 }
@@ -140,27 +141,52 @@ void matmul(const float *restrict A, const float *restrict B, float *restrict C,
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
               const int64_t n_len = lgen_min(16, n_t0_end - n_r);
               if (m_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                lgen_matmul_block1(6, 0, 16, C, N, A_pack, B_pack, m_t0, k_t0, k_t0_end, A_k_extent,
-                    n_t0, B_k_extent, m_r, n_r);
+                lgen_matmul_block1(6, 0, 16, 0, C, N, A_pack, B_pack, m_t0, k_t0, k_t0_end,
+                    A_k_extent, n_t0, B_k_extent, m_r, n_r);
               } else {
                 if (n_len == 16) {
                   if (m_len & 4)
-                    lgen_matmul_block1(4, m_len & ~(int64_t)7, 16, C, N, A_pack, B_pack, m_t0,
-                        k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    lgen_matmul_block1(4, m_len & ~(int64_t)7, 16, 0, C, N, A_pack, B_pack,
+                        m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
                   if (m_len & 2)
-                    lgen_matmul_block1(2, m_len & ~(int64_t)3, 16, C, N, A_pack, B_pack, m_t0,
-                        k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    lgen_matmul_block1(2, m_len & ~(int64_t)3, 16, 0, C, N, A_pack, B_pack,
+                        m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
                   if (m_len & 1)
-                    lgen_matmul_block1(1, m_len & ~(int64_t)1, 16, C, N, A_pack, B_pack, m_t0,
-                        k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    lgen_matmul_block1(1, m_len & ~(int64_t)1, 16, 0, C, N, A_pack, B_pack,
+                        m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
                 } else {
-                  for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_matmul_block1(1, m_i, n_len, C, N, A_pack, B_pack, m_t0, k_t0, k_t0_end,
-                        A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                  if (m_len == 6) {
+                    if (n_len & 8)
+                      lgen_matmul_block1(6, 0, 8, n_len & ~(int64_t)15, C, N, A_pack, B_pack,
+                          m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    if (n_len & 4)
+                      lgen_matmul_block1(6, 0, 4, n_len & ~(int64_t)7, C, N, A_pack, B_pack,
+                          m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    if (n_len & 2)
+                      lgen_matmul_block1(6, 0, 2, n_len & ~(int64_t)3, C, N, A_pack, B_pack,
+                          m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    if (n_len & 1)
+                      lgen_matmul_block1(6, 0, 1, n_len & ~(int64_t)1, C, N, A_pack, B_pack,
+                          m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                  } else {
+                    for (int64_t m_i = 0; m_i < m_len; ++m_i) {
+                      if (n_len & 8)
+                        lgen_matmul_block1(1, m_i, 8, n_len & ~(int64_t)15, C, N, A_pack, B_pack,
+                            m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                      if (n_len & 4)
+                        lgen_matmul_block1(1, m_i, 4, n_len & ~(int64_t)7, C, N, A_pack, B_pack,
+                            m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                      if (n_len & 2)
+                        lgen_matmul_block1(1, m_i, 2, n_len & ~(int64_t)3, C, N, A_pack, B_pack,
+                            m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                      if (n_len & 1)
+                        lgen_matmul_block1(1, m_i, 1, n_len & ~(int64_t)1, C, N, A_pack, B_pack,
+                            m_t0, k_t0, k_t0_end, A_k_extent, n_t0, B_k_extent, m_r, n_r);
+                    }
                   }
                 }
               }
-            }
+            } /* n_r */
           } /* m_r */
         } /* n_t0 */
       } /* k_t0 */

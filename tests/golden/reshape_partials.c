@@ -71,9 +71,10 @@ void bias_relu(const float *restrict X, const float *restrict Z, float *restrict
 }
 
 /* a register block of batch_rows */
-LGEN_BLOCK void lgen_batch_rows_block1(int64_t b_n, int64_t b_off, int64_t n_n, float *restrict C,
-    int64_t N, float *A_pack, float *W_pack, int64_t b_t0, int64_t k_t0, const int64_t k_t0_end,
-    const int64_t A_k_extent, int64_t n_t0, const int64_t W_k_extent, int64_t b_r, int64_t n_r)
+LGEN_BLOCK void lgen_batch_rows_block1(int64_t b_n, int64_t b_off, int64_t n_n, int64_t n_off,
+    float *restrict C, int64_t N, float *A_pack, float *W_pack, int64_t b_t0, int64_t k_t0,
+    const int64_t k_t0_end, const int64_t A_k_extent, int64_t n_t0, const int64_t W_k_extent,
+    int64_t b_r, int64_t n_r)
 {
   float C_acc[6][16];
   if (b_n < 6 || n_n < 16)
@@ -82,22 +83,22 @@ LGEN_BLOCK void lgen_batch_rows_block1(int64_t b_n, int64_t b_off, int64_t n_n, 
         C_acc[b_i][n_i] = (float)0;
   for (int64_t b_i = 0; b_i < b_n; ++b_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_i)];
+      C_acc[b_i][n_i] = C[(b_r + b_off + b_i) * N + (n_r + n_off + n_i)];
     }
   }
   for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t b_i = 0; b_i < b_n; ++b_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k - k_t0) * 6 +
-            (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) * 16 + n_i],
-            C_acc[b_i][n_i]);
+        C_acc[b_i][n_i] = LGEN_FMAF(A_pack[(((b_r - b_t0) / 6) * A_k_extent + k - k_t0) *
+            6 + (b_off + b_i)], W_pack[(((n_r - n_t0) / 16) * W_k_extent + k - k_t0) * 16 +
+            (n_off + n_i)], C_acc[b_i][n_i]);
       }
     }
   }
   for (int64_t b_i = 0; b_i < b_n; ++b_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      C[(b_r + b_off + b_i) * N + (n_r + n_i)] = C_acc[b_i][n_i];
+      C[(b_r + b_off + b_i) * N + (n_r + n_off + n_i)] = C_acc[b_i][n_i];
     }
   }
 }
@@ -153,27 +154,52 @@ void batch_rows(const float *restrict A, const float *restrict W, float *restric
             for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
               const int64_t n_len = lgen_min(16, n_t0_end - n_r);
               if (b_len == 6 && n_len == 16) { /* a full register block: constant extents */
-                lgen_batch_rows_block1(6, 0, 16, C, N, A_pack, W_pack, b_t0, k_t0, k_t0_end,
+                lgen_batch_rows_block1(6, 0, 16, 0, C, N, A_pack, W_pack, b_t0, k_t0, k_t0_end,
                     A_k_extent, n_t0, W_k_extent, b_r, n_r);
               } else {
                 if (n_len == 16) {
                   if (b_len & 4)
-                    lgen_batch_rows_block1(4, b_len & ~(int64_t)7, 16, C, N, A_pack, W_pack,
+                    lgen_batch_rows_block1(4, b_len & ~(int64_t)7, 16, 0, C, N, A_pack, W_pack,
                         b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
                   if (b_len & 2)
-                    lgen_batch_rows_block1(2, b_len & ~(int64_t)3, 16, C, N, A_pack, W_pack,
+                    lgen_batch_rows_block1(2, b_len & ~(int64_t)3, 16, 0, C, N, A_pack, W_pack,
                         b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
                   if (b_len & 1)
-                    lgen_batch_rows_block1(1, b_len & ~(int64_t)1, 16, C, N, A_pack, W_pack,
+                    lgen_batch_rows_block1(1, b_len & ~(int64_t)1, 16, 0, C, N, A_pack, W_pack,
                         b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
                 } else {
-                  for (int64_t b_i = 0; b_i < b_len; ++b_i) {
-                    lgen_batch_rows_block1(1, b_i, n_len, C, N, A_pack, W_pack, b_t0, k_t0,
-                        k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                  if (b_len == 6) {
+                    if (n_len & 8)
+                      lgen_batch_rows_block1(6, 0, 8, n_len & ~(int64_t)15, C, N, A_pack, W_pack,
+                          b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                    if (n_len & 4)
+                      lgen_batch_rows_block1(6, 0, 4, n_len & ~(int64_t)7, C, N, A_pack, W_pack,
+                          b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                    if (n_len & 2)
+                      lgen_batch_rows_block1(6, 0, 2, n_len & ~(int64_t)3, C, N, A_pack, W_pack,
+                          b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                    if (n_len & 1)
+                      lgen_batch_rows_block1(6, 0, 1, n_len & ~(int64_t)1, C, N, A_pack, W_pack,
+                          b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                  } else {
+                    for (int64_t b_i = 0; b_i < b_len; ++b_i) {
+                      if (n_len & 8)
+                        lgen_batch_rows_block1(1, b_i, 8, n_len & ~(int64_t)15, C, N, A_pack,
+                            W_pack, b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                      if (n_len & 4)
+                        lgen_batch_rows_block1(1, b_i, 4, n_len & ~(int64_t)7, C, N, A_pack,
+                            W_pack, b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                      if (n_len & 2)
+                        lgen_batch_rows_block1(1, b_i, 2, n_len & ~(int64_t)3, C, N, A_pack,
+                            W_pack, b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                      if (n_len & 1)
+                        lgen_batch_rows_block1(1, b_i, 1, n_len & ~(int64_t)1, C, N, A_pack,
+                            W_pack, b_t0, k_t0, k_t0_end, A_k_extent, n_t0, W_k_extent, b_r, n_r);
+                    }
                   }
                 }
               }
-            }
+            } /* n_r */
           } /* b_r */
         } /* n_t0 */
       } /* k_t0 */
