@@ -342,3 +342,5 @@ one("onehot_depth_two.onnx", "node 'n' (OneHot): the input 'depth' ('d') must ho
     ["i", "d", "v"], [vi("i", [3], I64)], [ten("d", [2], [4, 4], I64), ten("v", [2], [0, 1])])
 one("maxpool_kernel_shape_count.onnx", "node 'n' (MaxPool): 'kernel_shape' has 1 values, but 2 spatial dims",
     "MaxPool", ["x"], [vi("x", [1, 1, 4, 4])], kernel_shape=[2])
+one("unsqueeze_rank.onnx", "node 'n' (Unsqueeze): the result's rank 17 exceeds lgen's limit of 16", "Unsqueeze",
+    ["x", "a"], x23, [ten("a", [15], list(range(15)), I64)])
