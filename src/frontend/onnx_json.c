@@ -596,6 +596,20 @@ static int shape_const(Onnx *cx, const ONode *n, int rank, AffineExpr **dims) {
   return graph_add_const(cx->g, fresh_name(cx), TY_I64, 1, &len, buf, n->path);
 }
 
+/* A tensor of type t and shape dims whose every element is its index along
+ * `axis` times step (an iota): `step` everywhere, summed exclusively along
+ * the axis at run time (a scan), for static and symbolic dims alike. Not a
+ * constant of the indices: the folder would fold what is computed from
+ * them, and a mask of [rows] against [rows, 1] indices would become a
+ * [rows, cols] constant again. */
+static int index_values(Onnx *cx, const ONode *n, ElemType t, int rank, AffineExpr **dims, int axis, int64_t step) {
+  int ins[2] = {scalar_const(cx, n, t, (double)step), shape_const(cx, n, rank, dims)};
+  int steps = emit(cx, n, GOP_BROADCAST, 2, ins, 0, NULL, NULL);
+  GraphAttr a[4] = {gattr_int("axis", axis), gattr_int("inclusive", 0), gattr_int("reverse", 0),
+                    gattr_string("combiner", "add")};
+  return emit(cx, n, GOP_SCAN, 1, &steps, 4, a, NULL);
+}
+
 /* x reshaped to `dims` (a row-major reshape moves no data). */
 static int reshape_to(Onnx *cx, const ONode *n, int x, int rank, AffineExpr **dims, const char *out) {
   int ins[2] = {x, shape_const(cx, n, rank, dims)};

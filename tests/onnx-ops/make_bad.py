@@ -183,6 +183,8 @@ save("range_runtime.onnx", "node 'r' (Range): the limit input ('n') must be a co
 save("range_shape.onnx", "node 'r' (Range): Range's start and limit must hold one element each",
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Range", ["zero", "s", "one"], ["y"], name="r")],
      [vi("x", ["N", "M"])], [y], [ten("zero", [], [0], T.INT64), ten("one", [], [1], T.INT64)])
+save("trilu_vector.onnx", "node 't' (Trilu): the input needs at least two dims, not 1",
+     [h.make_node("Trilu", ["x"], ["y"], name="t")], [vi("x", ["N"])], [y], opset=14)
 save("range_zero_delta.onnx", "node 'r' (Range): Range needs a non-zero delta",
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0),
       h.make_node("Range", ["zero", "n", "zero"], ["y"], name="r")],

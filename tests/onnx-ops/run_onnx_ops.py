@@ -567,6 +567,13 @@ def range_cases():
             [("x", T.FLOAT, [2, "N"])], ["y", "down"],
             inits=[i64("one", 1), const("start", 0.0), const("step", 1.0), const("zero", 0.0), const("back", -3.0)],
             opset=13, dims=[{"N": 1}, {"N": 7}, {"N": 30}])
+    # Trilu over symbolic dims: a causal mask over a symbolic sequence (the
+    # mask is computed from index vectors, not held as a constant)
+    add("trilu_symbolic", [h.make_node("Trilu", ["x", "one"], ["u"]), h.make_node("Trilu", ["x", "m2"], ["l"], upper=0),
+                           h.make_node("Trilu", ["w"], ["wu"])],
+        [("x", T.FLOAT, [2, "S", "S"]), ("w", T.INT32, ["N", 7])], ["u", "l", "wu"],
+        inits=[i64("one", 1), i64("m2", -2)], opset=14,
+        dims=[{"S": 1, "N": 1}, {"S": 5, "N": 3}, {"S": 13, "N": 11}], ranges={"w": (-50, 50)})
     add("range_constant", [h.make_node("Range", ["a", "b", "c"], ["r"])], [("x", T.FLOAT, [1])], ["r"],
         inits=[f32("a", 1.5), f32("b", -3.0), f32("c", -0.7)], opset=13)
 
