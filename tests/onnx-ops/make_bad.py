@@ -310,8 +310,8 @@ one("mod_float.onnx", "node 'n' (Mod): Mod of floats needs fmod = 1", "Mod", ["a
     [ten("b", [2], [1, 1])])
 one("eyelike_rank3.onnx", "node 'n' (EyeLike): the input must be 2-D, not of rank 3", "EyeLike", ["x"],
     [vi("x", [2, 2, 2])])
-one("trilu_symbolic.onnx", "node 'n' (Trilu): the input needs two last dims of static length; the symbolic dim 'N'",
-    "Trilu", ["x"], [vi("x", [2, "N"])])
+one("eyelike_symbolic.onnx", "node 'n' (EyeLike): the input needs two last dims of static length; the symbolic dim 'N'",
+    "EyeLike", ["x"], [vi("x", [2, "N"])])
 one("reverse_sequence_axes.onnx", "node 'n' (ReverseSequence): the time and batch axes must be 0 and 1, in either "
     "order, of a rank >= 2 input", "ReverseSequence", ["x", "l"], [vi("x", [2, 3, 4])], [ten("l", [3], [1, 1, 1], I64)],
     time_axis=2, batch_axis=0)
