@@ -1,12 +1,16 @@
 /* scan along the middle axis of [outer, n, inner]: a running add, mul, max
- * or min (combiner 0..3), inclusive (element j has the combination of
+ * or min (combiner 0..3) or body(acc, x) (a payload combiner: inclusive
+ * only, as it has no identity), inclusive (element j has the combination of
  * 0..j) or exclusive (of 0..j-1: the identity first), from the end when
  * reverse. The combination is sequential along the axis, as NumPy's cumsum.
  * With `last` (IREE's accumulator output, one element per row), each row's
  * last value written (its first when reverse; the identity for an empty
  * row) is stored there too. */
-static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
+static @T@ lgen_scan_combine_@S@(int combiner, @T@ (*body)(@T@, @T@),
+                                  @T@ a, @T@ b)
 {
+  if (body)
+    return body(a, b);
   switch (combiner) {
   case 0: return (@T@)((@ARITH@)a + (@ARITH@)b);
   case 1: return (@T@)((@ARITH@)a * (@ARITH@)b);
@@ -17,7 +21,8 @@ static @T@ lgen_scan_combine_@S@(int combiner, @T@ a, @T@ b)
 
 static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out,
                           @T@ *restrict last, int64_t outer, int64_t n, int64_t inner,
-                          int combiner, int inclusive, int reverse, int64_t tile)
+                          int combiner, @T@ (*body)(@T@, @T@),
+                          int inclusive, int reverse, int64_t tile)
 {
   const @T@ identity = combiner == 0   ? (@T@)0
                       : combiner == 1 ? (@T@)1
@@ -33,11 +38,11 @@ static void lgen_scan_@S@(const @T@ *restrict x, @T@ *restrict out,
       int64_t at = base + (reverse ? n - 1 - t : t) * inner;
       @T@ v = x[at];
       if (inclusive) { /* element 0 is x's own (0 + -0.0 would be +0.0) */
-        acc = t == 0 ? v : lgen_scan_combine_@S@(combiner, acc, v);
+        acc = t == 0 ? v : lgen_scan_combine_@S@(combiner, body, acc, v);
         out[at] = written = acc;
       } else {
         out[at] = written = acc;
-        acc = lgen_scan_combine_@S@(combiner, acc, v);
+        acc = lgen_scan_combine_@S@(combiner, body, acc, v);
       }
     }
     if (last)

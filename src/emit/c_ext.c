@@ -458,14 +458,47 @@ static void call_sort(ExtCall *c) {
        rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0), row_tile(c));
 }
 
+/* A payload combiner (build_ext.c has parsed it: a text with a call) as a
+ * static function of (acc, x) named after the scan's output; NULL for
+ * add, mul, max and min. */
+static const char *payload_combiner(ExtCall *c, const char *text, ElemType t) {
+  Emitter *e = c->e;
+  static const char *const names[] = {"acc", "x"};
+  PayloadNode *nodes;
+  int count;
+  if (!strchr(text, '('))
+    return NULL;
+  if (payload_expr_parse(e->arena, text, t, names, 2, t, &nodes, &count))
+    diag_bug(e->opt->diag, "the combiner '%s' did not parse again", text);
+  StructuredOp op = {.nnodes = count, .nodes = nodes};
+  const char **node_names = arena_alloc(e->arena, sizeof *node_names * (size_t)count);
+  memset(node_names, 0, sizeof *node_names * (size_t)count);
+  const char *values[2] = {"acc", "x"};
+  ExprCtx ctx = {.op = &op, .operand_values = values, .node_names = node_names, .helpers = e->helpers,
+                 .helper_names = e->helper_names, .arena = e->arena};
+  StrBuf body = {0};
+  c_expr(&body, &ctx, count - 1);
+  e->needs_math |= ctx.needs_math;
+  e->needs_fma |= ctx.needs_fma;
+  e->widens_f16 |= ctx.widens_f16;
+  e->narrows_f16 |= ctx.narrows_f16;
+  const char *fn = arena_printf(e->arena, "lgen_combine_%s", name_of(c, c->x->ninputs));
+  const char *ct = c_type_name(t);
+  sb_printf(e->helpers, "/* the combiner of %s: %s */\nstatic %s %s(%s acc, %s x)\n{\n  return %s;\n}\n\n",
+            name_of(c, c->x->ninputs), c_comment_text(e->arena, text), ct, fn, ct, ct, sb_cstr(&body));
+  sb_free(&body);
+  return fn;
+}
+
 static void call_scan(ExtCall *c) {
   const ExtOp *x = c->x;
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %s, %d, %d, %d, %lld", name_of(c, 0), name_of(c, out),
+  const char *comb = ext_attr_string(x, "combiner", "add"), *body = payload_combiner(c, comb, t0);
+  call_args(c, "%s, %s, %s, %s, %d, %s, %d, %d, %lld", name_of(c, 0), name_of(c, out),
        x->noutputs > 1 ? name_of(c, out + 1) : "0", rows(c, 0, attr_int(c, "axis", 0)),
-       combiner_code(ext_attr_string(x, "combiner", "add")) - 1, attr_int(c, "inclusive", 1),
+       body ? 0 : combiner_code(comb) - 1, body ? body : "0", attr_int(c, "inclusive", 1),
        attr_int(c, "reverse", 0), row_tile(c));
 }
 

@@ -208,6 +208,14 @@ typedef struct {
   Loc loc;
 } PayloadNode;
 
+/* expr.c: a payload expression written as text (a model graph attribute:
+ * scan's combiner), calls of scalar_ops.def's ops over the scalars `names`
+ * (PN_READ operand i: names[i]) and literals, all of element type `type`;
+ * its value must be of type `want`. NULL and the nodes (the root last), or
+ * the error's message. */
+const char *payload_expr_parse(Arena *arena, const char *text, ElemType type, const char *const *names, int nnames,
+                               ElemType want, PayloadNode **nodes, int *count);
+
 typedef struct {
   int operand;          /* an output operand */
   int value;            /* payload node */

@@ -262,6 +262,28 @@ def ref_scan_last(x, y, axis, comb, reverse):
     return np.take(y, 0 if reverse else x.shape[axis] - 1, axis=axis)
 
 
+def ref_scan_payload(x, axis, f, reverse):
+    """An inclusive scan by a Python loop: out[0] = x[0], out[j] = f(out[j-1], x[j])."""
+    y = np.moveaxis(np.flip(x, axis) if reverse else x, axis, -1).copy()
+    for pos in np.ndindex(*y.shape[:-1]):
+        for j in range(1, y.shape[-1]):
+            y[pos + (j,)] = f(y[pos + (j - 1,)], y[pos + (j,)])
+    y = np.moveaxis(y, -1, axis)
+    return np.flip(y, axis) if reverse else y
+
+
+# payload combiners of scan (over acc and x) and what they compute, per type
+SCAN_PAYLOADS = [
+    ("f32", "std_maxf(acc, std_absf(x))", lambda a, b: max(a, abs(b))),
+    ("f32", "std_addf(std_mulf(acc, 0.5), x)", lambda a, b: np.float32(a * np.float32(0.5)) + b),
+    ("f64", "std_subf(x, acc)", lambda a, b: b - a),
+    ("i32", "std_select(std_cmpi_sgt(acc, x), std_subi(acc, x), std_addi(std_muli(x, 2), -1))",
+     lambda a, b: a - b if a > b else b * 2 - 1),
+    ("i32", "std_xori(acc, x)", lambda a, b: a ^ b),
+    ("i64", "std_maxsi(acc, std_muli(x, x))", lambda a, b: max(a, b * b)),
+]
+
+
 def ref_arg(x, axis, is_min, keep, last):
     f = np.argmin if is_min else np.argmax
     if last:
@@ -426,6 +448,18 @@ def g_scan(r):
                 ry = ref_scan(x, axis, comb, inclusive, reverse)
                 g.output(y, ry, exact=False)
                 g.output(acc, ref_scan_last(x, ry, axis, comb, reverse), exact=False)
+    # payload combiners (inclusive), some with the accumulator output
+    for shape, axis in [((10,), 0), ((3, 7), 1), ((3, 7), 0), ((2, 3, 5), 1), ((1,), 0), ((5, 1), 1)]:
+        for t, text, f in SCAN_PAYLOADS:
+            x = rng_array(r, shape, t, -3, 4)
+            for reverse in (0, 1):
+                ry = ref_scan_payload(x, axis, f, reverse)
+                if reverse:
+                    y, acc = g.node("scan", [g.input(x)], nout=2, axis=axis, combiner=text, reverse=1)
+                    g.output(acc, ref_scan_last(x, ry, axis, "add", 1), exact=False)
+                else:
+                    y = g.node("scan", [g.input(x)], axis=axis, combiner=text)
+                g.output(y, ry, exact=False)
     return g
 
 

@@ -285,9 +285,22 @@ static int infer_scan(Ext *x) {
   want_ordered(x, 0);
   want_rank_at_least(x, 0, 1);
   int axis = get_axis(x, "axis", 0, v->rank);
-  get_bool(x, "inclusive", true);
+  bool inclusive = get_bool(x, "inclusive", true);
   get_bool(x, "reverse", false);
-  get_choice(x, "combiner", "add", combiners);
+  const char *comb = graph_attr_string(x->g, x->n, "combiner", "add");
+  if (strchr(comb, '(')) { /* a payload expression over acc and x (ir/expr.c) */
+    static const char *const names[] = {"acc", "x"};
+    PayloadNode *nodes;
+    int count;
+    const char *err = payload_expr_parse(x->g->arena, comb, v->type, names, 2, v->type, &nodes, &count);
+    if (err)
+      graph_error(x->g, attr_path(x, "combiner"), "%sthe combiner '%s': %s", x->desc, comb, err);
+    if (!inclusive)
+      graph_error(x->g, attr_path(x, "inclusive"), "%san exclusive scan needs its combiner's identity, which a "
+                  "payload combiner does not give: it must be inclusive", x->desc);
+  } else {
+    get_choice(x, "combiner", "add", combiners);
+  }
   set_out(x, 0, v->type, v->rank, v->shape);
   if (x->n->listed_outputs != 2)
     return 1;
