@@ -156,7 +156,7 @@ resize("resize_policy_symbolic.onnx", "node 'rs' (Resize): keep_aspect_ratio_pol
        keep_aspect_ratio_policy="not_larger")
 resize("resize_scale_negative.onnx", "node 'rs' (Resize): scale -2 of dim 2 is not a positive scale lgen can apply",
        ["x", "", "sc"], [ten("sc", [4], [1, 1, -2, 2])])
-resize("resize_symbolic_sizes.onnx", "is symbolic (H) and resized to 7, not an integer multiple",
+resize("resize_symbolic_sizes.onnx", "node 'rs' (Resize): dim 2 of 't2' is symbolic (H) and resized to 7, not an integer multiple of it (fix the dim with --dim)",
        ["x", "", "", "sz"], [ten("sz", [4], [1, 1, 7, 8], T.INT64)], x=[vi("x", [1, 1, "H", 4])])
 # a dim after four unpadded stride-2 convs prints as one division
 convs = [h.make_node("Conv", ["x" if i == 0 else "c%d" % (i - 1), "w"], ["c%d" % i], strides=[2, 2]) for i in range(4)]
@@ -249,7 +249,7 @@ one("constant_string.onnx", "node 'n' (Constant): constants given as 'value_stri
     [], [], value_string="a")
 one("constant_of_shape_value.onnx", "node 'n' (ConstantOfShape): 'value' must hold one element", "ConstantOfShape",
     ["s"], [], [ten("s", [1], [2], I64)], value=ten("v", [2], [1, 2]))
-one("bitshift_direction.onnx", "node 'n' (BitShift): BitShift needs direction \"LEFT\" or \"RIGHT\"", "BitShift",
+one("bitshift_direction.onnx", 'node \'n\' (BitShift): BitShift needs direction "LEFT" or "RIGHT"', "BitShift",
     ["a", "b"], [vi("a", [2], T.UINT8), vi("b", [2], T.UINT8)], direction="UP")
 one("reshape_opset4.onnx", "node 'n' (Reshape): Reshape before opset 5 is not supported", "Reshape", ["x", "s"], x23,
     [ten("s", [1], [6], I64)], opset=4)
@@ -303,8 +303,8 @@ one("onehot_values.onnx", "node 'n' (OneHot): the values must be [off, on]", "On
     [vi("i", [3], I64)], [ten("d", [], [4], I64), ten("v", [1, 2], [0, 1])])
 one("nll_reduction.onnx", "node 'n' (NegativeLogLikelihoodLoss): reduction must be mean, sum or none, not 'max'",
     "NegativeLogLikelihoodLoss", ["x", "t"], [vi("x", [2, 3]), vi("t", [2], I64)], reduction="max")
-one("nll_target.onnx", "node 'n' (NegativeLogLikelihoodLoss): the target must be i32 or i64 of the input's shape "
-    "without its class dim", "NegativeLogLikelihoodLoss", ["x", "t"], [vi("x", [2, 3]), vi("t", [2], F)])
+one("nll_target.onnx", "node 'n' (NegativeLogLikelihoodLoss): the target must be i32 or i64 of the input's shape without its class dim",
+    "NegativeLogLikelihoodLoss", ["x", "t"], [vi("x", [2, 3]), vi("t", [2], F)])
 one("mod_zero.onnx", "node 'n' (Mod): Mod by zero", "Mod", ["a", "b"], [vi("a", [2], I64)], [ten("b", [2], [0, 1], I64)])
 one("mod_float.onnx", "node 'n' (Mod): Mod of floats needs fmod = 1", "Mod", ["a", "b"], [vi("a", [2])],
     [ten("b", [2], [1, 1])])
@@ -312,8 +312,8 @@ one("eyelike_rank3.onnx", "node 'n' (EyeLike): the input must be 2-D, not of ran
     [vi("x", [2, 2, 2])])
 one("eyelike_symbolic.onnx", "node 'n' (EyeLike): the input needs two last dims of static length; the symbolic dim 'N'",
     "EyeLike", ["x"], [vi("x", [2, "N"])])
-one("reverse_sequence_axes.onnx", "node 'n' (ReverseSequence): the time and batch axes must be 0 and 1, in either "
-    "order, of a rank >= 2 input", "ReverseSequence", ["x", "l"], [vi("x", [2, 3, 4])], [ten("l", [3], [1, 1, 1], I64)],
+one("reverse_sequence_axes.onnx", "node 'n' (ReverseSequence): the time and batch axes must be 0 and 1, in either order, of a rank >= 2 input",
+    "ReverseSequence", ["x", "l"], [vi("x", [2, 3, 4])], [ten("l", [3], [1, 1, 1], I64)],
     time_axis=2, batch_axis=0)
 one("reverse_sequence_symbolic.onnx", "node 'n' (ReverseSequence): the time axis must have a static length; the "
     "symbolic dim 'T'", "ReverseSequence", ["x", "l"], [vi("x", ["T", 3])], [ten("l", [3], [1, 1, 1], I64)],
@@ -346,3 +346,63 @@ one("maxpool_kernel_shape_count.onnx", "node 'n' (MaxPool): 'kernel_shape' has 1
     "MaxPool", ["x"], [vi("x", [1, 1, 4, 4])], kernel_shape=[2])
 one("unsqueeze_rank.onnx", "node 'n' (Unsqueeze): the result's rank 17 exceeds lgen's limit of 16", "Unsqueeze",
     ["x", "a"], x23, [ten("a", [15], list(range(15)), I64)])
+
+# --- If and Loop (onnx_control.inc): conditions, subgraph signatures,
+# loop-carried values, unrolling limits
+BOOL = T.BOOL
+
+
+def sub(nodes, ins, outs, name="sub"):
+    return h.make_graph(nodes, name, ins, outs)
+
+
+then_ok = sub([h.make_node("Identity", ["a"], ["t"])], [], [vi("t", [2])])
+else_ok = sub([h.make_node("Neg", ["a"], ["e"])], [], [vi("e", [2])])
+
+
+def if_case(fname, want, cond, then_b=then_ok):
+    save(fname, want, [h.make_node("If", ["c"], ["y"], name="n", then_branch=then_b, else_branch=else_ok)],
+         [cond, vi("a", [2])], [y])
+
+
+if_case("if_cond_float.onnx", "node 'n' (If): the condition must be a bool scalar (or one element), not f32 of rank 0",
+        vi("c", []))
+if_case("if_cond_two.onnx", "node 'n' (If): the condition must hold one element", vi("c", [2], BOOL))
+if_case("if_branch_inputs.onnx", "node 'n' (If): the subgraph declares 1 inputs, but If gives it 0", vi("c", [], BOOL),
+        sub([h.make_node("Identity", ["a"], ["t"])], [vi("q", [2])], [vi("t", [2])]))
+if_case("if_branch_outputs.onnx", "node 'n' (If): the subgraph declares 2 outputs, but If needs 1", vi("c", [], BOOL),
+        sub([h.make_node("Identity", ["a"], ["t"]), h.make_node("Identity", ["a"], ["u"])], [], [vi("t", [2]), vi("u", [2])]))
+if_case("if_branch_output_missing.onnx", "node 'n' (If): the subgraph's output 'zz' is not computed by any of its nodes",
+        vi("c", [], BOOL), sub([h.make_node("Identity", ["a"], ["t"])], [], [vi("zz", [2])]))
+bi = [vi("i", [], I64), vi("ci", [], BOOL), vi("v", [2])]
+bo = [vi("co", [], BOOL), vi("vo", [2])]
+bn = [h.make_node("Identity", ["ci"], ["co"]), h.make_node("Neg", ["v"], ["vo"])]
+three = ten("m", [], [3], I64)
+
+
+def loop_case(fname, want, ins, body, outs=("y",), inits=(three,), xs=None):
+    save(fname, want, [h.make_node("Loop", ins, list(outs), name="n", body=body)], xs or [vi("v0", [2])],
+         [vi(o, None) for o in outs], list(inits))
+
+
+loop_case("loop_body_inputs.onnx", "node 'n' (Loop): the body must take (iteration, condition, carried...) and give (condition, carried..., scans...)",
+          ["m", "", "v0"], sub(bn, [vi("i", [], I64)], bo, "body"))
+loop_case("loop_carried_count.onnx", "node 'n' (Loop): 0 loop-carried values given, but the body carries 1", ["m", ""],
+          sub(bn, bi, bo, "body"))
+loop_case("loop_outputs.onnx", "node 'n' (Loop): 3 outputs, but the body gives 1", ["m", "", "v0"],
+          sub(bn, bi, bo, "body"), outs=("y", "y2", "y3"))
+loop_case("loop_carried_missing.onnx", "node 'n' (Loop): loop-carried value 0 is missing", ["m", "", "", "v0"],
+          sub(bn + [h.make_node("Neg", ["w"], ["wo"])], bi + [vi("w", [2])], bo + [vi("wo", [2])], "body"),
+          outs=("y", "y2"))
+loop_case("loop_too_long.onnx", "node 'n' (Loop): the loop runs more than 4096 iterations; lgen unrolls loops up to that",
+          ["m", "", "v0"], sub(bn, bi, bo, "body"), inits=[ten("m", [], [100000000], I64)])
+loop_case("loop_body_cond_runtime.onnx", "node 'n' (Loop): the body's condition ('n/iter0/co') is computed at run time; lgen unrolls loops whose iterations are known when generating code (a data-dependent trip count is not supported)",
+          ["m", "", "v0"],
+          sub([h.make_node("ReduceSum", ["v"], ["s"], keepdims=0), h.make_node("Greater", ["s", "zf"], ["co"]),
+               h.make_node("Neg", ["v"], ["vo"])], bi, bo, "body"), inits=[three, ten("zf", [], [0.0])])
+loop_case("loop_no_iteration_scan.onnx", "node 'n' (Loop): the loop runs no iteration, so its scan output 0 has no shape",
+          ["m", "", "v0"], sub(bn + [h.make_node("Identity", ["v"], ["sc"])], bi, bo + [vi("sc", [2])], "body"),
+          outs=("y", "s"), inits=[ten("m", [], [0], I64)])
+loop_case("loop_body_input_no_name.onnx", "a subgraph input without a name", ["m", "", "v0"],
+          sub([h.make_node("Identity", ["ci"], ["co"]), h.make_node("Neg", ["v0"], ["vo"])], bi[:2] + [vi("", [2])],
+              bo, "body"))
