@@ -450,30 +450,37 @@ static void call_topk(ExtCall *c) { /* the thread count: how many segments a few
        tile);
 }
 
+static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
+                                    ElemType want, const char *role);
+
 static void call_sort(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  call_args(c, "%s, %s, %s, %s, %d, %lld", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
-       rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0), row_tile(c));
+  static const char *const names[2] = {"lhs", "rhs"};
+  const char *cmp = payload_function(c, ext_attr_string(c->x, "comparator", NULL), t0, names, TY_I1, "comparator");
+  call_args(c, "%s, %s, %s, %s, %d, %s, %lld", name_of(c, 0), name_of(c, out), name_of(c, out + 1),
+       rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0), cmp ? cmp : "0", row_tile(c));
 }
 
-/* A payload combiner (build_ext.c has parsed it: a text with a call) as a
- * static function of (acc, x) named after the scan's output; NULL for
- * add, mul, max and min. */
-static const char *payload_combiner(ExtCall *c, const char *text, ElemType t) {
+/* A payload expression over two scalars of type t (build_ext.c has parsed
+ * it: a text with a call) as a static function of them, named `role`_OUT
+ * after the op's first output, returning `want` (scan's combiner: t; a
+ * sort's comparator: i1, as int); NULL for a text without a call (scan's
+ * add, mul, max and min). */
+static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
+                                    ElemType want, const char *role) {
   Emitter *e = c->e;
-  static const char *const names[] = {"acc", "x"};
   PayloadNode *nodes;
   int count;
-  if (!strchr(text, '('))
+  if (!text || !strchr(text, '('))
     return NULL;
-  if (payload_expr_parse(e->arena, text, t, names, 2, t, &nodes, &count))
-    diag_bug(e->opt->diag, "the combiner '%s' did not parse again", text);
+  if (payload_expr_parse(e->arena, text, t, names, 2, want, &nodes, &count))
+    diag_bug(e->opt->diag, "the %s '%s' did not parse again", role, text);
   StructuredOp op = {.nnodes = count, .nodes = nodes};
   const char **node_names = arena_alloc(e->arena, sizeof *node_names * (size_t)count);
   memset(node_names, 0, sizeof *node_names * (size_t)count);
-  const char *values[2] = {"acc", "x"};
+  const char *values[2] = {names[0], names[1]};
   ExprCtx ctx = {.op = &op, .operand_values = values, .node_names = node_names, .helpers = e->helpers,
                  .helper_names = e->helper_names, .arena = e->arena};
   StrBuf body = {0};
@@ -482,10 +489,11 @@ static const char *payload_combiner(ExtCall *c, const char *text, ElemType t) {
   e->needs_fma |= ctx.needs_fma;
   e->widens_f16 |= ctx.widens_f16;
   e->narrows_f16 |= ctx.narrows_f16;
-  const char *fn = arena_printf(e->arena, "lgen_combine_%s", name_of(c, c->x->ninputs));
+  const char *fn = arena_printf(e->arena, "lgen_%s_%s", role, name_of(c, c->x->ninputs));
   const char *ct = c_type_name(t);
-  sb_printf(e->helpers, "/* the combiner of %s: %s */\nstatic %s %s(%s acc, %s x)\n{\n  return %s;\n}\n\n",
-            name_of(c, c->x->ninputs), c_comment_text(e->arena, text), ct, fn, ct, ct, sb_cstr(&body));
+  sb_printf(e->helpers, "/* the %s of %s: %s */\nstatic %s %s(%s %s, %s %s)\n{\n  return %s;\n}\n\n", role,
+            name_of(c, c->x->ninputs), c_comment_text(e->arena, text), want == TY_I1 ? "int" : ct, fn, ct,
+            names[0], ct, names[1], sb_cstr(&body));
   sb_free(&body);
   return fn;
 }
@@ -495,7 +503,8 @@ static void call_scan(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  const char *comb = ext_attr_string(x, "combiner", "add"), *body = payload_combiner(c, comb, t0);
+  static const char *const names[2] = {"acc", "x"};
+  const char *comb = ext_attr_string(x, "combiner", "add"), *body = payload_function(c, comb, t0, names, t0, "combiner");
   call_args(c, "%s, %s, %s, %s, %d, %s, %d, %d, %lld", name_of(c, 0), name_of(c, out),
        x->noutputs > 1 ? name_of(c, out + 1) : "0", rows(c, 0, attr_int(c, "axis", 0)),
        body ? 0 : combiner_code(comb) - 1, body ? body : "0", attr_int(c, "inclusive", 1),

@@ -284,6 +284,15 @@ SCAN_PAYLOADS = [
 ]
 
 
+# sort comparators and the key NumPy's stable argsort sorts by for the same order
+SORT_PAYLOADS = [
+    ("f32", "std_cmpf_ogt(lhs, rhs)", lambda x: -x.astype(np.float64)),  # descending
+    ("f32", "std_cmpf_olt(std_absf(lhs), std_absf(rhs))", lambda x: np.abs(x)),  # by magnitude; ties stay
+    ("i32", "std_cmpi_slt(std_muli(lhs, lhs), std_muli(rhs, rhs))", lambda x: x.astype(np.int64) ** 2),
+    ("f64", "std_cmpf_olt(std_subf(0.0, lhs), std_subf(0.0, rhs))", lambda x: -x),
+]
+
+
 def ref_arg(x, axis, is_min, keep, last):
     f = np.argmin if is_min else np.argmax
     if last:
@@ -420,6 +429,14 @@ def g_sort(r):
                 y = g.node("sort", [g.input(x)], axis=axis, descending=desc)
                 s = np.sort(x, axis=axis, kind="stable")
                 g.output(y, np.flip(s, axis) if desc else s)
+    # payload comparators (whether lhs goes strictly before rhs): a stable
+    # sort by the key NumPy's stable argsort sorts by
+    for t, text, key in SORT_PAYLOADS:
+        for shape, axis in [((10,), 0), ((3, 17), 1), ((37, 2), 0), ((4, 5, 6), 1), ((1,), 0), ((2, 100), 1)]:
+            x = rng_array(r, shape, t, -5, 5)
+            y = g.node("sort", [g.input(x)], axis=axis, comparator=text)
+            order = np.argsort(key(x), axis=axis, kind="stable")
+            g.output(y, np.take_along_axis(x, order, axis=axis))
     return g
 
 

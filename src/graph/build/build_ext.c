@@ -273,6 +273,18 @@ static int infer_sort(Ext *x) {
   want_rank_at_least(x, 0, 1);
   get_axis(x, "axis", -1, v->rank);
   get_bool(x, "descending", false);
+  if (graph_attr(x->g, x->n, "comparator")) { /* IREE's comparator region: whether lhs goes before rhs */
+    static const char *const names[] = {"lhs", "rhs"};
+    const char *text = graph_attr_string(x->g, x->n, "comparator", "");
+    PayloadNode *nodes;
+    int count;
+    const char *err = payload_expr_parse(x->g->arena, text, v->type, names, 2, TY_I1, &nodes, &count);
+    if (err)
+      graph_error(x->g, attr_path(x, "comparator"), "%sthe comparator '%s': %s", x->desc, text, err);
+    if (graph_attr(x->g, x->n, "descending") && graph_attr_int(x->g, x->n, "descending", 0))
+      graph_error(x->g, attr_path(x, "descending"), "%s'descending' and a comparator: the comparator alone says "
+                  "the order", x->desc);
+  }
   set_out(x, 0, v->type, v->rank, v->shape);
   return 1;
 }
