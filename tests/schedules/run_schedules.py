@@ -1636,6 +1636,15 @@ ERROR_CASES = [
     ("multibyte-key", "matmul:\n  tile: {m: [4]}\n  \u00e9t\u00e9: [m]\n", 3, 3,
      "unknown schedule key '\u00e9t\u00e9'"),
     ("no-final-newline", "matmul:\n  tile: {m: [0]}", 2, 14, "must be a positive size"),
+    # checks of the whole decision set (src/schedule/schedule.c), at the op's name
+    ("library-call-unknown", "matmul:\n  library_call: cblas_foo\n", 1, 1,
+     "unknown library call 'cblas_foo' (lgen knows cblas_sgemm and cblas_dgemm)"),
+    ("library-call-not-a-gemm", "copy:\n  library_call: cblas_sgemm\n", 1, 1,
+     "cblas_sgemm computes C[m][n] += A * B on f32 matrices; this op is not of that form"),
+    ("split-with-tiled-parallel", "matmul:\n  parallel: [k]\n  split_reduction: true\n  tile: {m: [4]}\n", 1, 1,
+     "a split reduction ('k') needs the parallel dims untiled ('m' is tiled)"),
+    ("register-block-too-large", "matmul:\n  unroll: {m: 64, n: 64}\n", 1, 1,
+     "the register block is too large (at most 3 dims and 1024 elements)"),
 ]
 
 # Schedule files that must be read as another one is: the same C.
