@@ -344,7 +344,7 @@ void graph_share_inputs(Graph *g, PtrVec *notes);
 /* A schedule file's algorithm for the conv writing `tensor`. */
 typedef struct {
   const char *tensor;
-  const char *algorithm; /* direct, im2col or winograd */
+  const char *algorithm; /* direct, im2col, winograd or winograd6 */
   Loc loc;
 } ConvAlgoChoice;
 /* Each conv_2d_nhwc_hwcf runs by its algorithm (the node's `algorithm`

@@ -16,7 +16,7 @@
  *     - op: 0                    #   a list, one entry per comprehension
  *       parallel: [i]
  *     - fuse: {h: keep}          # a model graph: intermediates to keep or inline
- *     - algorithm: {y: winograd} # a model graph: a conv's algorithm (direct, im2col, winograd)
+ *     - algorithm: {y: winograd} # a model graph: a conv's algorithm (direct, im2col, winograd, winograd6)
  *     - op: 2
  *       outline: fc2_block       # a model graph: the group op 2 heads as the C function fc2_block
  *     - op: 3
@@ -186,13 +186,13 @@ static ScheduleEntry *fuse_map(YamlReader *r, const char *key, yaml_node_t *node
                     "{h: keep}");
 }
 
-/* {conv output: direct | im2col | winograd}: a model graph's conv
+/* {conv output: direct | im2col | winograd | winograd6}: a model graph's conv
  * algorithms (values[] index into conv_algorithms) */
-static const char *const conv_algorithms[] = {"direct", "im2col", "winograd"};
+static const char *const conv_algorithms[] = {"direct", "im2col", "winograd", "winograd6"};
 
 static ScheduleEntry *algorithm_map(YamlReader *r, const char *key, yaml_node_t *node) {
-  return choice_map(r, key, node, "conv outputs", "a conv's output name", conv_algorithms, 3,
-                    "direct, im2col or winograd", "{y: winograd}");
+  return choice_map(r, key, node, "conv outputs", "a conv's output name", conv_algorithms, 4,
+                    "direct, im2col, winograd or winograd6", "{y: winograd}");
 }
 
 const char *schedule_conv_algorithm(int64_t code) { return conv_algorithms[code]; }

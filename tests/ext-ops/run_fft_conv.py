@@ -290,8 +290,8 @@ def conv_group(r, name, algo_by_attr):
             ref, mag = ref_conv(x, w, s, d, p)
             xi, wi = g.input(x), g.input(w)
             winograd_ok = wshape[:2] == (3, 3) and s == (1, 1) and d == (1, 1)
-            for algo in ("direct", "im2col", "winograd"):
-                if algo == "winograd" and not winograd_ok:
+            for algo in ("direct", "im2col", "winograd", "winograd6"):
+                if algo.startswith("winograd") and not winograd_ok:
                     continue
                 attrs = dict(strides=list(s), dilations=list(d), padding=[[p[0], p[1]], [p[2], p[3]]])
                 if algo_by_attr:
@@ -300,6 +300,8 @@ def conv_group(r, name, algo_by_attr):
                 if not algo_by_attr:
                     yaml.append("      %s: %s" % (y, algo))
                 tol = {"f32": 1e-6, "f64": 1e-13}[t] * (2 if algo == "winograd" else 1)
+                if algo == "winograd6":
+                    tol = WINOGRAD6_TOL[t]
                 g.output(y, ref.astype(x.dtype), tol, mag)
     if yaml:
         g.schedule = "\n".join(yaml) + "\n"
@@ -326,7 +328,8 @@ def g_conv_mixed(r):
     y1, _ = ref_conv(x, w1, (1, 1), (1, 1), (1, 1, 1, 1))
     h = np.maximum(y1 + bias, 0)
     y2, mag = ref_conv(h, w2, (1, 1), (1, 1), (1, 1, 1, 1))
-    for a1, a2 in (("winograd", "im2col"), ("im2col", "winograd"), ("winograd", "winograd")):
+    for a1, a2 in (("winograd", "im2col"), ("im2col", "winograd"), ("winograd", "winograd"),
+                   ("winograd6", "winograd6")):
         c1 = g.node("conv_2d_nhwc_hwcf", [xi, w1i], padding=pad, algorithm=a1)
         hv = g.node("relu", [g.node("add", [c1, bi])])
         g.output(g.node("conv_2d_nhwc_hwcf", [hv, w2i], padding=pad, algorithm=a2), y2.astype(np.float32), 1e-5, mag)

@@ -1,8 +1,9 @@
 /* conv_algo.c - the algorithm of each 2-D NHWC convolution (see graph.h):
  * direct (the conv's own loop nest, the default), im2col (the input's
  * windows as a matrix, then lgen's matmul by the filter seen as
- * [KH * KW * C, F]) or winograd (F(2x2, 3x3): filter, input and output
- * transforms around 16 matmuls, for 3x3 stride-1 convs).
+ * [KH * KW * C, F]), winograd (F(2x2, 3x3): filter, input and output
+ * transforms around 16 matmuls, for 3x3 stride-1 convs) or winograd6
+ * (F(6x6, 3x3): the same with output_tile_size 6, 64 matmuls).
  *
  * The choice is the user's, never automatic: Winograd changes the rounding
  * (its error is documented in lgen(1)) and im2col trades memory for a GEMM.
@@ -94,16 +95,18 @@ static void im2col(Graph *g, GraphNode *n, const int64_t *ws, const int64_t *ys)
   graph_add_node(g, GOP_RESHAPE, NULL, 1, &mm, 1, &oa, NULL, n->path, n->origin);
 }
 
-static void winograd(Graph *g, GraphNode *n, const int64_t *ys) {
+/* F(m x m, 3x3), m = 2 or 6 (winograd6) */
+static void winograd(Graph *g, GraphNode *n, const int64_t *ys, int64_t m) {
   int64_t p[4];
   padding(g, n, p);
-  GraphAttr pa = ints_attr(g, "padding", 4, p), sa = ints_attr(g, "shape", 3, ys);
+  GraphAttr ta = {.name = "output_tile_size", .kind = GA_INT, .i = m};
+  GraphAttr pa[2] = {ints_attr(g, "padding", 4, p), ta}, sa[2] = {ints_attr(g, "shape", 3, ys), ta};
   int x = n->inputs[0], w = n->inputs[1];
-  int u = graph_add_node(g, GOP_WINOGRAD_FILTER_TRANSFORM, NULL, 1, &w, 0, NULL, NULL, n->path, n->origin);
-  int v = graph_add_node(g, GOP_WINOGRAD_INPUT_TRANSFORM, NULL, 1, &x, 1, &pa, NULL, n->path, n->origin);
+  int u = graph_add_node(g, GOP_WINOGRAD_FILTER_TRANSFORM, NULL, 1, &w, 1, &ta, NULL, n->path, n->origin);
+  int v = graph_add_node(g, GOP_WINOGRAD_INPUT_TRANSFORM, NULL, 1, &x, 2, pa, NULL, n->path, n->origin);
   int ins[2] = {v, u};
-  int m = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin); /* 16 of [P,C] x [C,F] */
-  graph_add_node(g, GOP_WINOGRAD_OUTPUT_TRANSFORM, NULL, 1, &m, 1, &sa, NULL, n->path, n->origin);
+  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin); /* (m+2)^2 [P,C] x [C,F] */
+  graph_add_node(g, GOP_WINOGRAD_OUTPUT_TRANSFORM, NULL, 1, &mm, 2, sa, NULL, n->path, n->origin);
 }
 
 static const char *choice_of(const Graph *g, const GraphNode *n, const ConvAlgoChoice *choices, int nchoices,
@@ -140,11 +143,13 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
     for (int j = 0; j < nchoices; j++)
       if (strcmp(choices[j].tensor, val(g, n->outputs[0])->name) == 0)
         c = &choices[j];
-    if (strcmp(algo, "direct") != 0 && strcmp(algo, "im2col") != 0 && strcmp(algo, "winograd") != 0) {
+    bool wino6 = strcmp(algo, "winograd6") == 0, wino = wino6 || strcmp(algo, "winograd") == 0;
+    if (strcmp(algo, "direct") != 0 && strcmp(algo, "im2col") != 0 && !wino) {
       if (c)
-        diag_error(g->diag, c->loc, "unknown conv algorithm '%s' (expected direct, im2col or winograd)", algo);
+        diag_error(g->diag, c->loc, "unknown conv algorithm '%s' (expected direct, im2col, winograd or winograd6)",
+                   algo);
       graph_error(g, graph_attr(g, n, "algorithm")->path, "%sunknown conv algorithm '%s' (expected direct, "
-                  "im2col or winograd)", graph_node_desc(g, n), algo);
+                  "im2col, winograd or winograd6)", graph_node_desc(g, n), algo);
     }
     const GraphValue *x = val(g, n->inputs[0]), *w = val(g, n->inputs[1]), *y = val(g, n->outputs[0]);
     int64_t xs[4], ws[4], ys[4];
@@ -155,7 +160,7 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
     }
     if (!dims_static(x, xs) || !dims_static(w, ws) || !dims_static(y, ys))
       refuse(g, n, c, "needs static shapes", algo);
-    if (strcmp(algo, "winograd") == 0) {
+    if (wino) {
       int64_t s[2], d[2];
       pair(g, n, "strides", s);
       pair(g, n, "dilations", d);
@@ -168,18 +173,20 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
     if (strcmp(algo, "im2col") == 0)
       im2col(g, n, ws, ys);
     else
-      winograd(g, n, ys);
+      winograd(g, n, ys, wino6 ? 6 : 2);
     graph_write_result(g, n->outputs[0]);
     graph_replace_node(g, i, first);
     if (strcmp(algo, "im2col") == 0)
       vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': im2col [%lld, %lld, %lld] then matmul by the "
                "filter as [%lld, %lld] (from %s)", y->name, (long long)xs[0], (long long)(ys[1] * ys[2]),
                (long long)(ws[0] * ws[1] * ws[2]), (long long)(ws[0] * ws[1] * ws[2]), (long long)ws[3], where));
-    else
-      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': winograd F(2x2, 3x3), %lld tiles, 16 matmuls "
-               "[%lld, %lld] x [%lld, %lld] (from %s)", y->name, (long long)(xs[0] * ((ys[1] + 1) / 2) *
-               ((ys[2] + 1) / 2)), (long long)(xs[0] * ((ys[1] + 1) / 2) * ((ys[2] + 1) / 2)), (long long)ws[2],
+    else {
+      int64_t m = wino6 ? 6 : 2, tiles = xs[0] * ((ys[1] + m - 1) / m) * ((ys[2] + m - 1) / m);
+      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': winograd F(%lldx%lld, 3x3), %lld tiles, %lld "
+               "matmuls [%lld, %lld] x [%lld, %lld] (from %s)", y->name, (long long)m, (long long)m,
+               (long long)tiles, (long long)((m + 2) * (m + 2)), (long long)tiles, (long long)ws[2],
                (long long)ws[2], (long long)ws[3], where));
+    }
     i += g->nodes.len - first; /* skip the new nodes */
   }
   for (int j = 0; j < nchoices; j++)
