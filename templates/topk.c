@@ -9,8 +9,11 @@
  * output indices are the positions along the axis or, with `given` (an
  * indices input shaped like x, IREE's optional input indices), given's
  * elements at those positions. */
-static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int largest)
+static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int largest,
+                                int (*before)(@T@, @T@))
 {
+  if (before) /* a payload comparator: its order, then the lower index */
+    return before(va, vb) || (!before(vb, va) && a < b);
   /* NaN is worse than any number (then by index, as NumPy's stable sort) */
   int na = @ISNAN@(va), nb = @ISNAN@(vb);
   if (na || nb)
@@ -22,19 +25,25 @@ static int lgen_topk_better_@S@(@T@ va, int64_t a, @T@ vb, int64_t b, int larges
 
 /* Whether a later element v beats the worst kept value w (lgen_topk_better
  * with v's higher index): strictly better, or a number against a NaN. */
-static int lgen_topk_beats_@S@(@T@ v, @T@ w, int largest)
+static int lgen_topk_beats_@S@(@T@ v, @T@ w, int largest,
+                               int (*before)(@T@, @T@))
 {
+  if (before)
+    return before(v, w);
   return @ISNAN@(w) ? !@ISNAN@(v) : largest ? v > w : v < w;
 }
 
 static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *restrict h,
-                               int64_t size, int64_t at, int largest)
+                               int64_t size, int64_t at, int largest,
+                               int (*before)(@T@, @T@))
 {
   for (;;) {
     int64_t w = at, l = 2 * at + 1, r = l + 1;
-    if (l < size && lgen_topk_better_@S@(p[h[w] * inner], h[w], p[h[l] * inner], h[l], largest))
+    if (l < size &&
+        lgen_topk_better_@S@(p[h[w] * inner], h[w], p[h[l] * inner], h[l], largest, before))
       w = l;
-    if (r < size && lgen_topk_better_@S@(p[h[w] * inner], h[w], p[h[r] * inner], h[r], largest))
+    if (r < size &&
+        lgen_topk_better_@S@(p[h[w] * inner], h[w], p[h[r] * inner], h[r], largest, before))
       w = r;
     if (w == at)
       return;
@@ -48,12 +57,20 @@ static void lgen_topk_sift_@S@(const @T@ *restrict p, int64_t inner, int64_t *re
 /* Heap h (root: the worst kept) of the k best of p[lo, hi) (hi - lo >= k). */
 static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner,
                                   int64_t *restrict h, int64_t lo, int64_t hi, int64_t k,
-                                  int largest)
+                                  int largest, int (*before)(@T@, @T@))
 {
   for (int64_t j = 0; j < k; j++)
     h[j] = lo + j;
   for (int64_t j = k / 2; j-- > 0;)
-    lgen_topk_sift_@S@(p, inner, h, k, j, largest);
+    lgen_topk_sift_@S@(p, inner, h, k, j, largest, before);
+  if (before) { /* a comparator: a later element beats the worst kept when strictly before it */
+    for (int64_t j = lo + k; j < hi; j++)
+      if (before(p[j * inner], p[h[0] * inner])) {
+        h[0] = j;
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest, before);
+      }
+    return;
+  }
   /* Every later j has a higher index than the heap's, so it is better
    * than the worst kept exactly when its value is strictly better: one
    * comparison against a cached value per element (NaN never is). A NaN
@@ -63,9 +80,9 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner,
   @T@ worst = p[h[0] * inner];
   int64_t j = lo + k;
   for (; j < hi && @ISNAN@(worst); j++)
-    if (lgen_topk_beats_@S@(p[j * inner], worst, largest)) {
+    if (lgen_topk_beats_@S@(p[j * inner], worst, largest, before)) {
       h[0] = j;
-      lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+      lgen_topk_sift_@S@(p, inner, h, k, 0, largest, before);
       worst = p[h[0] * inner];
     }
   if (inner == 1) {
@@ -83,7 +100,7 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner,
       for (int l = 0; any && l < 64; l++)
         if (largest ? p[j + l] > worst : p[j + l] < worst) {
           h[0] = j + l;
-          lgen_topk_sift_@S@(p, 1, h, k, 0, largest);
+          lgen_topk_sift_@S@(p, 1, h, k, 0, largest, before);
           worst = p[h[0]];
         }
     }
@@ -92,14 +109,14 @@ static void lgen_topk_segment_@S@(const @T@ *restrict p, int64_t inner,
     for (; j < hi; j++)
       if (p[j * inner] > worst) {
         h[0] = j;
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest, before);
         worst = p[h[0] * inner];
       }
   } else {
     for (; j < hi; j++)
       if (p[j * inner] < worst) {
         h[0] = j;
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest, before);
         worst = p[h[0] * inner];
       }
   }
@@ -125,6 +142,7 @@ static int64_t lgen_topk_parts_@S@(int64_t rows, int64_t n, int64_t k, int threa
 static void lgen_topk_@S@(const @T@ *restrict x, const @I@ *restrict given,
                           @T@ *restrict vals, @I@ *restrict idx, int64_t *restrict heap,
                           int64_t outer, int64_t n, int64_t inner, int64_t k, int largest,
+                          int (*before)(@T@, @T@),
                           int threads, int64_t tile)
 {
   if (k == 0)
@@ -140,7 +158,8 @@ static void lgen_topk_@S@(const @T@ *restrict x, const @I@ *restrict given,
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
     int64_t hi = lo + len < n ? lo + len : n;
-    lgen_topk_segment_@S@(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest);
+    lgen_topk_segment_@S@(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest,
+                          before);
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */
@@ -150,15 +169,15 @@ static void lgen_topk_@S@(const @T@ *restrict x, const @I@ *restrict given,
     const @T@ *restrict p = x + o * n * inner + i;
     int64_t *restrict h = heap + r * parts * k;
     for (int64_t c = k; c < parts * k; c++)
-      if (lgen_topk_better_@S@(p[h[c] * inner], h[c], p[h[0] * inner], h[0], largest)) {
+      if (lgen_topk_better_@S@(p[h[c] * inner], h[c], p[h[0] * inner], h[0], largest, before)) {
         h[0] = h[c];
-        lgen_topk_sift_@S@(p, inner, h, k, 0, largest);
+        lgen_topk_sift_@S@(p, inner, h, k, 0, largest, before);
       }
     for (int64_t s = k - 1; s > 0; s--) { /* heap sort: the worst goes last */
       int64_t t = h[0];
       h[0] = h[s];
       h[s] = t;
-      lgen_topk_sift_@S@(p, inner, h, s, 0, largest);
+      lgen_topk_sift_@S@(p, inner, h, s, 0, largest, before);
     }
     for (int64_t j = 0; j < k; j++) {
       vals[(o * k + j) * inner + i] = p[h[j] * inner];

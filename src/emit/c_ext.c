@@ -434,6 +434,9 @@ static void call_arg(ExtCall *c) {
        attr_int(c, "is_min", 0), attr_int(c, "select_last_index", 0), row_tile(c));
 }
 
+static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
+                                    ElemType want, const char *role);
+
 static void call_topk(ExtCall *c) { /* the thread count: how many segments a few long rows are cut into */
   Emitter *e = c->e;
   const ExtOp *x = c->x;
@@ -443,15 +446,15 @@ static void call_topk(ExtCall *c) { /* the thread count: how many segments a few
   long long tile = row_tile(c);
   if (tile >= 0) /* shared out: a few long rows are cut among the threads too */
     use_helper(e->helpers_used, "LGEN_MAX_THREADS");
-  call_args(c, "%s, %s, %s, %s, %s, %s, %lld, %d, %s, %lld", name_of(c, 0), x->ninputs > 1 ? name_of(c, 1) : "0",
-       name_of(c, out),
+  static const char *const names[2] = {"lhs", "rhs"};
+  const char *cmp = payload_function(c, ext_attr_string(x, "comparator", NULL), t0, names, TY_I1, "comparator");
+  call_args(c, "%s, %s, %s, %s, %s, %s, %lld, %d, %s, %s, %lld", name_of(c, 0),
+       x->ninputs > 1 ? name_of(c, 1) : "0", name_of(c, out),
        name_of(c, out + 1), name_of(c, out + 2), rows(c, 0, attr_int(c, "axis", -1)),
-       (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1), tile >= 0 ? "LGEN_MAX_THREADS()" : "1",
+       (long long)ext_attr_int(x, "k", 0), attr_int(c, "largest", 1), cmp ? cmp : "0",
+       tile >= 0 ? "LGEN_MAX_THREADS()" : "1",
        tile);
 }
-
-static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
-                                    ElemType want, const char *role);
 
 static void call_sort(ExtCall *c) {
   int out = c->x->ninputs; /* first output */

@@ -406,6 +406,19 @@ def g_topk(r):
             rv, ri = ref_topk(x, k, axis, largest)
             g.output(v, rv)
             g.output(i, np.take_along_axis(given, ri, axis=axis))
+    # payload comparators (lhs strictly before rhs), ties by position: the
+    # first k of NumPy's stable argsort by the same key; the long rows are
+    # cut into segments at 5 threads
+    for t, text, key in [("f32", "std_cmpf_olt(std_absf(lhs), std_absf(rhs))", lambda x: np.abs(x)),
+                         ("i32", "std_cmpi_sgt(lhs, rhs)", lambda x: -x.astype(np.int64)),
+                         ("f64", "std_cmpf_ogt(std_mulf(lhs, lhs), std_mulf(rhs, rhs))", lambda x: -x * x)]:
+        for shape, axis, k in [((10,), 0, 3), ((3, 17), 1, 17), ((3, 17), 0, 2), ((4, 5, 6), 1, 5), ((2, 1), 1, 1),
+                               ((1, 4099), 1, 64), ((1, 140001), 1, 9)]:
+            x = rng_array(r, shape, t, -4, 4)
+            v, i = g.node("topk", [g.input(x)], nout=2, k=k, axis=axis, comparator=text, index_type="i64")
+            order = np.take(np.argsort(key(x), axis=axis, kind="stable"), np.arange(k), axis=axis)
+            g.output(v, np.take_along_axis(x, order, axis=axis))
+            g.output(i, order.astype(np.int64))
     # few long rows are cut into segments whose heaps are merged: one row
     # of 300007 (4 segments, the last shorter), two of 200000 (3 each), k
     # up to 1000 and k that only allows fewer segments; ties everywhere

@@ -59,8 +59,11 @@ static inline int64_t lgen_row_chunk(int64_t rows, int64_t tile) {
  * output indices are the positions along the axis or, with `given` (an
  * indices input shaped like x, IREE's optional input indices), given's
  * elements at those positions. */
-static int lgen_topk_better_f32_i32(float va, int64_t a, float vb, int64_t b, int largest)
+static int lgen_topk_better_f32_i32(float va, int64_t a, float vb, int64_t b, int largest,
+                                int (*before)(float, float))
 {
+  if (before) /* a payload comparator: its order, then the lower index */
+    return before(va, vb) || (!before(vb, va) && a < b);
   /* NaN is worse than any number (then by index, as NumPy's stable sort) */
   int na = LGEN_ISNAN(va), nb = LGEN_ISNAN(vb);
   if (na || nb)
@@ -72,19 +75,25 @@ static int lgen_topk_better_f32_i32(float va, int64_t a, float vb, int64_t b, in
 
 /* Whether a later element v beats the worst kept value w (lgen_topk_better
  * with v's higher index): strictly better, or a number against a NaN. */
-static int lgen_topk_beats_f32_i32(float v, float w, int largest)
+static int lgen_topk_beats_f32_i32(float v, float w, int largest,
+                               int (*before)(float, float))
 {
+  if (before)
+    return before(v, w);
   return LGEN_ISNAN(w) ? !LGEN_ISNAN(v) : largest ? v > w : v < w;
 }
 
 static void lgen_topk_sift_f32_i32(const float *restrict p, int64_t inner, int64_t *restrict h,
-                               int64_t size, int64_t at, int largest)
+                               int64_t size, int64_t at, int largest,
+                               int (*before)(float, float))
 {
   for (;;) {
     int64_t w = at, l = 2 * at + 1, r = l + 1;
-    if (l < size && lgen_topk_better_f32_i32(p[h[w] * inner], h[w], p[h[l] * inner], h[l], largest))
+    if (l < size &&
+        lgen_topk_better_f32_i32(p[h[w] * inner], h[w], p[h[l] * inner], h[l], largest, before))
       w = l;
-    if (r < size && lgen_topk_better_f32_i32(p[h[w] * inner], h[w], p[h[r] * inner], h[r], largest))
+    if (r < size &&
+        lgen_topk_better_f32_i32(p[h[w] * inner], h[w], p[h[r] * inner], h[r], largest, before))
       w = r;
     if (w == at)
       return;
@@ -98,12 +107,20 @@ static void lgen_topk_sift_f32_i32(const float *restrict p, int64_t inner, int64
 /* Heap h (root: the worst kept) of the k best of p[lo, hi) (hi - lo >= k). */
 static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner,
                                   int64_t *restrict h, int64_t lo, int64_t hi, int64_t k,
-                                  int largest)
+                                  int largest, int (*before)(float, float))
 {
   for (int64_t j = 0; j < k; j++)
     h[j] = lo + j;
   for (int64_t j = k / 2; j-- > 0;)
-    lgen_topk_sift_f32_i32(p, inner, h, k, j, largest);
+    lgen_topk_sift_f32_i32(p, inner, h, k, j, largest, before);
+  if (before) { /* a comparator: a later element beats the worst kept when strictly before it */
+    for (int64_t j = lo + k; j < hi; j++)
+      if (before(p[j * inner], p[h[0] * inner])) {
+        h[0] = j;
+        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest, before);
+      }
+    return;
+  }
   /* Every later j has a higher index than the heap's, so it is better
    * than the worst kept exactly when its value is strictly better: one
    * comparison against a cached value per element (NaN never is). A NaN
@@ -113,9 +130,9 @@ static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner,
   float worst = p[h[0] * inner];
   int64_t j = lo + k;
   for (; j < hi && LGEN_ISNAN(worst); j++)
-    if (lgen_topk_beats_f32_i32(p[j * inner], worst, largest)) {
+    if (lgen_topk_beats_f32_i32(p[j * inner], worst, largest, before)) {
       h[0] = j;
-      lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest);
+      lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest, before);
       worst = p[h[0] * inner];
     }
   if (inner == 1) {
@@ -133,7 +150,7 @@ static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner,
       for (int l = 0; any && l < 64; l++)
         if (largest ? p[j + l] > worst : p[j + l] < worst) {
           h[0] = j + l;
-          lgen_topk_sift_f32_i32(p, 1, h, k, 0, largest);
+          lgen_topk_sift_f32_i32(p, 1, h, k, 0, largest, before);
           worst = p[h[0]];
         }
     }
@@ -142,14 +159,14 @@ static void lgen_topk_segment_f32_i32(const float *restrict p, int64_t inner,
     for (; j < hi; j++)
       if (p[j * inner] > worst) {
         h[0] = j;
-        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest);
+        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest, before);
         worst = p[h[0] * inner];
       }
   } else {
     for (; j < hi; j++)
       if (p[j * inner] < worst) {
         h[0] = j;
-        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest);
+        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest, before);
         worst = p[h[0] * inner];
       }
   }
@@ -175,6 +192,7 @@ static int64_t lgen_topk_parts_f32_i32(int64_t rows, int64_t n, int64_t k, int t
 static void lgen_topk_f32_i32(const float *restrict x, const int32_t *restrict given,
                           float *restrict vals, int32_t *restrict idx, int64_t *restrict heap,
                           int64_t outer, int64_t n, int64_t inner, int64_t k, int largest,
+                          int (*before)(float, float),
                           int threads, int64_t tile)
 {
   if (k == 0)
@@ -190,7 +208,8 @@ static void lgen_topk_f32_i32(const float *restrict x, const int32_t *restrict g
   for (int64_t w = 0; w < rows * parts; w++) {
     int64_t r = w / parts, o = r / inner, i = r % inner, lo = w % parts * len;
     int64_t hi = lo + len < n ? lo + len : n;
-    lgen_topk_segment_f32_i32(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest);
+    lgen_topk_segment_f32_i32(x + o * n * inner + i, inner, heap + w * k, lo, hi, k, largest,
+                          before);
   }
   /* ... then per row the k best of its segments' heaps (value, then the
    * lower index), sorted best first */
@@ -200,15 +219,15 @@ static void lgen_topk_f32_i32(const float *restrict x, const int32_t *restrict g
     const float *restrict p = x + o * n * inner + i;
     int64_t *restrict h = heap + r * parts * k;
     for (int64_t c = k; c < parts * k; c++)
-      if (lgen_topk_better_f32_i32(p[h[c] * inner], h[c], p[h[0] * inner], h[0], largest)) {
+      if (lgen_topk_better_f32_i32(p[h[c] * inner], h[c], p[h[0] * inner], h[0], largest, before)) {
         h[0] = h[c];
-        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest);
+        lgen_topk_sift_f32_i32(p, inner, h, k, 0, largest, before);
       }
     for (int64_t s = k - 1; s > 0; s--) { /* heap sort: the worst goes last */
       int64_t t = h[0];
       h[0] = h[s];
       h[s] = t;
-      lgen_topk_sift_f32_i32(p, inner, h, s, 0, largest);
+      lgen_topk_sift_f32_i32(p, inner, h, s, 0, largest, before);
     }
     for (int64_t j = 0; j < k; j++) {
       vals[(o * k + j) * inner + i] = p[h[j] * inner];
@@ -323,7 +342,7 @@ void g_topk_run(const float *restrict x, float *restrict v, int32_t *restrict i,
     /* op 1: topk (templates/topk.c) */
     LGEN_OMP(omp parallel)
     {
-      lgen_topk_f32_i32(x, 0, v, i, v_scratch, 3, 100, 1, 4, 1, LGEN_MAX_THREADS(), 0);
+      lgen_topk_f32_i32(x, 0, v, i, v_scratch, 3, 100, 1, 4, 1, 0, LGEN_MAX_THREADS(), 0);
     }
   }
 #ifdef LGEN_PROFILE

@@ -219,6 +219,25 @@ static int infer_arg(Ext *x) {
   return 1;
 }
 
+/* sort's and topk's optional comparator (IREE's comparator region): a
+ * payload expression over lhs and rhs of input 0's type, true when lhs goes
+ * strictly before rhs (ir/expr.c); the attribute `flag` (descending = 1,
+ * largest = 0: flag_is_set) then says nothing and is an error. */
+static void get_comparator(Ext *x, const char *flag, bool flag_is_set) {
+  if (!graph_attr(x->g, x->n, "comparator"))
+    return;
+  static const char *const names[] = {"lhs", "rhs"};
+  const char *text = graph_attr_string(x->g, x->n, "comparator", "");
+  PayloadNode *nodes;
+  int count;
+  const char *err = payload_expr_parse(x->g->arena, text, in(x, 0)->type, names, 2, TY_I1, &nodes, &count);
+  if (err)
+    graph_error(x->g, attr_path(x, "comparator"), "%sthe comparator '%s': %s", x->desc, text, err);
+  if (flag_is_set)
+    graph_error(x->g, attr_path(x, flag), "%s'%s' and a comparator: the comparator alone says the order", x->desc,
+                flag);
+}
+
 static int infer_topk(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_ordered(x, 0);
@@ -227,7 +246,8 @@ static int infer_topk(Ext *x) {
     graph_error(x->g, x->n->path, "%sattribute 'k' is missing", x->desc);
   int64_t k = get_int(x, "k", 0);
   int axis = get_axis(x, "axis", -1, v->rank);
-  get_bool(x, "largest", true);
+  bool largest = get_bool(x, "largest", true);
+  get_comparator(x, "largest", !largest);
   get_bool(x, "sorted", true);
   ElemType it;
   if (x->n->ninputs == 2) { /* IREE's input indices: the output indices are theirs, of their type */
@@ -272,19 +292,7 @@ static int infer_sort(Ext *x) {
   want_ordered(x, 0);
   want_rank_at_least(x, 0, 1);
   get_axis(x, "axis", -1, v->rank);
-  get_bool(x, "descending", false);
-  if (graph_attr(x->g, x->n, "comparator")) { /* IREE's comparator region: whether lhs goes before rhs */
-    static const char *const names[] = {"lhs", "rhs"};
-    const char *text = graph_attr_string(x->g, x->n, "comparator", "");
-    PayloadNode *nodes;
-    int count;
-    const char *err = payload_expr_parse(x->g->arena, text, v->type, names, 2, TY_I1, &nodes, &count);
-    if (err)
-      graph_error(x->g, attr_path(x, "comparator"), "%sthe comparator '%s': %s", x->desc, text, err);
-    if (graph_attr(x->g, x->n, "descending") && graph_attr_int(x->g, x->n, "descending", 0))
-      graph_error(x->g, attr_path(x, "descending"), "%s'descending' and a comparator: the comparator alone says "
-                  "the order", x->desc);
-  }
+  get_comparator(x, "descending", get_bool(x, "descending", false));
   set_out(x, 0, v->type, v->rank, v->shape);
   return 1;
 }
