@@ -1623,9 +1623,11 @@ static void vector_cascade(Nest *n, int i, BlockArgs *args) {
   int v = n->s->vector_dim;
   uint64_t lengths = partial_vector_lengths(n, i, args);
   int64_t only = only_length(lengths);
+  const char *len_before = args->len[v]; /* the caller's calls after this one keep theirs */
   if (only) {
     args->len[v] = arena_printf(a, "%lld", (long long)only);
     call_block(n, args->proc, args);
+    args->len[v] = len_before;
     return;
   }
   int64_t u = n->s->unroll[v], left = 0;
@@ -1647,6 +1649,7 @@ static void vector_cascade(Nest *n, int i, BlockArgs *args) {
     call_block(n, args->proc, args);
     e->cur = outside;
   }
+  args->len[v] = len_before;
   args->off[v] = NULL;
 }
 
@@ -1770,6 +1773,7 @@ static void partial_calls(Nest *n, int i, LoopNode *proc, BlockArgs *args) {
       node = put(e, loops_if(a, arena_printf(a, "%s == %lld", n->reg_len[v], (long long)n->s->unroll[v])));
       e->cur = &node->body;
     }
+    args->len[v] = arena_printf(a, "%lld", (long long)n->s->unroll[v]);
     call_block(n, proc, args);
     if (!node) {
       e->cur = outside;
