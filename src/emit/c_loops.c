@@ -367,19 +367,19 @@ static const char *claim(Nest *n, const char *fmt, const char *name) {
 
 static const char *dim_name(Nest *n, int d) { return n->op->dims[d].name; }
 
-/* The comment over a spec's comprehension: what it writes, from which line,
- * and the statements fusion put into its nest ("comprehension 1, line 27:
- * H, with its init (line 26) and epilogue (line 28)"): a graph op's comment
- * names its nodes the same way (StructuredOp.origin). */
+/* The comment over a comprehension (a spec's, or a graph op's without
+ * node names): what it writes and what fusion put into its nest
+ * ("comprehension 1: H, with its init and epilogue"); a graph op's comment
+ * names its nodes the same way (StructuredOp.origin). No line numbers: a
+ * graph's ops have none from a binary ONNX file, and its binary and JSON
+ * forms must give the same C. */
 static const char *comprehension_comment(Emitter *e, const StructuredOp *op, int index) {
   StrBuf sb = {0};
-  sb_printf(&sb, "comprehension %d, line %d: ", index + 1, op->loc.line);
+  sb_printf(&sb, "comprehension %d: ", index + 1);
   for (int y = 0; y < op->nyields; y++)
     sb_printf(&sb, "%s%s", y ? ", " : "", e->k->tensors[op->operands[op->yields[y].operand].tensor].name);
-  if (op->init)
-    sb_printf(&sb, ", with its init (line %d)", op->init->loc.line);
-  if (op->epilogue)
-    sb_printf(&sb, "%s epilogue (line %d)", op->init ? " and" : ", with its", op->epilogue->loc.line);
+  if (op->init || op->epilogue)
+    sb_printf(&sb, ", with its %s", op->init && op->epilogue ? "init and epilogue" : op->init ? "init" : "epilogue");
   const char *text = c_comment_text(e->arena, sb.data ? sb.data : "");
   sb_free(&sb);
   return text;

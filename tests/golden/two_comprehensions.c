@@ -27,14 +27,14 @@ void scale_broadcast(const float *restrict X, const float *restrict W, float *re
                      float *restrict P, int64_t N, int64_t M)
 {
   {
-    /* comprehension 1, line 6: O */
+    /* comprehension 1: O */
     LGEN_OMP_SIMD(omp parallel for simd)
     for (int64_t i = 0; i < N; ++i) {
       O[i] = X[i] * W[i];
     }
   }
   {
-    /* comprehension 2, line 7: P */
+    /* comprehension 2: P */
     LGEN_OMP(omp parallel for)
     for (int64_t m = 0; m < M; ++m) {
       LGEN_OMP_SIMD(omp simd)
