@@ -24,8 +24,12 @@
 #include "graph/graph.h"
 
 /* Folding embeds the result in the generated C file and costs time here:
- * beyond these sizes the node is cheaper to run at run time. */
-enum { FOLD_MAX_ELEMS = 1 << 26, FOLD_MAX_WORK = 1 << 27 };
+ * beyond these sizes the node is cheaper to run at run time. A fold that
+ * expands its inputs (a broadcast or fill of a few values, a Tile) is left
+ * to run time past FOLD_MAX_EXPANDED elements: its result would be mostly
+ * copies, in the C file and in lgen's memory, and its size is the input's
+ * to choose (a Trilu's index vector over a dim of 2^25 took seconds). */
+enum { FOLD_MAX_ELEMS = 1 << 26, FOLD_MAX_WORK = 1 << 27, FOLD_MAX_EXPANDED = 1 << 20, FOLD_EXPANSION = 16 };
 
 #define X(e, name, nin_min, nin_max, nout, cls) GC_##cls,
 static const GraphOpClass op_class[] = {
@@ -1291,6 +1295,7 @@ static bool fold_setup(Graph *g, GraphNode *n, Fold *f) {
    * bytes an element: symbolic elements are pointers) */
   if (!static_shape(f->out, &f->os) || f->os.count > FOLD_MAX_ELEMS || !graph_const_fits(g, f->os.count * 8))
     return false;
+  int64_t in_elems = n->op == GOP_SHAPE ? f->os.count : 0;
   for (int k = 0; k < n->ninputs; k++) {
     if (n->inputs[k] < 0)
       continue;
@@ -1304,8 +1309,9 @@ static bool fold_setup(Graph *g, GraphNode *n, Fold *f) {
       return false;
     if (v->sym && elem_type_is_float(v->type))
       return false;
+    in_elems += v->count;
   }
-  return true;
+  return f->os.count <= FOLD_MAX_EXPANDED || f->os.count <= FOLD_EXPANSION * in_elems;
 }
 
 bool graph_fold_node(Graph *g, GraphNode *n) {
