@@ -29,7 +29,7 @@
  * to run time past FOLD_MAX_EXPANDED elements: its result would be mostly
  * copies, in the C file and in lgen's memory, and its size is the input's
  * to choose (a Trilu's index vector over a dim of 2^25 took seconds). */
-enum { FOLD_MAX_ELEMS = 1 << 26, FOLD_MAX_WORK = 1 << 27, FOLD_MAX_EXPANDED = 1 << 20, FOLD_EXPANSION = 16 };
+enum { FOLD_MAX_ELEMS = 1 << 26, FOLD_MAX_WORK = 1 << 27, FOLD_MAX_EXPANDED = 1 << 16, FOLD_EXPANSION = 16 };
 
 #define X(e, name, nin_min, nin_max, nout, cls) GC_##cls,
 static const GraphOpClass op_class[] = {
