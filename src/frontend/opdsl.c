@@ -105,8 +105,8 @@ static int find_type(Inst *s, const char *name) {
 }
 
 static void bind_type(Inst *s, const char *name, ElemType t) {
-  if (s->ntypes == 64)
-    inst_error(s, s->op->loc, "more than 64 type variables");
+  if (s->ntypes == 64) /* the reader allows 64 args, each naming one type variable at most */
+    diag_bug(s->diag, "'%s' has more than 64 type variables", s->op->name);
   s->type_names[s->ntypes] = name;
   s->types[s->ntypes++] = t;
 }
@@ -215,8 +215,8 @@ static int new_size(Inst *s, const char *name, Loc loc) {
 
 /* A symbol of a map, as the kernel sees it. */
 static AffineExpr *symbol(Inst *s, int sym, Loc loc) {
-  if (sym >= s->nsyms)
-    inst_error(s, loc, "symbol s%d is beyond the op's %d symbols", sym, s->nsyms);
+  if (sym >= s->nsyms) /* the reader checks each symbol against its map's list, and nsyms covers every map */
+    diag_bug(s->diag, "symbol s%d is beyond the op's %d symbols", sym, s->nsyms);
   if (s->sym_attr[sym] >= 0) {
     int arg = s->sym_attr[sym], elem = s->sym_elem[sym];
     const OpdslArg *a = &s->op->args[arg];
@@ -240,8 +240,8 @@ static AffineExpr *subst(Inst *s, const AffineExpr *e, Loc loc) {
   if (e->kind == AE_CONST || e->kind == AE_DIM)
     return (AffineExpr *)e;
   AffineExpr *l = subst(s, e->lhs, loc), *r = e->rhs ? subst(s, e->rhs, loc) : NULL;
-  if (e->kind == AE_MUL && affine_has_dims(l) && affine_has_dims(r))
-    inst_error(s, loc, "non-affine expression: a product of two dims");
+  if (e->kind == AE_MUL && affine_has_dims(l) && affine_has_dims(r)) /* the reader refuses d * d; symbols are no dims */
+    diag_bug(s->diag, "non-affine expression: a product of two dims");
   return affine_binary(s->arena, e->kind, l, r);
 }
 
@@ -272,8 +272,8 @@ static void lower_attrs(Inst *s) {
     }
     if (s->b->bake_attrs)
       continue;
-    if (name_taken(s->k, a->name))
-      inst_error(s, a->loc, "'%s' names two operands", a->name);
+    if (name_taken(s->k, a->name)) /* the reader refuses two args of one name; no size exists yet */
+      diag_bug(s->diag, "'%s' names two operands", a->name);
     AttrParam *p = &s->k->attrs[s->k->nattrs];
     p->name = a->name;
     p->loc = a->loc;
@@ -360,8 +360,8 @@ static void lower_tensors(Inst *s) {
       const OpdslArg *a = &op->args[i];
       if (!is_operand(a) || (a->kind == OA_OUTPUT) != (pass == 1))
         continue;
-      if (name_taken(k, a->name))
-        inst_error(s, a->loc, "'%s' names two operands", a->name);
+      if (name_taken(k, a->name)) /* the reader refuses two args of one name */
+        diag_bug(s->diag, "'%s' names two operands", a->name);
       TensorParam *p = &k->tensors[k->ntensors];
       s->tensor_of_arg[i] = k->ntensors++;
       p->name = a->name;
@@ -772,6 +772,7 @@ OpdslChoice *opdsl_parse_choices(const char *text, int *count, Arena *arena, Dia
     p += n + (end ? 1 : 0);
     if (!*item)
       continue;
+    const char *whole = arena_strdup(arena, item); /* item is cut at '=' and '.' below */
     char *eq = strchr(item, '=');
     if (!eq || eq == item || !eq[1])
       diag_error(diag, (Loc){0}, "--opdsl: '%s' is not KEY=VALUE (like U=i32, matmul.U=i32 or rank=2)", item);
@@ -787,7 +788,7 @@ OpdslChoice *opdsl_parse_choices(const char *text, int *count, Arena *arena, Dia
     }
     c->value = eq + 1;
     if (!*c->key || (c->op && !*c->op))
-      diag_error(diag, (Loc){0}, "--opdsl: '%s' is not [OP.]KEY=VALUE", item);
+      diag_error(diag, (Loc){0}, "--opdsl: '%s' is not [OP.]KEY=VALUE", whole);
     vec_push(arena, &items, c);
   }
   OpdslChoice *out = arena_alloc(arena, sizeof *out * (size_t)(items.len + 1));
