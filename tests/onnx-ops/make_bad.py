@@ -158,6 +158,16 @@ resize("resize_scale_negative.onnx", "node 'rs' (Resize): scale -2 of dim 2 is n
        ["x", "", "sc"], [ten("sc", [4], [1, 1, -2, 2])])
 resize("resize_symbolic_sizes.onnx", "node 'rs' (Resize): dim 2 of 't2' is symbolic (H) and resized to 7, not an integer multiple of it (fix the dim with --dim)",
        ["x", "", "", "sz"], [ten("sz", [4], [1, 1, 7, 8], T.INT64)], x=[vi("x", [1, 1, "H", 4])])
+resize("resize_taps.onnx", "node 'rs' (Resize): the interpolation needs 802 taps per output; lgen supports up to 256",
+       ["x", "", "sc"], [ten("sc", [4], [1, 1, 1 / 200, 1])], opset=18, x=[vi("x", [1, 1, 400, 4])], mode="cubic",
+       antialias=1)
+resize("resize_rank16.onnx", "node 'rs' (Resize): the interleaving needs rank 17 (lgen's limit is 16)", ["x", "", "sc"],
+       [ten("sc", [16], [1] * 15 + [2])], x=[vi("x", [1] * 15 + [3])], mode="linear")
+resize("resize_symbolic_factor.onnx", "node 'rs' (Resize): dim 2 of 'x' is symbolic (H); lgen resizes a symbolic dim by an integer factor or its inverse (up to 16) with a coordinate mode that does not depend on its extent (fix the dim with --dim)",
+       ["x", "", "sc"], [ten("sc", [4], [1, 1, 1.5, 1])], x=[vi("x", [1, 1, "H", 4])])
+save("resize_symbolic_size.onnx", "node 'rs' (Resize): the output size of dim 2 is symbolic (H), but the input dim is 4",
+     [h.make_node("Shape", ["z"], ["sz"]), h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="rs")],
+     [vi("x", [1, 1, 4, 4]), vi("z", [1, 1, "H", 4])], [y])
 # a dim after four unpadded stride-2 convs prints as one division
 convs = [h.make_node("Conv", ["x" if i == 0 else "c%d" % (i - 1), "w"], ["c%d" % i], strides=[2, 2]) for i in range(4)]
 save("slice_symbolic_simplified.onnx", "node 's' (Slice): dim 2 of 'c3' is symbolic ((H - 31) floordiv 16 + 1)",
@@ -333,6 +343,19 @@ one("attention_heads.onnx", "node 'n' (Attention): Q's last dim must be a number
     kv_num_heads=2)
 one("resize_scales_count_2.onnx", "node 'n' (Resize): 2 scales for 4 axes", "Resize", ["x", "", "sc"],
     [vi("x", [1, 1, 4, 4])], [ten("sc", [2], [2, 2])])
+q4 = [vi("q", [1, 1, 2, 4]), vi("k", [1, 1, 2, 4]), vi("v", [1, 1, 2, 4])]
+one("attention_lens_opset23.onnx", "node 'n' (Attention): nonpad_kv_seqlen is an input of opset 24", "Attention",
+    qkv + ["", "", "", "lens"], q4 + [vi("lens", [1], I64)], opset=23)
+one("attention_past_symbolic.onnx", "node 'n' (Attention): past_key's sequence length must be a number (it places the causal diagonal)",
+    "Attention", qkv + ["", "pk", "pv"], q4 + [vi("pk", [1, 1, "P", 4]), vi("pv", [1, 1, "P", 4])], opset=23)
+one("attention_qk_mode.onnx", "node 'n' (Attention): qk_matmul_output_mode must be 0..3", "Attention", qkv, q4,
+    opset=23, outs=("y", "", "", "qk"), qk_matmul_output_mode=4)
+one("xor_float.onnx", "node 'n' (Xor): the input 'x' must be bool, not f32", "Xor", ["x", "x"], x23)
+one("not_float.onnx", "node 'n' (Not): the input 'x' must be bool, not f32", "Not", ["x"], x23)
+one("isinf_int.onnx", "node 'n' (IsInf): the input must be a float, not i64", "IsInf", ["i"], [vi("i", [3], I64)],
+    opset=20)
+one("isnan_int.onnx", "node 'n' (IsNaN): the input must be a float, not i64", "IsNaN", ["i"], [vi("i", [3], I64)],
+    opset=20)
 nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
 nd.attribute.append(h.make_attribute("alpha", 0.2))
 save("attribute_twice.onnx", "node 'n' (LeakyRelu): attribute 'alpha' is given twice", [nd], x23, [y])
