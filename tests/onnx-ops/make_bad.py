@@ -356,6 +356,14 @@ one("isinf_int.onnx", "node 'n' (IsInf): the input must be a float, not i64", "I
     opset=20)
 one("isnan_int.onnx", "node 'n' (IsNaN): the input must be a float, not i64", "IsNaN", ["i"], [vi("i", [3], I64)],
     opset=20)
+one("transpose_perm_long.onnx", "node 'n' (Transpose): attribute 'perm' is too long", "Transpose", ["x"], x23,
+    perm=[0] * 4097)
+one("upsample9_no_scales.onnx", "node 'n' (Upsample): the input 'scales' (input 1) is required", "Upsample", ["x"],
+    x23, opset=9)
+one("constantofshape_float.onnx", "node 'n' (ConstantOfShape): the shape must be a 1-D integer tensor",
+    "ConstantOfShape", ["s"], [], [ten("s", [2], [2.0, 3.0])])
+one("constantofshape_negative.onnx", "node 'n' (ConstantOfShape): negative dimension in the shape", "ConstantOfShape",
+    ["s"], [], [ten("s", [2], [2, -3], I64)])
 nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
 nd.attribute.append(h.make_attribute("alpha", 0.2))
 save("attribute_twice.onnx", "node 'n' (LeakyRelu): attribute 'alpha' is given twice", [nd], x23, [y])
