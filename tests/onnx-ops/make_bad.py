@@ -364,6 +364,12 @@ one("constantofshape_float.onnx", "node 'n' (ConstantOfShape): the shape must be
     "ConstantOfShape", ["s"], [], [ten("s", [2], [2.0, 3.0])])
 one("constantofshape_negative.onnx", "node 'n' (ConstantOfShape): negative dimension in the shape", "ConstantOfShape",
     ["s"], [], [ten("s", [2], [2, -3], I64)])
+one("hardmax_symbolic_axis.onnx", "node 'n' (Hardmax): the axis must have a static length; the symbolic dim 'N' can be fixed with --dim N=VALUE",
+    "Hardmax", ["x"], [vi("x", [2, "N"])])
+one("convtranspose_7d_strided.onnx", "node 'n' (ConvTranspose): 7 spatial dims are too many for lgen's rank limit",
+    "ConvTranspose", ["x", "w"], [vi("x", [1, 1] + [2] * 7)], [ten("w", [1, 1] + [1] * 7, [1.0])], strides=[2] * 7)
+one("convtranspose_7d.onnx", "node 'n' (ConvTranspose): 7 spatial dims are too many for lgen's rank limit",
+    "ConvTranspose", ["x", "w"], [vi("x", [1, 1] + [2] * 7)], [ten("w", [1, 1] + [1] * 7, [1.0])])
 nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
 nd.attribute.append(h.make_attribute("alpha", 0.2))
 save("attribute_twice.onnx", "node 'n' (LeakyRelu): attribute 'alpha' is given twice", [nd], x23, [y])
