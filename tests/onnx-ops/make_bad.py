@@ -370,6 +370,13 @@ one("convtranspose_7d_strided.onnx", "node 'n' (ConvTranspose): 7 spatial dims a
     "ConvTranspose", ["x", "w"], [vi("x", [1, 1] + [2] * 7)], [ten("w", [1, 1] + [1] * 7, [1.0])], strides=[2] * 7)
 one("convtranspose_7d.onnx", "node 'n' (ConvTranspose): 7 spatial dims are too many for lgen's rank limit",
     "ConvTranspose", ["x", "w"], [vi("x", [1, 1] + [2] * 7)], [ten("w", [1, 1] + [1] * 7, [1.0])])
+# an input read as a number that is a symbolic dim (Shape of x[2, N], from dim 1)
+shape_n = h.make_node("Shape", ["x"], ["sh"], start=1)
+save("topk_symbolic_k.onnx", "node 'n' (TopK): the input 'K' ('sh') depends on symbolic dims; it must be a number; the symbolic dim 'N' can be fixed with --dim N=VALUE",
+     [shape_n, h.make_node("TopK", ["x", "sh"], ["y", "yi"], name="n")], [vi("x", [2, "N"])], [y], opset=15)
+save("slice_symbolic_end_negative_start.onnx", "node 'n' (Slice): the end of axis 1 is symbolic (N); Slice supports it with a start from the front and a positive step (fix the dim with --dim)",
+     [shape_n, h.make_node("Slice", ["x", "st", "sh", "ax"], ["y"], name="n")], [vi("x", [2, "N"])], [y],
+     [ten("st", [1], [-1], I64), ten("ax", [1], [1], I64)], opset=15)
 nd = h.make_node("LeakyRelu", ["x"], ["y"], name="n", alpha=0.1)
 nd.attribute.append(h.make_attribute("alpha", 0.2))
 save("attribute_twice.onnx", "node 'n' (LeakyRelu): attribute 'alpha' is given twice", [nd], x23, [y])
