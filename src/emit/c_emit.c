@@ -867,7 +867,7 @@ static void f16_conversions(StrBuf *out, bool widen, bool narrow) {
 }
 
 static void type_prelude(StrBuf *out, const Module *m, const Emitter *e) {
-  if (module_uses_type(m, TY_I1))
+  if (module_uses_type(m, TY_I1) || (e && e->uses_bool))
     sb_puts(out, "#ifndef LGEN_BOOL_DEFINED\n#define LGEN_BOOL_DEFINED\n"
                  "#ifdef __cplusplus\ntypedef bool lgen_bool;\n#else\ntypedef _Bool lgen_bool;\n#endif\n#endif\n\n");
   if (module_uses_type(m, TY_F16)) {

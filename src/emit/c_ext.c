@@ -456,6 +456,74 @@ static void call_topk(ExtCall *c) { /* the thread count: how many segments a few
        tile);
 }
 
+static const char *payload_body(ExtCall *c, const char *text, const ElemType *types, const char *const *names,
+                                int nnames, ElemType want, const char *role, bool *used);
+
+/* A sort of several operands (templates/sortn.c): the order as a static
+ * function of the operands and two element offsets, lgen_comparator_OUT,
+ * reading the elements the comparator names (lhsK, rhsK: operand K's at
+ * the two offsets; lhs, rhs: operand 0's), or without one operand 0's
+ * order as the one-operand sort's (NaN last); the operands' pointers and
+ * element sizes in arrays named after the first output. */
+static void call_sortn(ExtCall *c) {
+  Emitter *e = c->e;
+  const ExtOp *x = c->x;
+  int nops = x->ninputs, out = nops, nnames = 2;
+  const char *first = name_of(c, out);
+  instantiate(c, TY_I64, TY_I64, false);
+  const char *names[2 + 2 * LG_SORT_MAX_OPERANDS] = {"lhs", "rhs"};
+  ElemType types[2 + 2 * LG_SORT_MAX_OPERANDS] = {tensor_of(c, 0)->type, tensor_of(c, 0)->type};
+  int operand_of[2 + 2 * LG_SORT_MAX_OPERANDS] = {0, 0};
+  for (int k = 0; k < nops; k++)
+    for (int side = 0; side < 2; side++) {
+      names[nnames] = arena_printf(e->arena, "%s%d", side ? "rhs" : "lhs", k);
+      types[nnames] = tensor_of(c, k)->type;
+      operand_of[nnames++] = k;
+    }
+  const char *text = ext_attr_string(x, "comparator", NULL), *fn = arena_printf(e->arena, "lgen_comparator_%s", first);
+  bool used[2 + 2 * LG_SORT_MAX_OPERANDS] = {false};
+  const char *body;
+  if (text) {
+    body = payload_body(c, text, types, names, nnames, TY_I1, "comparator", used);
+  } else {
+    used[0] = used[1] = true;
+    const char *isnan = elem_type_is_float(types[0]) ? "LGEN_ISNAN" : NULL;
+    const char *cmp = attr_int(c, "descending", 0) ? "lhs > rhs" : "lhs < rhs";
+    if (isnan)
+      use_helper(e->helpers_used, isnan);
+    body = isnan ? arena_printf(e->arena, "%s(lhs) || %s(rhs) ? %s(rhs) && !%s(lhs) : %s", isnan, isnan, isnan, isnan,
+                                cmp)
+                 : cmp;
+    text = attr_int(c, "descending", 0) ? "operand 0 descending, NaN last" : "operand 0 ascending, NaN last";
+  }
+  sb_printf(e->helpers, "/* the order of %s: %s */\nstatic int %s(const void *const *lgen_ops, int64_t lgen_a, "
+            "int64_t lgen_b)\n{\n", first, c_comment_text(e->arena, text), fn);
+  for (int i = 0; i < nnames; i++)
+    if (used[i]) {
+      const char *ct = c_type_name(types[i]);
+      sb_printf(e->helpers, "  const %s %s = ((const %s *)lgen_ops[%d])[lgen_%c];\n", ct, names[i], ct, operand_of[i],
+                names[i][0] == 'l' ? 'a' : 'b');
+    }
+  sb_printf(e->helpers, "  return %s;\n}\n\n", body);
+  StrBuf ins = {0}, outs = {0}, sizes = {0};
+  for (int k = 0; k < nops; k++) {
+    sb_printf(&ins, "%s%s", k ? ", " : "", name_of(c, k));
+    sb_printf(&outs, "%s%s", k ? ", " : "", name_of(c, out + k));
+    sb_printf(&sizes, "%ssizeof(%s)", k ? ", " : "", c_type_name(tensor_of(c, k)->type));
+  }
+  Arena *a = e->arena;
+  const char *vins = arena_printf(a, "lgen_ins_%s", first), *vouts = arena_printf(a, "lgen_outs_%s", first);
+  const char *vsizes = arena_printf(a, "lgen_sizes_%s", first);
+  put(e, loops_let(a, "const void *const", arena_printf(a, "%s[]", vins), arena_printf(a, "{%s}", sb_cstr(&ins))));
+  put(e, loops_let(a, "void *const", arena_printf(a, "%s[]", vouts), arena_printf(a, "{%s}", sb_cstr(&outs))));
+  put(e, loops_let(a, "const size_t", arena_printf(a, "%s[]", vsizes), arena_printf(a, "{%s}", sb_cstr(&sizes))));
+  sb_free(&ins);
+  sb_free(&outs);
+  sb_free(&sizes);
+  call_args(c, "%s, %s, %s, %d, %s, %s, %s, %lld", vins, vouts, vsizes, nops, name_of(c, out + nops),
+            rows(c, 0, attr_int(c, "axis", -1)), fn, row_tile(c));
+}
+
 static void call_sort(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
@@ -471,19 +539,25 @@ static void call_sort(ExtCall *c) {
  * after the op's first output, returning `want` (scan's combiner: t; a
  * sort's comparator: i1, as int); NULL for a text without a call (scan's
  * add, mul, max and min). */
-static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
-                                    ElemType want, const char *role) {
+/* The C expression of a payload expression over scalars `names` of
+ * `types` (build_ext.c has parsed it), its value of type `want`; used[i]
+ * says whether it reads names[i] (NULL: not asked). */
+static const char *payload_body(ExtCall *c, const char *text, const ElemType *types, const char *const *names,
+                                int nnames, ElemType want, const char *role, bool *used) {
   Emitter *e = c->e;
   PayloadNode *nodes;
   int count;
-  if (!text || !strchr(text, '('))
-    return NULL;
-  if (payload_expr_parse(e->arena, text, t, names, 2, want, &nodes, &count))
+  if (payload_expr_parse_typed(e->arena, text, types, names, nnames, want, &nodes, &count))
     diag_bug(e->opt->diag, "the %s '%s' did not parse again", role, text);
+  for (int i = 0; used && i < count; i++)
+    if (nodes[i].kind == PN_READ)
+      used[nodes[i].operand] = true;
   StructuredOp op = {.nnodes = count, .nodes = nodes};
   const char **node_names = arena_alloc(e->arena, sizeof *node_names * (size_t)count);
   memset(node_names, 0, sizeof *node_names * (size_t)count);
-  const char *values[2] = {names[0], names[1]};
+  const char **values = arena_alloc(e->arena, sizeof *values * (size_t)nnames);
+  for (int i = 0; i < nnames; i++)
+    values[i] = names[i];
   ExprCtx ctx = {.op = &op, .operand_values = values, .node_names = node_names, .helpers = e->helpers,
                  .helper_names = e->helper_names, .arena = e->arena};
   StrBuf body = {0};
@@ -492,12 +566,29 @@ static const char *payload_function(ExtCall *c, const char *text, ElemType t, co
   e->needs_fma |= ctx.needs_fma;
   e->widens_f16 |= ctx.widens_f16;
   e->narrows_f16 |= ctx.narrows_f16;
+  e->uses_bool |= strstr(sb_cstr(&body), "lgen_bool") != NULL; /* i1 ops (std_ori, ...) cast to it */
+  const char *s = arena_strdup(e->arena, sb_cstr(&body));
+  sb_free(&body);
+  return s;
+}
+
+/* A payload expression over two scalars of type t (build_ext.c has parsed
+ * it: a text with a call) as a static function of them, named `role`_OUT
+ * after the op's first output, returning `want` (scan's combiner: t; a
+ * sort's comparator: i1, as int); NULL for a text without a call (scan's
+ * add, mul, max and min). */
+static const char *payload_function(ExtCall *c, const char *text, ElemType t, const char *const names[2],
+                                    ElemType want, const char *role) {
+  Emitter *e = c->e;
+  if (!text || !strchr(text, '('))
+    return NULL;
+  const ElemType types[2] = {t, t};
+  const char *body = payload_body(c, text, types, names, 2, want, role, NULL);
   const char *fn = arena_printf(e->arena, "lgen_%s_%s", role, name_of(c, c->x->ninputs));
   const char *ct = c_type_name(t);
   sb_printf(e->helpers, "/* the %s of %s: %s */\nstatic %s %s(%s %s, %s %s)\n{\n  return %s;\n}\n\n", role,
             name_of(c, c->x->ninputs), c_comment_text(e->arena, text), want == TY_I1 ? "int" : ct, fn, ct,
-            names[0], ct, names[1], sb_cstr(&body));
-  sb_free(&body);
+            names[0], ct, names[1], body);
   return fn;
 }
 
@@ -508,7 +599,8 @@ static void call_scan(ExtCall *c) {
   instantiate(c, t0, TY_I64, false);
   static const char *const names[2] = {"acc", "x"};
   const char *comb = ext_attr_string(x, "combiner", "add"), *body = payload_function(c, comb, t0, names, t0, "combiner");
-  call_args(c, "%s, %s, %s, %s, %d, %s, %d, %d, %lld", name_of(c, 0), name_of(c, out),
+  call_args(c, "%s, %s, %s, %s, %s, %d, %s, %d, %d, %lld", name_of(c, 0), x->ninputs > 1 ? name_of(c, 1) : "0",
+       name_of(c, out),
        x->noutputs > 1 ? name_of(c, out + 1) : "0", rows(c, 0, attr_int(c, "axis", 0)),
        body ? 0 : combiner_code(comb) - 1, body ? body : "0", attr_int(c, "inclusive", 1),
        attr_int(c, "reverse", 0), row_tile(c));
@@ -697,6 +789,7 @@ static const struct {
 #define E(op, tmpl, sched) {#tmpl, call_##tmpl},
 #include "graph/ext_ops.def"
 #undef E
+    {"sortn", call_sortn}, /* sort's template for several operands (lower_ext.c) */
 };
 
 static void call(ExtCall *c) {

@@ -21,6 +21,7 @@ typedef struct Emitter {
   bool needs_math;
   bool needs_fma;
   bool widens_f16, narrows_f16;
+  bool uses_bool;        /* a template's payload function casts to lgen_bool (c_ext.c) */
   bool uses_cblas;
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* model graphs */

@@ -16,10 +16,12 @@
 
 typedef struct {
   const char *text, *p;
-  ElemType type;
+  ElemType type;               /* a literal's, until a call's other operands say otherwise */
+  const ElemType *name_types;  /* each name's */
   const char *const *names;
   int nnames;
   PayloadNode *nodes;
+  const char **literal_at;     /* per node: a literal's text, else NULL */
   int count, cap;
   Arena *arena;
   const char *error; /* the first one */
@@ -42,11 +44,70 @@ static int add(Parser *ps, PayloadNode n) {
     PayloadNode *nodes = arena_alloc(ps->arena, sizeof *nodes * (size_t)cap);
     if (ps->count)
       memcpy(nodes, ps->nodes, sizeof *nodes * (size_t)ps->count);
+    const char **at = arena_alloc(ps->arena, sizeof *at * (size_t)cap);
+    if (ps->count)
+      memcpy(at, ps->literal_at, sizeof *at * (size_t)ps->count);
     ps->nodes = nodes;
+    ps->literal_at = at;
     ps->cap = cap;
   }
   ps->nodes[ps->count] = n;
+  ps->literal_at[ps->count] = NULL;
   return ps->count++;
+}
+
+/* The literal at `at` as a node of type t: its length, or -1 with the
+ * message in *msg. */
+static int literal(Parser *ps, const char *at, ElemType t, PayloadNode *out, const char **msg) {
+  char *end;
+  double f = strtod(at, &end);
+  bool is_float = false;
+  for (const char *q = at; q < end; q++)
+    is_float |= *q == '.' || *q == 'e' || *q == 'E';
+  *msg = NULL;
+  if (end == at)
+    *msg = "a malformed number";
+  PayloadNode n = {.kind = PN_CONST, .type = t};
+  if (*msg || elem_type_is_float(t)) {
+    n.fvalue = f;
+  } else if (is_float) {
+    *msg = arena_printf(ps->arena, "%.*s is not an integer, but the payload's type is %s", (int)(end - at), at,
+                        elem_type_name(t));
+  } else {
+    errno = 0;
+    n.ivalue = strtoll(at, NULL, 10);
+    if (errno || elem_int_wrap(t, (uint64_t)n.ivalue) != n.ivalue)
+      *msg = arena_printf(ps->arena, "%.*s does not fit %s", (int)(end - at), at, elem_type_name(t));
+  }
+  *out = n;
+  return *msg ? -1 : (int)(end - at);
+}
+
+/* Whether the names are of more than one type. */
+static bool mixed_types(const Parser *ps) {
+  for (int i = 1; i < ps->nnames; i++)
+    if (ps->name_types[i] != ps->name_types[0])
+      return true;
+  return false;
+}
+
+/* With names of several types, a literal among a call's operands takes
+ * the type of the first operand that is not one (the payload's first
+ * type if none is). */
+static int type_literals(Parser *ps, const int *args, int nargs, int first) {
+  int typed = -1;
+  for (int i = first; i < nargs && typed < 0; i++)
+    if (!ps->literal_at[args[i]])
+      typed = args[i];
+  if (typed < 0)
+    return 0;
+  for (int i = first; i < nargs; i++) {
+    const char *at = ps->literal_at[args[i]], *msg;
+    if (at && ps->nodes[args[i]].type != ps->nodes[typed].type &&
+        literal(ps, at, ps->nodes[typed].type, &ps->nodes[args[i]], &msg) < 0)
+      return fail(ps, at, msg);
+  }
+  return 0;
 }
 
 /* The type of op applied to args (the rules of tc_sema.c's check_types), or
@@ -66,6 +127,8 @@ static int result_type(Parser *ps, const char *at, ScalarOp op, const int *args,
                                        elem_type_name(ps->nodes[args[0]].type)));
     first = 1;
   }
+  if (type_literals(ps, args, nargs, first) < 0)
+    return -1;
   ElemType t = ps->nodes[args[first]].type;
   for (int i = first + 1; i < nargs; i++)
     if (ps->nodes[args[i]].type != t)
@@ -94,28 +157,19 @@ static int parse_expr(Parser *ps, int depth) {
   if (depth > 64)
     return fail(ps, at, "the expression nests too deeply");
   if (isdigit((unsigned char)*at) || ((*at == '-' || *at == '.') && (isdigit((unsigned char)at[1]) || at[1] == '.'))) {
-    char *end;
-    double f = strtod(at, &end);
-    bool is_float = false;
-    for (const char *q = at; q < end; q++)
-      is_float |= *q == '.' || *q == 'e' || *q == 'E';
-    if (end == at)
-      return fail(ps, at, "a malformed number");
-    ps->p = end;
-    PayloadNode n = {.kind = PN_CONST, .type = ps->type};
-    if (elem_type_is_float(ps->type)) {
-      n.fvalue = f;
-    } else {
-      if (is_float)
-        return fail(ps, at, arena_printf(ps->arena, "%.*s is not an integer, but the payload's type is %s",
-                                         (int)(end - at), at, elem_type_name(ps->type)));
-      errno = 0;
-      n.ivalue = strtoll(at, NULL, 10);
-      if (errno || elem_int_wrap(ps->type, (uint64_t)n.ivalue) != n.ivalue)
-        return fail(ps, at, arena_printf(ps->arena, "%.*s does not fit %s", (int)(end - at), at,
-                                         elem_type_name(ps->type)));
-    }
-    return add(ps, n);
+    PayloadNode n;
+    const char *msg;
+    int len = literal(ps, at, ps->type, &n, &msg);
+    /* among names of several types, the call's other operands may give it
+     * another (type_literals): f64 or i64 until then */
+    if (len < 0 && mixed_types(ps) && strcmp(msg, "a malformed number") != 0)
+      len = literal(ps, at, elem_type_is_float(ps->type) ? TY_I64 : TY_F64, &n, &msg);
+    if (len < 0)
+      return fail(ps, at, msg);
+    ps->p = at + len;
+    int i = add(ps, n);
+    ps->literal_at[i] = at;
+    return i;
   }
   if (!isalpha((unsigned char)*at) && *at != '_')
     return fail(ps, at, *at ? "expected a name, a number or an op's call" : "the expression ends early");
@@ -126,7 +180,7 @@ static int parse_expr(Parser *ps, int depth) {
   if (*ps->p != '(') {
     for (int i = 0; i < ps->nnames; i++)
       if (strcmp(ps->names[i], name) == 0)
-        return add(ps, (PayloadNode){.kind = PN_READ, .type = ps->type, .operand = i});
+        return add(ps, (PayloadNode){.kind = PN_READ, .type = ps->name_types[i], .operand = i});
     StrBuf sb = {0};
     for (int i = 0; i < ps->nnames; i++)
       sb_printf(&sb, "%s%s", i ? ", " : "", ps->names[i]);
@@ -166,7 +220,16 @@ static int parse_expr(Parser *ps, int depth) {
 
 const char *payload_expr_parse(Arena *arena, const char *text, ElemType type, const char *const *names, int nnames,
                                ElemType want, PayloadNode **nodes, int *count) {
-  Parser ps = {.text = text, .p = text, .type = type, .names = names, .nnames = nnames, .arena = arena};
+  ElemType *types = arena_alloc(arena, sizeof *types * (size_t)(nnames + 1));
+  for (int i = 0; i < nnames; i++)
+    types[i] = type;
+  return payload_expr_parse_typed(arena, text, types, names, nnames, want, nodes, count);
+}
+
+const char *payload_expr_parse_typed(Arena *arena, const char *text, const ElemType *types, const char *const *names,
+                                     int nnames, ElemType want, PayloadNode **nodes, int *count) {
+  Parser ps = {.text = text, .p = text, .type = types[0], .name_types = types, .names = names, .nnames = nnames,
+               .arena = arena};
   int root = parse_expr(&ps, 0);
   skip_space(&ps);
   if (root >= 0 && *ps.p)

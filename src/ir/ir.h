@@ -215,6 +215,11 @@ typedef struct {
  * the error's message. */
 const char *payload_expr_parse(Arena *arena, const char *text, ElemType type, const char *const *names, int nnames,
                                ElemType want, PayloadNode **nodes, int *count);
+/* The same with names of several types, names[i] of types[i] (a
+ * multi-operand sort's comparator): a literal takes the type of the call's
+ * first operand that is not a literal (of types[0] if none is). */
+const char *payload_expr_parse_typed(Arena *arena, const char *text, const ElemType *types, const char *const *names,
+                                     int nnames, ElemType want, PayloadNode **nodes, int *count);
 
 typedef struct {
   int operand;          /* an output operand */
@@ -248,6 +253,8 @@ typedef struct {
  * need no special case. Passes that look at payloads or maps must skip it:
  * op_reads_tensor / op_writes_tensor below answer for both kinds. */
 enum { LG_EXT_MAX_TENSORS = 12, LG_EXT_MAX_ATTRS = 24 }; /* rnn: 7 inputs, 3 outputs, 1 scratch; 22 attributes */
+/* a sort's operands (graph_ops.def): as many inputs and outputs, and its scratch */
+enum { LG_SORT_MAX_OPERANDS = 4 };
 /* graph/ext_ops.def's last column */
 enum { LG_TEMPLATE_FIXED = 0, LG_TEMPLATE_ROWS = 1 };
 

@@ -46,7 +46,7 @@ ROWS_SCHEDULE = "@rows-schedule:"
 # (OpenMP builds only: without it the rows' pragmas vanish.)
 ROWS_VARIANTS = [("rows-tile3", [ROWS_SCHEDULE + "parallel: [rows]\n    tile: {rows: 3}"]),
                  ("rows-one-thread", [ROWS_SCHEDULE + "parallel: []"])]
-ROWS_GROUPS = ("gather", "argmaxmin", "topk", "sort", "scan", "mixed")
+ROWS_GROUPS = ("gather", "argmaxmin", "topk", "sort", "scan", "mixed", "sort_multi", "scan_init")
 
 
 def tname(a):
@@ -290,6 +290,8 @@ SORT_PAYLOADS = [
     ("f32", "std_cmpf_olt(std_absf(lhs), std_absf(rhs))", lambda x: np.abs(x)),  # by magnitude; ties stay
     ("i32", "std_cmpi_slt(std_muli(lhs, lhs), std_muli(rhs, rhs))", lambda x: x.astype(np.int64) ** 2),
     ("f64", "std_cmpf_olt(std_subf(0.0, lhs), std_subf(0.0, rhs))", lambda x: -x),
+    # an i1 op (its C casts to lgen_bool, which the file then defines)
+    ("i32", "std_andi(std_cmpi_slt(lhs, rhs), std_cmpi_slt(lhs, 100))", lambda x: x),
 ]
 
 
@@ -450,6 +452,119 @@ def g_sort(r):
             y = g.node("sort", [g.input(x)], axis=axis, comparator=text)
             order = np.argsort(key(x), axis=axis, kind="stable")
             g.output(y, np.take_along_axis(x, order, axis=axis))
+    return g
+
+
+def sort_order(key, axis, desc):
+    """NumPy's stable argsort by key (NaN last, ties in input order), descending by its negation."""
+    k = key.astype(np.float64) if key.dtype.kind == "f" else key.astype(np.int64)
+    return np.argsort(-k if desc else k, axis=axis, kind="stable")
+
+
+# multi-operand sort comparators (over lhsK, rhsK of operand K) and their
+# order as np.lexsort keys (the last key is the primary one; lexsort is stable)
+SORTN_PAYLOADS = [
+    # keys ascending, ties by the values descending
+    ("std_ori(std_cmpf_olt(lhs0, rhs0), std_andi(std_cmpf_oeq(lhs0, rhs0), std_cmpi_sgt(lhs1, rhs1)))",
+     lambda ops: (-ops[1].astype(np.int64), ops[0])),
+    # by operand 1 alone (the keys follow it)
+    ("std_cmpi_slt(lhs1, rhs1)", lambda ops: (ops[1],)),
+    # negative values (i32 operand 1: the literals take its type) first, then by the keys descending
+    ("std_ori(std_andi(std_cmpi_slt(lhs1, 0), std_cmpi_sgt(rhs1, -1)), "
+     "std_andi(std_cmpi_eq(std_cmpi_slt(lhs1, 0), std_cmpi_slt(rhs1, 0)), std_cmpf_ogt(lhs, rhs)))",
+     lambda ops: (-ops[0].astype(np.float64), ops[1] >= 0)),
+]
+
+
+def g_sort_multi(r):
+    """IREE's sort of several operands: they move together in the order of
+    the keys (operand 0: ascending or descending, NaN last, stable) or of a
+    comparator reading any operand's pair."""
+    g = Graph("sort_multi")
+    shapes = [((10,), 0), ((3, 17), 1), ((3, 17), 0), ((4, 5, 6), 1), ((1,), 0), ((2, 100), 1), ((37, 2), 0),
+              ((1, 1, 1), 2)]
+    for shape, axis in shapes:
+        for kt, vts in (("f32", ("i64",)), ("i32", ("f64", "i32")), ("f64", ("i32", "f32", "i64"))):
+            keys = rng_array(r, shape, kt, -4, 4)
+            if kt != "i32" and keys.size > 3:  # NaN goes last either way
+                keys.flat[r.choice(keys.size, size=keys.size // 5 + 1, replace=False)] = np.nan
+            vals = [r.permutation(keys.size).reshape(shape).astype(NP_TYPES[vt]) for vt in vts]
+            ins = [g.input(keys)] + [g.input(v) for v in vals]
+            for desc in (0, 1):
+                outs = g.node("sort", ins, nout=len(ins), axis=axis, descending=desc)
+                order = sort_order(keys, axis, desc)
+                for o, a in zip(outs, [keys] + vals):
+                    g.output(o, np.take_along_axis(a, order, axis=axis))
+    for text, lex in SORTN_PAYLOADS:
+        for shape, axis in shapes:
+            keys = rng_array(r, shape, "f32", -3, 3)
+            vals = rng_array(r, shape, "i32", -3, 3)  # ties in both
+            tags = r.permutation(keys.size).reshape(shape).astype(np.int64)  # shows the ties' order
+            outs = g.node("sort", [g.input(keys), g.input(vals), g.input(tags)], nout=3, axis=axis, comparator=text)
+            k = [np.moveaxis(a, axis, -1) for a in lex([keys, vals])]
+            order = np.moveaxis(np.lexsort(k, axis=-1), -1, axis)
+            for o, a in zip(outs, (keys, vals, tags)):
+                g.output(o, np.take_along_axis(a, order, axis=axis))
+    # an empty axis (topk with k = 0)
+    e, ei = g.node("topk", [g.input(rng_array(r, (3, 6), "f32"))], nout=2, k=0, axis=1)
+    for o, z in zip(g.node("sort", [e, ei], nout=2, axis=1, comparator=SORTN_PAYLOADS[1][0]),
+                    (np.zeros((3, 0), np.float32), np.zeros((3, 0), np.int32))):
+        g.output(o, z)
+    return g
+
+
+def ref_scan_init(x, init, axis, f, inclusive, reverse):
+    """A scan from IREE's accumulator input, by a Python loop: every row starts
+    from init; inclusive out[j] = f(... f(init, x[0]) ..., x[j]), exclusive
+    out[0] = init, out[j] = f(out[j-1], x[j-1]); and the last value written."""
+    xm = np.moveaxis(np.flip(x, axis) if reverse else x, axis, -1)
+    y = np.empty_like(xm)
+    last = np.empty(xm.shape[:-1], dtype=x.dtype)
+    for pos in np.ndindex(*xm.shape[:-1]):
+        acc = init[pos]
+        for j in range(xm.shape[-1]):
+            if inclusive:
+                acc = f(acc, xm[pos + (j,)])
+                y[pos + (j,)] = acc
+            else:
+                y[pos + (j,)] = acc
+                acc = f(acc, xm[pos + (j,)])
+        last[pos] = y[pos + (xm.shape[-1] - 1,)] if xm.shape[-1] else init[pos]
+    y = np.moveaxis(y, -1, axis)
+    return (np.flip(y, axis) if reverse else y), last
+
+
+SCAN_NAMED = {"add": lambda a, b: a + b, "mul": lambda a, b: a * b, "max": max, "min": min}
+
+
+def g_scan_init(r):
+    """IREE's scan accumulator input: the initial value of each row, for
+    inclusive and exclusive scans, named and payload combiners."""
+    g = Graph("scan_init")
+    shapes = [((10,), 0), ((3, 7), 1), ((3, 7), 0), ((2, 3, 5), 1), ((1,), 0), ((5, 1), 1), ((13, 2), 0)]
+    cases = [(t, c, SCAN_NAMED[c]) for t in ("f32", "i32") for c in ("add", "max")] + \
+        [("i32", "mul", SCAN_NAMED["mul"])] + [(t, text, f) for t, text, f in SCAN_PAYLOADS]
+    for shape, axis in shapes:
+        for t, comb, f in cases:
+            with np.errstate(over="ignore"):
+                x = rng_array(r, shape, t, -3, 4) if comb != "mul" else rng_array(r, shape, t, -2, 3)
+                init = rng_array(r, shape[:axis] + shape[axis + 1:], t, -5, 6)
+                xi, ii = g.input(x), g.input(init)
+                for inclusive, reverse in ((1, 0), (0, 0), (0, 1), (1, 1)):
+                    y, acc = g.node("scan", [xi, ii], nout=2, axis=axis, combiner=comb, inclusive=inclusive,
+                                    reverse=reverse)
+                    ry, rlast = ref_scan_init(x, init, axis, f, inclusive, reverse)
+                    g.output(y, ry, exact=False)
+                    g.output(acc, rlast, exact=False)
+    # one output, and an empty axis (the output accumulator is the initial value)
+    x = rng_array(r, (4, 6), "f32", -3, 4)
+    init = rng_array(r, (4,), "f32", -5, 6)
+    y = g.node("scan", [g.input(x), g.input(init)], axis=1, combiner="std_subf(x, acc)", inclusive=0)
+    g.output(y, ref_scan_init(x, init, 1, lambda a, b: b - a, 0, 0)[0], exact=False)
+    e, _ = g.node("topk", [g.input(rng_array(r, (3, 4), "f32"))], nout=2, k=0, axis=1)  # (3, 0)
+    ey, eacc = g.node("scan", [e, g.input(init[:3].copy())], nout=2, axis=1, combiner="std_maxf(acc, x)", inclusive=0)
+    g.output(ey, np.zeros((3, 0), np.float32))
+    g.output(eacc, init[:3])
     return g
 
 
@@ -1036,7 +1151,7 @@ def g_mixed(r):
 
 GROUPS = [g_gather, g_gather_elements, g_gather_nd, g_arg, g_topk, g_sort, g_scan, g_scatter, g_scatter_elements,
           g_diag_reverse, g_empty, g_pack, g_mixed, g_softmax, g_softmax_pattern, g_softmax_rows,
-          g_softmax_f16, g_f16_sums, g_maxpool_index, g_nan_zero]
+          g_softmax_f16, g_f16_sums, g_maxpool_index, g_nan_zero, g_sort_multi, g_scan_init]
 
 
 # ---------------------------------------------------------------------------

@@ -2448,13 +2448,13 @@ static int push_ext_node(Graph *g, GraphNode *n, const char **out_names, const c
   for (int i = 0; i < n->ninputs; i++)
     if (n->inputs[i] < 0)
       graph_error(g, n->path, "%sinput %d is missing", graph_node_desc(g, n), i);
-  GraphShape outs[4];
+  GraphShape outs[LG_EXT_MAX_TENSORS];
   int nout = graph_ext_infer(g, n, outs);
   if (n->listed_outputs && n->listed_outputs != nout) /* the file's count, which the loader let through */
     graph_error(g, arena_printf(g->arena, "%s/outputs", n->path), "op '%s' has %d output%s, not %d",
                 graph_op_info(n->op)->name, nout, nout == 1 ? "" : "s", n->listed_outputs);
-  const char *names[4];
-  bool generated[4];
+  const char *names[LG_EXT_MAX_TENSORS];
+  bool generated[LG_EXT_MAX_TENSORS];
   for (int i = 0; i < nout; i++) {
     names[i] = i == 0 ? first : out_names && out_names[i] ? out_names[i] : NULL;
     generated[i] = i == 0 ? first_generated : !names[i];

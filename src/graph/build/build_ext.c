@@ -221,16 +221,26 @@ static int infer_arg(Ext *x) {
 
 /* sort's and topk's optional comparator (IREE's comparator region): a
  * payload expression over lhs and rhs of input 0's type, true when lhs goes
- * strictly before rhs (ir/expr.c); the attribute `flag` (descending = 1,
- * largest = 0: flag_is_set) then says nothing and is an error. */
-static void get_comparator(Ext *x, const char *flag, bool flag_is_set) {
+ * strictly before rhs (ir/expr.c); a sort of several operands also names
+ * operand k's pair lhsK and rhsK, of its type (lhs and rhs are operand
+ * 0's). The attribute `flag` (descending = 1, largest = 0: flag_is_set)
+ * then says nothing and is an error. */
+static void get_comparator(Ext *x, const char *flag, bool flag_is_set, int noperands) {
   if (!graph_attr(x->g, x->n, "comparator"))
     return;
-  static const char *const names[] = {"lhs", "rhs"};
+  const char *names[2 + 2 * LG_SORT_MAX_OPERANDS] = {"lhs", "rhs"};
+  ElemType types[2 + 2 * LG_SORT_MAX_OPERANDS] = {in(x, 0)->type, in(x, 0)->type};
+  int nnames = 2;
+  for (int k = 0; noperands > 1 && k < noperands; k++) {
+    names[nnames] = arena_printf(x->g->arena, "lhs%d", k);
+    types[nnames++] = in(x, k)->type;
+    names[nnames] = arena_printf(x->g->arena, "rhs%d", k);
+    types[nnames++] = in(x, k)->type;
+  }
   const char *text = graph_attr_string(x->g, x->n, "comparator", "");
   PayloadNode *nodes;
   int count;
-  const char *err = payload_expr_parse(x->g->arena, text, in(x, 0)->type, names, 2, TY_I1, &nodes, &count);
+  const char *err = payload_expr_parse_typed(x->g->arena, text, types, names, nnames, TY_I1, &nodes, &count);
   if (err)
     graph_error(x->g, attr_path(x, "comparator"), "%sthe comparator '%s': %s", x->desc, text, err);
   if (flag_is_set)
@@ -247,7 +257,7 @@ static int infer_topk(Ext *x) {
   int64_t k = get_int(x, "k", 0);
   int axis = get_axis(x, "axis", -1, v->rank);
   bool largest = get_bool(x, "largest", true);
-  get_comparator(x, "largest", !largest);
+  get_comparator(x, "largest", !largest, 1);
   get_bool(x, "sorted", true);
   ElemType it;
   if (x->n->ninputs == 2) { /* IREE's input indices: the output indices are theirs, of their type */
@@ -287,26 +297,58 @@ static int infer_topk(Ext *x) {
   return 2;
 }
 
+/* sort: IREE's operands (several, of one shape, sorted together: the
+ * first is the key unless a comparator says otherwise), an output each. */
 static int infer_sort(Ext *x) {
   const GraphValue *v = in(x, 0);
-  want_ordered(x, 0);
+  int nops = x->n->ninputs;
+  for (int k = 0; k < nops; k++) {
+    const GraphValue *o = in(x, k);
+    want_ordered(x, k);
+    if (o->rank != v->rank)
+      graph_error(x->g, x->n->path, "%soperand %d ('%s') must have the rank %d of '%s', not %d", x->desc, k,
+                  o->name, v->rank, v->name, o->rank);
+    for (int d = 0; d < v->rank; d++)
+      want_same_dim(x, o->shape[d], v->shape[d], "the shapes of the sorted operands");
+  }
   want_rank_at_least(x, 0, 1);
   get_axis(x, "axis", -1, v->rank);
-  get_comparator(x, "descending", get_bool(x, "descending", false));
-  set_out(x, 0, v->type, v->rank, v->shape);
-  return 1;
+  get_comparator(x, "descending", get_bool(x, "descending", false), nops);
+  for (int k = 0; k < nops; k++)
+    set_out(x, k, in(x, k)->type, v->rank, v->shape);
+  return nops;
 }
 
 static const char *const combiners[] = {"add", "mul", "max", "min", NULL};
 static const char *const scatter_combiners[] = {"replace", "add", "mul", "max", "min", NULL};
 
+/* scan: x [, init] -> y [, accumulator]. IREE's accumulator operand: as an
+ * input (its initial value, x's shape without the axis) every row's
+ * combination starts from it; as a second output it gets each row's last
+ * value written. */
 static int infer_scan(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_ordered(x, 0);
   want_rank_at_least(x, 0, 1);
   int axis = get_axis(x, "axis", 0, v->rank);
-  bool inclusive = get_bool(x, "inclusive", true);
+  bool inclusive = get_bool(x, "inclusive", true), has_init = x->n->ninputs == 2;
   get_bool(x, "reverse", false);
+  AffineExpr *shape[LG_MAX_RANK]; /* x's without the axis: the accumulator's */
+  int r = 0;
+  for (int d = 0; d < v->rank; d++)
+    if (d != axis)
+      shape[r++] = v->shape[d];
+  if (has_init) {
+    const GraphValue *init = in(x, 1);
+    if (init->type != v->type)
+      graph_error(x->g, x->n->path, "%sthe accumulator input '%s' is %s, not %s as '%s'", x->desc, init->name,
+                  elem_type_name(init->type), elem_type_name(v->type), v->name);
+    if (init->rank != r)
+      graph_error(x->g, x->n->path, "%sthe accumulator input '%s' must have rank %d (the shape of '%s' without axis "
+                  "%d), not %d", x->desc, init->name, r, v->name, axis, init->rank);
+    for (int d = 0; d < r; d++)
+      want_same_dim(x, init->shape[d], shape[d], "the accumulator input's dims and x's off the axis");
+  }
   const char *comb = graph_attr_string(x->g, x->n, "combiner", "add");
   if (strchr(comb, '(')) { /* a payload expression over acc and x (ir/expr.c) */
     static const char *const names[] = {"acc", "x"};
@@ -315,23 +357,17 @@ static int infer_scan(Ext *x) {
     const char *err = payload_expr_parse(x->g->arena, comb, v->type, names, 2, v->type, &nodes, &count);
     if (err)
       graph_error(x->g, attr_path(x, "combiner"), "%sthe combiner '%s': %s", x->desc, comb, err);
-    if (!inclusive)
+    if (!inclusive && !has_init)
       graph_error(x->g, attr_path(x, "inclusive"), "%san exclusive scan needs its combiner's identity, which a "
-                  "payload combiner does not give: it must be inclusive", x->desc);
+                  "payload combiner does not give: it must be inclusive, or have an accumulator input (the "
+                  "initial value)", x->desc);
   } else {
     get_choice(x, "combiner", "add", combiners);
   }
   set_out(x, 0, v->type, v->rank, v->shape);
   if (x->n->listed_outputs != 2)
     return 1;
-  /* IREE's accumulator: the last value the scan wrote in each row, x's
-   * shape without the axis */
-  AffineExpr *shape[LG_MAX_RANK];
-  int r = 0;
-  for (int d = 0; d < v->rank; d++)
-    if (d != axis)
-      shape[r++] = v->shape[d];
-  set_out(x, 1, v->type, r, shape);
+  set_out(x, 1, v->type, r, shape); /* the last value the scan wrote in each row */
   return 2;
 }
 

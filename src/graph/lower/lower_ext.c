@@ -172,13 +172,15 @@ void lower_ext(Lower *L) {
     x->noutputs++;
   }
   const GraphValue *in0 = GRAPH_VALUE(g, n->inputs[0]);
-  if (n->op == GOP_SORT) { /* two row buffers per row */
+  if (n->op == GOP_SORT) { /* two row buffers per row: of values, or of several operands' element offsets */
     AffineExpr *shape[LG_MAX_RANK + 1];
     shape[0] = affine_const(arena, 2);
     for (int d = 0; d < in0->rank; d++)
       shape[d + 1] = in0->shape[d];
-    add_tensor(x, scratch(L, in0->type, in0->rank + 1, shape));
+    add_tensor(x, scratch(L, n->ninputs > 1 ? TY_I64 : in0->type, in0->rank + 1, shape));
     x->nscratch++;
+    if (n->ninputs > 1)
+      x->tmpl = "sortn";
   } else if (n->op == GOP_TOPK) { /* k heap slots per row, and at least 16 heaps (templates/topk.c) */
     const GraphValue *vals = GRAPH_VALUE(g, n->outputs[0]);
     AffineExpr *numel = affine_const(arena, 1);
