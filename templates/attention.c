@@ -30,7 +30,10 @@
  *
  * k_t: k is stored [B, Hkv, D, Lk] (attention's k_map), its key tiles read
  * in place through the map; v_t: v is stored [B, Hkv, Dv, Lk] (v_map), each
- * value tile gathered into the scratch as [KT][Dv] (as f16 values are).
+ * value tile gathered into the scratch as [KT][Dv] (as f16 values are);
+ * q_t: q is stored [B, H, D, Lq] (q_map), read through the map as its tile
+ * is copied into the scratch; o_t: the output is stored [B, H, Dv, Lq]
+ * (o_map), written through the map.
  *
  * Optional pointers (NULL when absent): fmask (float bias, @T@) or bmask
  * (bool, keep where true), strided by msb/msh/msi/msj (0: broadcast) with
@@ -114,13 +117,15 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
                                int64_t Lk, int64_t D, int64_t Dv, int64_t msb, int64_t msh,
                                int64_t msi, int64_t msj, int64_t mask_lk, @C@ scale,
                                @C@ softcap, int causal, int64_t causal_off, int causal_lens,
-                               int qk_mode, int k_t, int v_t)
+                               int qk_mode, int k_t, int v_t, int q_t, int o_t)
 {
   enum { QT = lgen_attn_qt_@S@, KT = lgen_attn_kt_@S@ };
   const @C@ ninf = -1.0f / 0.0f;
   int64_t nqt = (Lq + QT - 1) / QT, group = H / Hkv;
   int direct = sizeof(@T@) == sizeof(@C@); /* f32 keys and values are read in place */
   int64_t ksj = k_t ? 1 : D, ksd = k_t ? Lk : 1; /* key j, dim d at kh[j * ksj + d * ksd] */
+  int64_t qsi = q_t ? 1 : D, qsd = q_t ? Lq : 1;  /* query i, dim d at qh[i * qsi + d * qsd] */
+  int64_t osi = o_t ? 1 : Dv, osx = o_t ? Lq : 1; /* output row i, column x likewise */
   LGEN_OMP(omp for schedule(dynamic))
   for (int64_t item = 0; item < B * H * nqt; item++) {
     int64_t b = item / (H * nqt), h = item / nqt % H, i0 = item % nqt * QT;
@@ -133,7 +138,7 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
     @C@ *restrict oa = st + KT * QT;            /* [QT][Dv] */
     @C@ *restrict m = oa + QT * Dv, *restrict l = m + QT;
     @C@ mnew[QT], msub[QT], sum[QT];
-    const @T@ *qh = q + ((b * H + h) * Lq + i0) * D;
+    const @T@ *qh = q + (b * H + h) * Lq * D + i0 * qsi;
     const @T@ *kh = k + (b * Hkv + h / group) * Lk * D;
     const @T@ *vh = v + (b * Hkv + h / group) * Lk * Dv;
     int64_t off = causal_lens && kv_lens ? (int64_t)kv_lens[b] - Lq : causal_off;
@@ -148,7 +153,8 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
       kend = scores ? Lk : 0; /* attention_scores writes every score */
     for (int64_t r = 0; r < rows; r++) /* the scaled query tile, in panels of 32 queries */
       for (int64_t d = 0; d < D; d++)
-        qs[(r / 32 * D + d) * 32 + r % 32] = r < nq ? scale * @TOC@(qh[r * D + d]) : 0.0f;
+        qs[(r / 32 * D + d) * 32 + r % 32] =
+            r < nq ? scale * @TOC@(qh[r * qsi + d * qsd]) : 0.0f;
     for (int64_t r = 0; r < QT; r++) {
       for (int64_t x = 0; x < Dv; x++)
         oa[r * Dv + x] = 0.0f;
@@ -253,7 +259,8 @@ static void lgen_attention_@S@(const @T@ *restrict q, const @T@ *restrict k,
       @C@ inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
       if (o)
         for (int64_t x = 0; x < Dv; x++)
-          o[row * Dv + x] = @FROMC@(oa[r * Dv + x] * inv);
+          o[(b * H + h) * Lq * Dv + (i0 + r) * osi + x * osx] =
+              @FROMC@(oa[r * Dv + x] * inv);
       if (mx)
         mx[row] = @FROMC@(m[r]);
       if (sm)

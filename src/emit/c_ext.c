@@ -262,6 +262,9 @@ static void call_attention(ExtCall *c) {
   /* k and v stored transposed ([..., D, Lk], [..., Dv, Lk]: k_map, v_map) */
   int kt = attr_int(c, "k_transposed", 0), vt = attr_int(c, "v_transposed", 0);
   const char *Lk = extent(c, 1, r - 2 + kt), *Dv = extent(c, 2, r - 1 - vt);
+  /* q stored [..., D, Lq] and the output [..., Dv, Lq] (q_map, o_map) */
+  int qt = attr_int(c, "q_transposed", 0), ot = attr_int(c, "o_transposed", 0);
+  const char *Lq = extent(c, 0, r - 2 + qt), *D = extent(c, 0, r - 1 - qt);
   /* the mask's element strides over [B, H, Lq, Lk] and its key columns */
   const char *ms[4] = {"0", "0", "0", "0"}, *mask_lk = "0";
   const char *fmask = "0", *bmask = "0";
@@ -293,13 +296,13 @@ static void call_attention(ExtCall *c) {
   sb_puts(&f, ", ");
   c_float_literal(&f, ext_attr_float(x, "softcap", 0), ct);
   call_args(c, "%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, "
-            "%s, %d, %lld, %d, %d, %d, %d", name_of(c, 0), name_of(c, 1), name_of(c, 2), fmask, bmask,
+            "%s, %d, %lld, %d, %d, %d, %d, %d, %d", name_of(c, 0), name_of(c, 1), name_of(c, 2), fmask, bmask,
             lens >= 0 ? name_of(c, lens) : "0", sc ? "0" : name_of(c, out), online ? name_of(c, out + 1) : "0",
             online ? name_of(c, out + 2) : "0", sc ? name_of(c, out) : "0", name_of(c, nscr), extent(c, nscr, 1),
-            extent(c, nscr, 0), B, H, Hkv, extent(c, 0, r - 2), Lk, extent(c, 0, r - 1), Dv, ms[0], ms[1], ms[2],
+            extent(c, nscr, 0), B, H, Hkv, Lq, Lk, D, Dv, ms[0], ms[1], ms[2],
             ms[3], mask_lk, sb_cstr(&f), (int)ext_attr_int(x, "causal", 0),
             (long long)ext_attr_int(x, "causal_offset", 0), (int)ext_attr_int(x, "causal_lens", 0),
-            (int)ext_attr_int(x, "qk_mode", 0), kt, vt);
+            (int)ext_attr_int(x, "qk_mode", 0), kt, vt, qt, ot);
   sb_free(&f);
 }
 

@@ -253,13 +253,18 @@ def g_f64(r):
     return g
 
 
-def add_mapped(g, r, qs, ks, vs, kt, vt, mask=None, lens=None, online=False, modes=(), f64=False, **attrs):
+def add_mapped(g, r, qs, ks, vs, kt, vt, mask=None, lens=None, online=False, modes=(), f64=False, qt=0, ot=0,
+               **attrs):
     """attention with k and/or v stored transposed ([..., D, Lk], [..., Dv,
-    Lk]) and read through k_map / v_map; the reference gets them untransposed."""
+    Lk]) and read through k_map / v_map, q stored [..., D, Lq] (q_map) and the
+    output [..., Dv, Lq] (o_map); the reference gets and gives them untransposed."""
     q, k, v = (r.standard_normal(sh) if f64 else rnd(r, *sh) for sh in (qs, ks, vs))
     n = len(qs)
     swap = list(range(n - 2)) + [n - 1, n - 2]
-    ins = [g.input(q), g.input(np.ascontiguousarray(np.swapaxes(k, -1, -2)) if kt else k),
+
+    def t(a, yes):
+        return np.ascontiguousarray(np.swapaxes(a, -1, -2)) if yes else a
+    ins = [g.input(t(q, qt)), g.input(np.ascontiguousarray(np.swapaxes(k, -1, -2)) if kt else k),
            g.input(np.ascontiguousarray(np.swapaxes(v, -1, -2)) if vt else v)]
     if mask is not None:
         ins.append(g.input(mask))
@@ -273,13 +278,16 @@ def add_mapped(g, r, qs, ks, vs, kt, vt, mask=None, lens=None, online=False, mod
         maps["v_map"] = swap
     elif kt and n > 2:
         maps["v_map"] = list(range(n))  # the identity, spelt out
+    if qt:
+        maps["q_map"] = swap
+    omap = {"o_map": swap} if ot else {}
     if online:
-        out, m, s_ = g.node("online_attention", ins, nout=3, **attrs, **maps)
-        g.output(out, o)
+        out, m, s_ = g.node("online_attention", ins, nout=3, **attrs, **maps, **omap)
+        g.output(out, t(o, ot))
         g.output(m, mx)
         g.output(s_, sm)
     else:
-        g.output(g.node("attention", ins, **attrs, **maps), o)
+        g.output(g.node("attention", ins, **attrs, **maps, **omap), t(o, ot))
     for mode in modes:
         g.output(g.node("attention_scores", ins, qk_mode=mode, **attrs, **maps), sc[mode])
 
@@ -324,7 +332,28 @@ def g_maps_f64(r):
     return g
 
 
-GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed, g_f64, g_maps, g_maps_f64]
+def g_maps_qo(r):
+    """q_map / o_map (IREE's attention indexing maps of q and the output): q
+    stored [..., D, Lq], the output written [..., Dv, Lq], alone, together and
+    with k_map / v_map: a partial query tile (Lq 131), rank 2, 3 and 5,
+    grouped heads, causal, a mask, kv_lens, online_attention, the scores."""
+    g = Graph("attn_maps_qo")
+    for qt, ot, kt, vt in ((1, 0, 0, 0), (0, 1, 0, 0), (1, 1, 0, 0), (1, 1, 1, 1), (1, 0, 1, 0), (0, 1, 0, 1)):
+        add_mapped(g, r, (1, 1), (1, 1), (1, 1), kt, vt, qt=qt, ot=ot)
+        add_mapped(g, r, (2, 3, 131, 8), (2, 3, 37, 8), (2, 3, 37, 5), kt, vt, qt=qt, ot=ot)
+        add_mapped(g, r, (3, 5, 3), (3, 7, 3), (3, 7, 7), kt, vt, qt=qt, ot=ot)
+        add_mapped(g, r, (2, 1, 3, 4, 9), (2, 1, 3, 11, 9), (2, 1, 3, 11, 2), kt, vt, qt=qt, ot=ot)
+        add_mapped(g, r, (2, 6, 7, 8), (2, 2, 9, 8), (2, 2, 9, 5), kt, vt, qt=qt, ot=ot, causal=1)
+        add_mapped(g, r, (2, 3, 5, 8), (2, 3, 13, 8), (2, 3, 13, 4), kt, vt, qt=qt, ot=ot, mask=rnd(r, 5, 13))
+        add_mapped(g, r, (3, 2, 4, 8), (3, 2, 9, 8), (3, 2, 9, 8), kt, vt, qt=qt, ot=ot,
+                   lens=np.array([3, 0, 9], dtype=np.int64))
+        add_mapped(g, r, (2, 3, 5, 8), (2, 3, 7, 8), (2, 3, 7, 6), kt, vt, qt=qt, ot=ot, online=True)
+        add_mapped(g, r, (2, 3, 4, 8), (2, 3, 6, 8), (2, 3, 6, 8), kt, vt, qt=qt, ot=ot, modes=(0, 3))
+    return g
+
+
+GROUPS = [g_shapes, g_causal, g_mask, g_gqa_softcap, g_lens, g_online_scores, g_mixed, g_f64, g_maps, g_maps_f64,
+          g_maps_qo]
 
 
 def main():

@@ -964,27 +964,30 @@ static int infer_attention(Ext *x) {
                 v->rank);
   /* k and v's logical shapes, [..., Hkv, Lk, D] and [..., Hkv, Lk, Dv],
    * through their maps */
-  AffineExpr *ksh[LG_MAX_RANK], *vsh[LG_MAX_RANK];
+  AffineExpr *ksh[LG_MAX_RANK], *vsh[LG_MAX_RANK], *qsh[LG_MAX_RANK];
   bool kt = get_attention_map(x, "k_map", "k_transposed", r), vt = get_attention_map(x, "v_map", "v_transposed", r);
+  bool qt = get_attention_map(x, "q_map", "q_transposed", r); /* q stored [..., H, D, Lq] */
   for (int d = 0; d < r; d++) {
     ksh[d] = k->shape[kt && d >= r - 2 ? 2 * r - 3 - d : d];
     vsh[d] = v->shape[vt && d >= r - 2 ? 2 * r - 3 - d : d];
+    qsh[d] = q->shape[qt && d >= r - 2 ? 2 * r - 3 - d : d];
   }
+
   for (int d = 0; d < r - 3; d++) {
-    want_same_dim(x, q->shape[d], ksh[d], "the leading dims of q and k");
-    want_same_dim(x, q->shape[d], vsh[d], "the leading dims of q and v");
+    want_same_dim(x, qsh[d], ksh[d], "the leading dims of q and k");
+    want_same_dim(x, qsh[d], vsh[d], "the leading dims of q and v");
   }
-  want_same_dim(x, q->shape[r - 1], ksh[r - 1], "the head dims (last) of q and k");
+  want_same_dim(x, qsh[r - 1], ksh[r - 1], "the head dims (last) of q and k");
   want_same_dim(x, ksh[r - 2], vsh[r - 2], "the key lengths of k and v");
   if (r >= 3) {
     want_same_dim(x, ksh[r - 3], vsh[r - 3], "the head counts of k and v");
     int64_t hq, hk;
-    if (static_dim(q->shape[r - 3], &hq) && static_dim(ksh[r - 3], &hk)) {
+    if (static_dim(qsh[r - 3], &hq) && static_dim(ksh[r - 3], &hk)) {
       if (hk < 1 || hq % hk != 0)
         graph_error(x->g, n->path, "%sq's %lld heads are not a multiple of k's %lld (grouped heads)", x->desc,
                     (long long)hq, (long long)hk);
     } else {
-      want_same_dim(x, q->shape[r - 3], ksh[r - 3], "the head counts of q and k (symbolic: equal)");
+      want_same_dim(x, qsh[r - 3], ksh[r - 3], "the head counts of q and k (symbolic: equal)");
     }
   }
   int mask = -1, lens = -1;
@@ -1014,7 +1017,7 @@ static int infer_attention(Ext *x) {
       }
       if (static_dim(m->shape[d], &e) && e == 1)
         continue;
-      want_same_dim(x, m->shape[d], q->shape[qd], "the mask's dims and q's (it must broadcast to the scores)");
+      want_same_dim(x, m->shape[d], qsh[qd], "the mask's dims and q's (it must broadcast to the scores)");
     }
     /* the leading dims before the heads: all broadcast, or all q's */
     bool some = false, all = true;
@@ -1033,12 +1036,12 @@ static int infer_attention(Ext *x) {
     if (r < 4 || m->rank != 1)
       graph_error(x->g, n->path, "%skv_lens '%s' must be a vector over q's first dim (q of rank 4 or more)", x->desc,
                   m->name);
-    want_same_dim(x, m->shape[0], q->shape[0], "kv_lens' length and q's first dim");
+    want_same_dim(x, m->shape[0], qsh[0], "kv_lens' length and q's first dim");
   }
   int64_t dh;
-  if (!graph_attr(x->g, n, "scale") && !static_dim(q->shape[r - 1], &dh))
+  if (!graph_attr(x->g, n, "scale") && !static_dim(qsh[r - 1], &dh))
     graph_error(x->g, n->path, "%sthe head dim is symbolic: give 'scale' (the default is 1/sqrt(head dim))", x->desc);
-  static_dim(q->shape[r - 1], &dh);
+  static_dim(qsh[r - 1], &dh);
   put(x, (GraphAttr){.name = "scale", .kind = GA_FLOAT,
                      .f = graph_attr_float(x->g, n, "scale", dh > 0 ? 1.0 / sqrt((double)dh) : 1.0)});
   double cap = graph_attr_float(x->g, n, "softcap", 0);
@@ -1053,7 +1056,7 @@ static int infer_attention(Ext *x) {
   put(x, (GraphAttr){.name = "lens_input", .kind = GA_INT, .i = lens});
   AffineExpr *shape[LG_MAX_RANK];
   for (int d = 0; d < r - 1; d++)
-    shape[d] = q->shape[d];
+    shape[d] = qsh[d];
   if (n->op == GOP_ATTENTION_SCORES) {
     int64_t mode = get_int(x, "qk_mode", 0);
     if (mode < 0 || mode > 3)
@@ -1063,7 +1066,11 @@ static int infer_attention(Ext *x) {
     return 1;
   }
   shape[r - 1] = vsh[r - 1];
-  set_out(x, 0, q->type, r, shape);
+  AffineExpr *oshape[LG_MAX_RANK]; /* the output through o_map: [..., H, Dv, Lq] when swapped */
+  bool ot = get_attention_map(x, "o_map", "o_transposed", r);
+  for (int d = 0; d < r; d++)
+    oshape[d] = shape[ot && d >= r - 2 ? 2 * r - 3 - d : d];
+  set_out(x, 0, q->type, r, oshape);
   if (n->op != GOP_ONLINE_ATTENTION)
     return 1;
   set_out(x, 1, q->type, r - 1, shape);

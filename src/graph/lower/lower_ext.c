@@ -219,7 +219,8 @@ void lower_ext(Lower *L) {
     enum { QT = 128, KT = 128 };
     const GraphValue *v = GRAPH_VALUE(g, n->inputs[2]);
     int vt = graph_attr_int(g, n, "v_transposed", 0) != 0; /* v stored [..., Dv, Lk] */
-    AffineExpr *dq = in0->shape[in0->rank - 1], *dv = v->shape[v->rank - 1 - vt];
+    int qt = graph_attr_int(g, n, "q_transposed", 0) != 0; /* q stored [..., D, Lq] */
+    AffineExpr *dq = in0->shape[in0->rank - 1 - qt], *dv = v->shape[v->rank - 1 - vt];
     AffineExpr *per = affine_binary(
         arena, AE_ADD,
         affine_binary(arena, AE_ADD, affine_binary(arena, AE_MUL, affine_const(arena, QT + KT), dq),
