@@ -505,6 +505,14 @@ def g_sort_multi(r):
             order = np.moveaxis(np.lexsort(k, axis=-1), -1, axis)
             for o, a in zip(outs, (keys, vals, tags)):
                 g.output(o, np.take_along_axis(a, order, axis=axis))
+    # symbolic dims (N = 7 at run time), sorted along N and along the static axis
+    keys = rng_array(r, (7, 5), "f64", -3, 3)
+    vals = r.permutation(35).reshape(7, 5).astype(np.int64)
+    ki, vi = g.input(keys, ["N", 5]), g.input(vals, ["N", 5])
+    for axis in (0, 1):
+        order = sort_order(keys, axis, 1)
+        for o, a in zip(g.node("sort", [ki, vi], nout=2, axis=axis, descending=1), (keys, vals)):
+            g.output(o, np.take_along_axis(a, order, axis=axis))
     # an empty axis (topk with k = 0)
     e, ei = g.node("topk", [g.input(rng_array(r, (3, 6), "f32"))], nout=2, k=0, axis=1)
     for o, z in zip(g.node("sort", [e, ei], nout=2, axis=1, comparator=SORTN_PAYLOADS[1][0]),
