@@ -254,9 +254,7 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   e->bound_dims = bound;
   bool saved_region = e->graph_region;
   e->graph_region = false;
-  e->in_row_group = true;
   emit_op(e, member.view.op, m);
-  e->in_row_group = false;
   e->graph_region = saved_region;
   e->bound_dims = NULL;
   e->sched = NULL;

@@ -48,9 +48,8 @@ typedef struct Emitter {
   bool region_thread_cap;
   /* A member of a row-fused group (schedule/rows.c): the group's loops give
    * the values of these dims of the op (NULL entries: its own loops), and
-   * the op opens no threads of its own. */
+   * the op opens no threads of its own (non-NULL says it is a member). */
   const char **bound_dims;
-  bool in_row_group;
   /* A softmax row-fused with the ops just before and after it
    * (schedule/rows.c): its chunk buffers; the group's first op's plan
    * lists them (NULL: none); access_str subtracts lgen_shift from their

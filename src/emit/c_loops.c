@@ -2012,7 +2012,7 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (e->in_row_group || (e->graph_region && !worksharing))
+    if (e->bound_dims || (e->graph_region && !worksharing)) /* a row group's member (bound dims), or under single */
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
