@@ -254,8 +254,6 @@ static void call_attention(ExtCall *c) {
   int mask = (int)ext_attr_int(x, "mask_input", -1), lens = (int)ext_attr_int(x, "lens_input", -1);
   ElemType t = tensor_of(c, 0)->type, ct = t == TY_F64 ? TY_F64 : TY_F32; /* the type it computes in */
   use_helper(e->helpers_used, "lgen_thread_slots");
-  if (e->graph_region)
-    e->region_thread_cap = true;
   instantiate(c, t, lens >= 0 ? tensor_of(c, lens)->type : TY_I64, true);
   const char *B = r > 3 ? extent_product(c, 0, 0, r - 3) : "1", *H = r > 2 ? extent(c, 0, r - 3) : "1";
   const char *Hkv = r > 2 ? extent(c, 1, r - 3) : "1";
@@ -303,6 +301,7 @@ static void call_attention(ExtCall *c) {
             ms[3], mask_lk, sb_cstr(&f), (int)ext_attr_int(x, "causal", 0),
             (long long)ext_attr_int(x, "causal_offset", 0), (int)ext_attr_int(x, "causal_lens", 0),
             (int)ext_attr_int(x, "qk_mode", 0), kt, vt, qt, ot);
+  c->call->thread_slots = true; /* its scratch has a slot per thread */
   sb_free(&f);
 }
 
@@ -348,9 +347,7 @@ static void call_softmax(ExtCall *c) {
   if (chunked) {
     use_helper(e->helpers_used, "lgen_min");
     use_helper(e->helpers_used, "lgen_thread_slots");
-    if (e->graph_region)
-      e->region_thread_cap = true;
-    else
+    if (!e->graph_region) /* else the graph's region carries the cap (the loop's mark) */
       threads = arena_printf(a, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
     put(e, loops_let(a, "const int64_t", "lgen_chunk",
                      arena_printf(a, "lgen_min(lgen_softmax_chunk_%s(%s, %s, %d), %d)", elem_type_name(t), outer,
@@ -362,6 +359,7 @@ static void call_softmax(ExtCall *c) {
   LoopNode *chunks = put(e, loops_for(a, "lgen_c", "0", "(lgen_units + lgen_chunk - 1) / lgen_chunk", 1));
   chunks->par = grouped && !e->graph_region ? PAR_REGION : PAR_WORKSHARING;
   chunks->threads = threads;
+  chunks->thread_slots = chunked;
   chunks->schedule = "schedule(static)";
   e->cur = &chunks->body;
   put(e, loops_let(a, "const int64_t", "lgen_u0", "lgen_c * lgen_chunk"));
@@ -820,10 +818,9 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool groupe
     return c.call;
   }
   LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));
-  if (strcmp(c.x->tmpl, "attention") == 0) /* a scratch slot per thread */
-    region->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
   LoopList *outside = build_into(e, &region->body);
   call(&c);
   e->cur = outside;
+  (void)loops_cap_threads(region, arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS));
   return c.call;
 }

@@ -439,6 +439,7 @@ static LoopNode *claim_nest(Claims *c, LoopNode *f) {
   use_helper(e->helpers_used, "lgen_claim");
   use_helper(e->helpers_used, "lgen_min");
   LoopNode *block = loops_block(a, REGION_NONE);
+  block->thread_slots = f->thread_slots; /* the region's cap (loops_cap_threads) */
   StrBuf prod = {0};
   for (int i = 0; i < n; i++)
     sb_printf(&prod, "%s%s", i ? " * " : "", trips[i]);
@@ -934,6 +935,7 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   LoopNode *c = loops_call(e->arena, o->name, nargs, args);
   if (!o->libcall && loops_has_worksharing(&o->body))
     c->par = PAR_WORKSHARING;
+  c->thread_slots = !o->libcall && loops_uses_thread_slots(&o->body); /* G_run's region caps for the body */
   loops_append(&call, c);
   bool *member = group_members(e, index, o->first);
   const StructuredOp **ops = arena_alloc(e->arena, sizeof(StructuredOp *) * (size_t)(k->nops + 1));
@@ -948,12 +950,14 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   *code = call;
 }
 
-/* `ops` as the body of G_run's parallel region, into e->cur. */
+/* `ops` as the body of G_run's parallel region, into e->cur; the region
+ * caps its team at the scratch area's thread slots when its ops use them
+ * (per-thread slots exist for LG_SCRATCH_THREAD_SLOTS threads). */
 static void parallel_region(Emitter *e, LoopList *ops) {
   LoopNode *par = put(e, loops_block(e->arena, REGION_PARALLEL));
-  if (e->region_thread_cap)
-    par->threads = arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
   par->body = *ops;
+  if (loops_cap_threads(par, arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS)))
+    use_helper(e->helpers_used, "lgen_thread_slots");
 }
 
 /* `ops` in parallel regions that end before each libcall's block and start
@@ -1054,9 +1058,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
   e->graph_region = false;
   e->cur = body;
   if (region) {
-    /* per-thread scratch slots exist for LG_SCRATCH_THREAD_SLOTS threads */
-    if (e->region_thread_cap)
-      use_helper(e->helpers_used, "lgen_thread_slots");
     put(e, loops_comment(e->arena, libcalls.len ? "parallel regions for the ops, ended around each libcall (the calling "
                                                   "thread runs it)"
                                                 : "one parallel region for the whole graph: the ops share its threads"));
@@ -1071,6 +1072,5 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
   } else {
     loops_splice(body, &ops);
   }
-  e->region_thread_cap = false;
   e->cur = NULL;
 }

@@ -42,10 +42,9 @@ typedef struct Emitter {
   /* A graph's G_run is one OpenMP parallel region (a fork/join per op
    * costs as much as a small op): with graph_region set, an op's parallel
    * loops are orphaned worksharing loops (`omp for`) of that region, and an
-   * op that uses per-thread scratch slots sets region_thread_cap (the
-   * region then caps its team at the slots). */
+   * op that uses per-thread scratch slots marks the nodes that do
+   * (LoopNode.thread_slots; the region caps its team by them). */
   bool graph_region;
-  bool region_thread_cap;
   /* A member of a row-fused group (schedule/rows.c): the group's loops give
    * the values of these dims of the op (NULL entries: its own loops), and
    * the op opens no threads of its own (non-NULL says it is a member). */

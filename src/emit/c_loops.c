@@ -1092,13 +1092,14 @@ static int64_t only_length(uint64_t lengths) {
   return l;
 }
 
-/* The num_threads argument that keeps a parallel region within the
- * scratch area's thread slots, when it uses them (NULL: none). */
-static const char *thread_cap(Nest *n) {
+/* The num_threads argument that keeps a parallel region (`at`, or the
+ * graph's region around it) within the scratch area's thread slots, when
+ * it uses them (NULL: none). */
+static const char *thread_cap(Nest *n, LoopNode *at) {
   if (!n->thread_slots)
     return NULL;
-  if (n->e->graph_region) { /* the graph's region carries the cap */
-    n->e->region_thread_cap = true;
+  if (n->e->graph_region) { /* the graph's region carries the cap: c_graph.c's pass finds the mark */
+    at->thread_slots = true;
     return NULL;
   }
   use_helper(n->e->helpers_used, "lgen_thread_slots");
@@ -1122,12 +1123,12 @@ static void mark_loop(Nest *n, int i, LoopNode *f) {
         vector = false;
     }
     if (n->e->graph_region)
-      (void)thread_cap(n);
+      (void)thread_cap(n, f);
     if (n->hoisted || n->e->graph_region) {
       f->par = PAR_WORKSHARING;
     } else {
       f->par = PAR_REGION;
-      f->threads = thread_cap(n);
+      f->threads = thread_cap(n, f);
     }
     f->simd = vector;
     if (vector && stores_8_or_64_bit_ints(n->op, n->e->k)) {
@@ -2110,11 +2111,11 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
       emit_pack_alloc(n, &n->packs[i]);
   LoopNode *region;
   if (e->graph_region) { /* already in the graph's region: every thread runs the nest */
-    (void)thread_cap(n);
     region = put(e, loops_block(e->arena, REGION_NONE));
+    (void)thread_cap(n, region);
   } else {
     region = put(e, loops_block(e->arena, REGION_PARALLEL));
-    region->threads = thread_cap(n);
+    region->threads = thread_cap(n, region);
   }
   LoopList *outside = build_into(e, &region->body);
   for (int i = 0; i < n->npacks; i++)

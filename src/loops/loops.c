@@ -173,6 +173,23 @@ bool loops_has_worksharing(const LoopList *list) {
   return false;
 }
 
+bool loops_uses_thread_slots(const LoopList *list) {
+  for (const LoopNode *n = list->first; n; n = n->next) {
+    if ((n->kind == LN_BLOCK && n->region == REGION_PARALLEL) || (n->kind == LN_FOR && n->par == PAR_REGION))
+      continue; /* a region of its own: its team is its own business */
+    if (n->thread_slots || loops_uses_thread_slots(&n->body) || loops_uses_thread_slots(&n->els))
+      return true;
+  }
+  return false;
+}
+
+bool loops_cap_threads(LoopNode *region, const char *cap) {
+  if (!loops_uses_thread_slots(&region->body))
+    return false;
+  region->threads = cap;
+  return true;
+}
+
 LoopNode *loops_find_parallel(LoopList *list) {
   for (LoopNode *n = list->first; n; n = n->next) {
     if (n->kind == LN_FOR && n->par != PAR_NONE)

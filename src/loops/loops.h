@@ -62,6 +62,12 @@ struct LoopNode {
   LoopNode *next;
   const char *note;  /* a comment at the end of the node's first line, or NULL */
   const char *guard; /* a macro: the node is printed between `#ifdef guard` and `#endif` (NULL: none) */
+  /* The node's threads use their slots of a model graph's scratch area
+   * (per-thread pack buffers, a template's per-thread scratch, softmax
+   * chunk buffers): the parallel region they run in must keep its team
+   * within the slots (loops_cap_threads). A region of the node's own
+   * carries its cap in `threads` already. */
+  bool thread_slots;
   /* LN_BLOCK, LN_FOR, LN_IF (then) */
   LoopList body;
   /* LN_FOR, LN_IF: BRACES_NONE prints a one-statement body without braces
@@ -165,6 +171,13 @@ void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), voi
 /* Whether a loop of the tree (or a callee's) is shared among an enclosing
  * region's threads (an `omp for`), outside nested regions. */
 bool loops_has_worksharing(const LoopList *list);
+/* Whether a node of the tree has the thread_slots mark, outside nested
+ * parallel regions (they keep their own teams within the slots). */
+bool loops_uses_thread_slots(const LoopList *list);
+/* The pass that caps a parallel region's team (an LN_BLOCK of
+ * REGION_PARALLEL, a model graph's run) at the scratch area's thread slots
+ * when its body uses them: threads becomes `cap`. Returns whether it did. */
+bool loops_cap_threads(LoopNode *region, const char *cap);
 /* The first LN_FOR of the tree (depth first) with a PAR_REGION or
  * PAR_WORKSHARING mark, or NULL. */
 LoopNode *loops_find_parallel(LoopList *list);
