@@ -19,6 +19,7 @@ typedef struct {
   const char *fn; /* the instance's function name */
   LoopNode *call; /* the call built */
   bool grouped;   /* a softmax with the ops before and after it (emit_ext_op) */
+  bool in_region; /* in a graph's parallel region (emit_ext_op) */
 } ExtCall;
 
 static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
@@ -347,7 +348,7 @@ static void call_softmax(ExtCall *c) {
   if (chunked) {
     use_helper(e->helpers_used, "lgen_min");
     use_helper(e->helpers_used, "lgen_thread_slots");
-    if (!e->graph_region) /* else the graph's region carries the cap (the loop's mark) */
+    if (!c->in_region) /* else the graph's region carries the cap (the loop's mark) */
       threads = arena_printf(a, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
     put(e, loops_let(a, "const int64_t", "lgen_chunk",
                      arena_printf(a, "lgen_min(lgen_softmax_chunk_%s(%s, %s, %d), %d)", elem_type_name(t), outer,
@@ -357,7 +358,7 @@ static void call_softmax(ExtCall *c) {
                      arena_printf(a, "lgen_softmax_chunk_%s(%s, %s, %d)", elem_type_name(t), outer, inner, is_log)));
   }
   LoopNode *chunks = put(e, loops_for(a, "lgen_c", "0", "(lgen_units + lgen_chunk - 1) / lgen_chunk", 1));
-  chunks->par = grouped && !e->graph_region ? PAR_REGION : PAR_WORKSHARING;
+  chunks->par = grouped && !c->in_region ? PAR_REGION : PAR_WORKSHARING;
   chunks->threads = threads;
   chunks->thread_slots = chunked;
   chunks->schedule = "schedule(static)";
@@ -802,12 +803,12 @@ static void call(ExtCall *c) {
   diag_bug(c->e->opt->diag, "no call for template %s", c->x->tmpl);
 }
 
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped) {
-  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped};
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region) {
+  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region};
   e->op = op;
   put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
                                               c.x->tmpl)));
-  if (e->graph_region || grouped) { /* every thread of the graph's region calls; the loops are shared */
+  if (in_region || grouped) { /* every thread of the graph's region calls; the loops are shared */
     call(&c);
     if (!grouped) /* its loops are `omp for`s (the group's chunk loop is the softmax's) */
       c.call->par = PAR_WORKSHARING;

@@ -197,23 +197,22 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
 }
 
 /* One op of G_run, into `code`. In the graph's parallel region
- * (e->graph_region), an op with no worksharing loop runs under `omp
- * single` (whose barrier orders it before the next op), and an op whose
- * parallel loop cannot be orphaned (a split reduction: its reduction
- * clause needs a region of its own) is built as it would be alone, under
- * `omp single` (its own region is then nested and inactive: it runs on one
- * thread). Returns whether the op needs `omp single`. */
-static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i) {
+ * (`region`), the op's loops join it (emit_op: loops_join_region), an op
+ * with no worksharing loop runs under `omp single` (whose barrier orders
+ * it before the next op), and an op whose parallel loop cannot be orphaned
+ * (a split reduction: its reduction clause needs a region of its own) is
+ * built as it would be alone, under `omp single` (its own region is then
+ * nested and inactive: it runs on one thread). Returns whether the op
+ * needs `omp single`. */
+static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
   e->sched = &op_plan->s;
   const StructuredOp *prologue = e->prologue;
   int prologue_tensor = e->prologue_tensor;
   emitter_view(e, prologue ? with_prologue(e, op_plan->view.k, prologue, prologue_tensor) : op_plan->view.k);
   e->op_index = i;
-  bool region = e->graph_region, own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
-  e->graph_region = region && !own;
-  emit_op(e, op_plan->view.op, i);
-  e->graph_region = region;
+  bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
+  emit_op(e, op_plan->view.op, i, region && !own);
   emitter_view(e, k);
   e->prologue = prologue;
   e->prologue_tensor = prologue_tensor;
@@ -252,10 +251,7 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   emitter_view(e, member.view.k);
   e->op_index = m;
   e->bound_dims = bound;
-  bool saved_region = e->graph_region;
-  e->graph_region = false;
-  emit_op(e, member.view.op, m);
-  e->graph_region = saved_region;
+  emit_op(e, member.view.op, m, false);
   e->bound_dims = NULL;
   e->sched = NULL;
   emitter_view(e, k);
@@ -296,7 +292,7 @@ static LoopNode *softmax_member(Emitter *e, int index, int member) {
  * softmax's chunk loop (c_ext.c), with the op before put in just before
  * its call and the op after just after it. */
 static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, const BufferPlan *plan,
-                               const char *ws) {
+                               const char *ws, bool region) {
   const Kernel *k = e->k;
   int size = e->opt->plans[index][first].group_size, sm = k->ops[first].ext ? first : first + 1;
   int before = sm > first ? first : -1, after = sm < first + size - 1 ? sm + 1 : -1;
@@ -311,7 +307,7 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
   e->chunk_group = head->nchunk_local ? head : NULL;
   e->sched = &e->opt->plans[index][sm].s;
   e->op_index = sm;
-  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true);
+  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true, region);
   LoopNode *chunks = loops_find_parallel(&code);
   if (before >= 0)
     loops_insert_before(&chunks->body, call, softmax_member(e, index, before));
@@ -337,7 +333,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
                              bool region) {
   const Kernel *k = e->k;
   if (k->ops[first].ext || k->ops[first + 1].ext) {
-    emit_softmax_group(e, ops, index, first, plan, ws);
+    emit_softmax_group(e, ops, index, first, plan, ws, region);
     return;
   }
   const OpPlan *head = &e->opt->plans[index][first];
@@ -1012,7 +1008,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
   LoopNode *start = loops_call(e->arena, "lgen_profile_start", 1, &state);
   start->guard = profile_guard;
   loops_append(&ops, start);
-  e->graph_region = region;
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
     if (op_plan->is_prologue) /* its consumer's pack copy computes it */
@@ -1040,7 +1035,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     LoopList code = {0};
     bool single = false; /* a libcall runs between parallel regions */
     if (!outline || !outline->libcall) {
-      single = emit_graph_op(e, &code, k, op_plan, i);
+      single = emit_graph_op(e, &code, k, op_plan, i, region);
       declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
     }
     if (outline)
@@ -1055,7 +1050,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     profile_lap(e, &ops, groups, index, i, 1);
   }
   e->prologue = NULL;
-  e->graph_region = false;
   e->cur = body;
   if (region) {
     put(e, loops_comment(e->arena, libcalls.len ? "parallel regions for the ops, ended around each libcall (the calling "

@@ -39,12 +39,6 @@ typedef struct Emitter {
   WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
   int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
-  /* A graph's G_run is one OpenMP parallel region (a fork/join per op
-   * costs as much as a small op): with graph_region set, an op's parallel
-   * loops are orphaned worksharing loops (`omp for`) of that region, and an
-   * op that uses per-thread scratch slots marks the nodes that do
-   * (LoopNode.thread_slots; the region caps its team by them). */
-  bool graph_region;
   /* A member of a row-fused group (schedule/rows.c): the group's loops give
    * the values of these dims of the op (NULL entries: its own loops), and
    * the op opens no threads of its own (non-NULL says it is a member). */
@@ -176,10 +170,15 @@ void emit_view_checks(Emitter *e);
 /* A non-structured op (op->ext) as its template's call; returns the call.
  * A softmax `grouped` with the ops before and after it runs chunk by chunk
  * in a loop of its own, where they join it. */
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped);
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region);
 
 /* ---- c_loops.c ---- */
-void emit_op(Emitter *e, const StructuredOp *op, int index);
+/* The op under e->sched, into e->cur. `in_region`: in a model graph's
+ * parallel region (G_run is one region: a fork/join per op costs as much
+ * as a small op), whose threads share the op's parallel loops as
+ * orphaned `omp for`s; its nest is built as it would run alone and
+ * loops_join_region moves it in. */
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region);
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);

@@ -1092,16 +1092,14 @@ static int64_t only_length(uint64_t lengths) {
   return l;
 }
 
-/* The num_threads argument that keeps a parallel region (`at`, or the
- * graph's region around it) within the scratch area's thread slots, when
- * it uses them (NULL: none). */
+/* The num_threads argument that keeps a parallel region `at` within the
+ * scratch area's thread slots, when it uses them (NULL: none). `at` gets
+ * the thread_slots mark too: when loops_join_region moves it into a
+ * graph's region, that region takes the cap. */
 static const char *thread_cap(Nest *n, LoopNode *at) {
   if (!n->thread_slots)
     return NULL;
-  if (n->e->graph_region) { /* the graph's region carries the cap: c_graph.c's pass finds the mark */
-    at->thread_slots = true;
-    return NULL;
-  }
+  at->thread_slots = true;
   use_helper(n->e->helpers_used, "lgen_thread_slots");
   return arena_printf(n->e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS);
 }
@@ -1122,9 +1120,7 @@ static void mark_loop(Nest *n, int i, LoopNode *f) {
       if (!f->reduction)
         vector = false;
     }
-    if (n->e->graph_region)
-      (void)thread_cap(n, f);
-    if (n->hoisted || n->e->graph_region) {
+    if (n->hoisted) { /* the nest's region is open around it */
       f->par = PAR_WORKSHARING;
     } else {
       f->par = PAR_REGION;
@@ -2008,12 +2004,12 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
  * when the op used them, and runs on the op's one thread when the op runs
  * under `omp single`. */
 static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before,
-                               bool worksharing) {
+                               bool worksharing, bool in_region) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (e->bound_dims || (e->graph_region && !worksharing)) /* a row group's member (bound dims), or under single */
+    if (e->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
@@ -2023,20 +2019,24 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   put(e, loops_comment(e->arena, arena_printf(e->arena, "the %s of comprehension %d, %s it (its schedule keeps no "
                                                         "accumulators)", before ? "init" : "epilogue", index + 1,
                                                         before ? "before" : "after")));
-  bool single = e->graph_region && worksharing && !threads;
-  LoopList *outside = e->cur;
-  if (single)
-    e->cur = &put(e, loops_block(e->arena, REGION_SINGLE))->body;
+  bool single = in_region && worksharing && !threads;
+  LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
   emit_nest(e, E, index, true, &at_store, &at_load);
   e->cur = outside;
+  if (in_region)
+    loops_join_region(e->arena, &nest);
+  if (single)
+    loops_splice(&put(e, loops_block(e->arena, REGION_SINGLE))->body, &nest);
+  else
+    loops_splice(e->cur, &nest);
   e->sched = saved;
   e->op = op;
 }
 
-void emit_op(Emitter *e, const StructuredOp *op, int index) {
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region) {
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
-    emit_ext_op(e, op, index, false);
+    emit_ext_op(e, op, index, false, in_region);
     return;
   }
   /* the init goes first when the nest cannot start from it, which is known
@@ -2045,12 +2045,14 @@ void emit_op(Emitter *e, const StructuredOp *op, int index) {
   bool at_store, at_load;
   emit_nest(e, op, index, false, &at_store, &at_load);
   e->cur = outside;
+  if (in_region)
+    loops_join_region(e->arena, &nest);
   bool worksharing = loops_has_worksharing(&nest);
   if (op->init && !at_load)
-    emit_attached_nest(e, op, op->init, index, true, worksharing);
+    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region);
   loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op, op->epilogue, index, false, worksharing);
+    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region);
 }
 
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
@@ -2109,14 +2111,8 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_alloc(n, &n->packs[i]);
-  LoopNode *region;
-  if (e->graph_region) { /* already in the graph's region: every thread runs the nest */
-    region = put(e, loops_block(e->arena, REGION_NONE));
-    (void)thread_cap(n, region);
-  } else {
-    region = put(e, loops_block(e->arena, REGION_PARALLEL));
-    region->threads = thread_cap(n, region);
-  }
+  LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));
+  region->threads = thread_cap(n, region);
   LoopList *outside = build_into(e, &region->body);
   for (int i = 0; i < n->npacks; i++)
     if (!n->packs[i].shared)
@@ -2126,8 +2122,6 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
     if (!n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);
   e->cur = outside;
-  if (e->graph_region) /* the barrier that closing a region of its own would give */
-    put(e, loops_barrier(e->arena));
   for (int i = 0; i < n->npacks; i++)
     if (n->packs[i].shared)
       emit_pack_free(n, &n->packs[i]);

@@ -190,6 +190,24 @@ bool loops_cap_threads(LoopNode *region, const char *cap) {
   return true;
 }
 
+void loops_join_region(Arena *arena, LoopList *list) {
+  for (LoopNode *n = list->first; n; n = n->next) {
+    if (n->kind == LN_BLOCK && n->region == REGION_PARALLEL) {
+      n->region = REGION_NONE;
+      n->threads = NULL;
+      LoopNode *barrier = loops_barrier(arena);
+      loops_insert_after(list, n, barrier);
+      n = barrier; /* its body's loops are the enclosing region's already (`omp for`s of its own region) */
+    } else if (n->kind == LN_FOR && n->par == PAR_REGION) {
+      n->par = PAR_WORKSHARING; /* its body runs on the loop's thread: nothing to join there */
+      n->threads = NULL;
+    } else {
+      loops_join_region(arena, &n->body);
+      loops_join_region(arena, &n->els);
+    }
+  }
+}
+
 LoopNode *loops_find_parallel(LoopList *list) {
   for (LoopNode *n = list->first; n; n = n->next) {
     if (n->kind == LN_FOR && n->par != PAR_NONE)

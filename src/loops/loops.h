@@ -178,6 +178,15 @@ bool loops_uses_thread_slots(const LoopList *list);
  * REGION_PARALLEL, a model graph's run) at the scratch area's thread slots
  * when its body uses them: threads becomes `cap`. Returns whether it did. */
 bool loops_cap_threads(LoopNode *region, const char *cap);
+/* The pass that moves a tree built to run alone (an op's, opening parallel
+ * regions of its own) into an enclosing parallel region, a model graph's
+ * run, whose threads then share its work: a parallel loop (PAR_REGION)
+ * becomes an `omp for` of the enclosing region, and a parallel block
+ * (REGION_PARALLEL) a scope every thread runs, followed by the barrier
+ * that closing its own region gave. Their num_threads caps go: the
+ * builder marked such nodes thread_slots, and loops_cap_threads caps the
+ * enclosing region by the marks. */
+void loops_join_region(Arena *arena, LoopList *list);
 /* The first LN_FOR of the tree (depth first) with a PAR_REGION or
  * PAR_WORKSHARING mark, or NULL. */
 LoopNode *loops_find_parallel(LoopList *list);
