@@ -1014,7 +1014,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
       continue;
     e->prologue = op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL;
     e->prologue_tensor = op_plan->prologue_tensor;
-    e->prologue_shape = e->prologue ? k->tensors[op_plan->prologue_tensor].shape : NULL;
     int mark = names_mark(&e->kn.table); /* each op's names are its block's */
     Outline *outline = outline_begin(e, index, i);
     if (op_plan->group_size > 1) {

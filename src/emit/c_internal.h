@@ -53,7 +53,6 @@ typedef struct Emitter {
    * it with this pointwise op's payload (NULL: none). */
   const StructuredOp *prologue;
   int prologue_tensor;
-  AffineExpr *const *prologue_shape; /* the tensor's shape in the kernel (the op's view may fold it) */
   /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
    * C local holding tensor t's stride along dim d, in elements (or "1"),
    * and access_str and pack copies spell an element as the sum of index

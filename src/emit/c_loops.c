@@ -846,9 +846,13 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
   const StructuredOp *P = e->prologue;
   const Operand *out = &P->operands[P->yields[0].operand];
   const TensorParam *seen = &e->k->tensors[e->prologue_tensor]; /* the op's view: unit positions may be gone */
+  /* the tensor's shape in the kernel (c_graph.c's with_prologue made the
+   * view, whose base is the kernel) */
+  const Kernel *base = e->k->view_base ? e->k->view_base : e->k;
+  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, e->prologue_tensor)].shape;
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
   for (int i = 0, j = 0; i < P->ndims; i++) {
-    const AffineExpr *extent = e->prologue_shape[i];
+    const AffineExpr *extent = shape[i];
     bool kept = j < seen->rank && affine_equal(seen->shape[j], extent);
     names[out->map[i]->index] = kept ? arena_printf(e->arena, "(%s)", coords[j++]) : "0";
   }
