@@ -309,7 +309,7 @@ static void print_tensor_decl(StrBuf *out, const Kernel *k, int t) {
   sb_putc(out, ')');
 }
 
-static void graph_doc(Emitter *e, StrBuf *out, int64_t workspace_static) {
+static void graph_doc(Emitter *e, StrBuf *out, int index, int64_t workspace_static) {
   const Kernel *k = e->k;
   int nconst = 0, nwork = 0;
   /* names and dims are the model's own text: sanitised as a whole */
@@ -335,9 +335,13 @@ static void graph_doc(Emitter *e, StrBuf *out, int64_t workspace_static) {
             nconst, nconst == 1 ? "" : "s", nwork, nwork == 1 ? "" : "s");
   if (workspace_static >= 0)
     sb_printf(out, " (%lld bytes)", (long long)workspace_static);
-  sb_printf(out, ".\n * %s_run uses the caller's workspace (64-byte aligned, %s_workspace_size bytes);\n"
-                 " * %s allocates one and returns 0, or -1 if that fails.\n */\n",
-            e->kn.function, e->kn.function, e->kn.function);
+  sb_printf(out, ".\n * %s_run uses the caller's workspace (64-byte aligned, %s_workspace_size bytes);\n",
+            e->kn.function, e->kn.function);
+  if (graph_wants_region(e, index))
+    sb_printf(out, " * its last %d bytes keep the run's thread count (one thread or the full team,\n"
+                   " * whichever ran faster) from run to run.\n",
+              LG_TEAM_BYTES);
+  sb_printf(out, " * %s allocates one and returns 0, or -1 if that fails.\n */\n", e->kn.function);
 }
 
 /* The parameters: tensors (inputs, then outputs), then sizes. */
@@ -633,7 +637,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   int64_t scratch_static;
   const char *scratch = graph_scratch_bytes(e, index, &scratch_static);
   int64_t workspace_static = plan->total_static >= 0 && scratch_static >= 0 ? plan->total_static + scratch_static : -1;
-  graph_doc(e, e->out, workspace_static);
+  graph_doc(e, e->out, index, workspace_static);
   /* G_workspace_size: the plan's intermediates, then the scratch area */
   const char *total = affine_str(e, plan->total);
   graph_declaration(e, e->out, &gn, "restrict", "", 0);
@@ -737,7 +741,7 @@ static void blob_doc(Emitter *e, StrBuf *out, int index) {
 static void graph_header(Emitter *e, StrBuf *out, int index, const BufferPlan *plan) {
   GraphNames gn = graph_names(e);
   int64_t workspace_static = graph_workspace_static(e, index, plan);
-  graph_doc(e, out, workspace_static);
+  graph_doc(e, out, index, workspace_static);
   if (workspace_static >= 0)
     sb_printf(out, "#define %s_WORKSPACE_SIZE %lld\n", e->kn.function, (long long)workspace_static);
   if (gn.weights)

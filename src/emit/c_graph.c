@@ -138,9 +138,15 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
     sb_printf(&steps, "  if ((size_t)(%s) > lgen_scratch_bytes)\n    lgen_scratch_bytes = (size_t)(%s);\n", bytes,
               bytes);
   }
-  const char *text = arena_printf(e->arena, "  size_t lgen_scratch_bytes = %lld;\n%s", (long long)most, sb_cstr(&steps));
+  /* after the largest need, the run's thread-count record (lgen_team) */
+  int64_t team = graph_wants_region(e, index) ? LG_TEAM_BYTES : 0;
+  const char *text = arena_printf(e->arena, "  size_t lgen_scratch_bytes = %lld;\n%s%s", (long long)most,
+                                  sb_cstr(&steps),
+                                  team ? arena_printf(e->arena, "  lgen_scratch_bytes += %lld;\n",
+                                                                  (long long)team)
+                                                   : "");
   sb_free(&steps);
-  *value = symbolic ? -1 : most;
+  *value = symbolic ? -1 : most + team;
   return text;
 }
 
@@ -221,7 +227,7 @@ static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpP
 
 /* Whether some op of the graph has a parallel loop that can be orphaned (no
  * reduction clause, no library call): then G_run opens one region for all. */
-static bool graph_wants_region(const Emitter *e, int index) {
+bool graph_wants_region(const Emitter *e, int index) {
   const OpPlan *plans = e->opt->plans[index];
   for (int i = 0; i < e->k->nops; i++) {
     const Schedule *s = &plans[i].s;
@@ -946,14 +952,13 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   *code = call;
 }
 
-/* `ops` as the body of G_run's parallel region, into e->cur; the region
- * caps its team at the scratch area's thread slots when its ops use them
- * (per-thread slots exist for LG_SCRATCH_THREAD_SLOTS threads). */
-static void parallel_region(Emitter *e, LoopList *ops) {
+/* `ops` as the body of G_run's parallel region, into e->cur, with the
+ * run's team (lgen_team_pick, which caps it at the scratch area's thread
+ * slots when the ops use them). */
+static void parallel_region(Emitter *e, LoopList *ops, const char *threads) {
   LoopNode *par = put(e, loops_block(e->arena, REGION_PARALLEL));
+  par->threads = threads;
   par->body = *ops;
-  if (loops_cap_threads(par, arena_printf(e->arena, "lgen_thread_slots(%d)", LG_SCRATCH_THREAD_SLOTS)))
-    use_helper(e->helpers_used, "lgen_thread_slots");
 }
 
 /* `ops` in parallel regions that end before each libcall's block and start
@@ -961,7 +966,7 @@ static void parallel_region(Emitter *e, LoopList *ops) {
  * thread runs, free to use threads of its own (under `omp single` the
  * region's other threads would spin beside them). A stretch with only
  * profile calls (guarded) gets no region. */
-static void split_regions(Emitter *e, LoopList *ops, const PtrVec *libcalls) {
+static void split_regions(Emitter *e, LoopList *ops, const PtrVec *libcalls, const char *threads) {
   LoopList stretch = {0};
   bool work = false;
   for (LoopNode *n = ops->first, *next;; n = next) {
@@ -970,7 +975,7 @@ static void split_regions(Emitter *e, LoopList *ops, const PtrVec *libcalls) {
       libcall = libcalls->items[i] == n;
     if (!n || libcall) {
       if (work)
-        parallel_region(e, &stretch);
+        parallel_region(e, &stretch, threads);
       else
         loops_splice(e->cur, &stretch);
       memset(&stretch, 0, sizeof stretch);
@@ -1058,10 +1063,31 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     claim_list(&claims, &ops);
     if (claims.count)
       put(e, loops_array(e->arena, "int64_t", claims.array, arena_printf(e->arena, "[%d]", claims.count), true));
+    /* the team: all threads (at most the scratch's slots), or one when
+     * that has been running faster (lgen_team, the workspace's last bytes) */
+    use_helper(e->helpers_used, "lgen_team");
+    const char *team = names_claim(&e->kn.table, "team"), *start = names_claim(&e->kn.table, "team_start");
+    const char *threads = names_claim(&e->kn.table, "team_threads");
+    StrBuf sizes = {0};
+    for (int i = 0; i < k->nsizes; i++)
+      sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
+    put(e, loops_let(e->arena, "lgen_team *const", team,
+                     arena_printf(e->arena, "(lgen_team *)((char *)%s + %s_workspace_size(%s) - %d)", ws,
+                                  e->kn.function, sb_cstr(&sizes), LG_TEAM_BYTES)));
+    sb_free(&sizes);
+    put(e, loops_let(e->arena, "double", start, NULL));
+    bool capped = loops_uses_thread_slots(&ops); /* per-thread slots exist for that many threads */
+    if (capped)
+      use_helper(e->helpers_used, "lgen_thread_slots");
+    put(e, loops_let(e->arena, "const int", threads,
+                     capped ? arena_printf(e->arena, "lgen_team_pick(%s, lgen_thread_slots(%d), &%s)", team,
+                                           LG_SCRATCH_THREAD_SLOTS, start)
+                            : arena_printf(e->arena, "lgen_team_pick(%s, 0, &%s)", team, start)));
     if (libcalls.len)
-      split_regions(e, &ops, &libcalls);
+      split_regions(e, &ops, &libcalls, threads);
     else
-      parallel_region(e, &ops);
+      parallel_region(e, &ops, threads);
+    put(e, loops_call(e->arena, "lgen_team_done", 3, (const char *const[]){team, threads, start}));
   } else {
     loops_splice(body, &ops);
   }

@@ -216,6 +216,9 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
 /* The scratch area's size: C statements that leave it in
  * lgen_scratch_bytes; *value gets it, or -1 when it is symbolic. */
 const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value);
+/* Whether graph `index` runs in a parallel region (with an lgen_team
+ * record at its workspace's end). */
+bool graph_wants_region(const Emitter *e, int index);
 /* The workspace's size when static, else -1. */
 int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan);
 /* Outline and libcall (the schedule file's keys): each group of graph

@@ -21,6 +21,9 @@ enum { LG_MAX_RANK = 16, LG_MAX_DIMS = 32, LG_MAX_ARGS = 3 };
  * a softmax group's chunk buffers) exist for at most this many threads;
  * the parallel regions that use them ask for no more. */
 enum { LG_SCRATCH_THREAD_SLOTS = 16 };
+/* a model graph's run-time record of its thread counts (the generated
+ * lgen_team, 88 bytes), at its workspace's end */
+enum { LG_TEAM_BYTES = 128 };
 
 #define X(e, name, bits, kind, c, lo, hi, onnx) TY_##e,
 typedef enum {

@@ -6,7 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <math.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -88,6 +92,88 @@ static inline void lgen_wait(int64_t *done, int64_t total) {
   }
   LGEN_OMP(omp flush)
 }
+/* the threads a model run asks for. Each run is timed; the median of the
+ * last three runs at one thread and at the full team picks the size, and
+ * the other size is tried again now and then (after 4 runs, doubling to
+ * 64 while it keeps losing). When another process holds a core, a thread
+ * the system deschedules holds up the others at each op, and one thread
+ * runs faster: the next runs take one. The record is the workspace's
+ * last bytes, kept by the caller between runs; any contents are valid (a
+ * record that does not check starts again at the full team). Define
+ * LGEN_FIXED_TEAM to always run the full team, LGEN_TEAM_CLOCK() for
+ * another clock (seconds, a double). */
+typedef struct {
+  double seconds[2][3]; /* [one thread, full team][newest first]; 0: none */
+  int64_t runs, next_try, gap, trying, check;
+} lgen_team;
+#if defined(_OPENMP) && !defined(LGEN_FIXED_TEAM)
+#ifndef LGEN_TEAM_CLOCK
+#define LGEN_TEAM_CLOCK() omp_get_wtime()
+#endif
+/* a sum over the record's counts (unsigned: any contents are valid) */
+static inline int64_t lgen_team_check(const lgen_team *t) {
+  uint64_t sum = (((uint64_t)t->runs * 31 + (uint64_t)t->next_try) * 31 + (uint64_t)t->gap) * 31;
+  return (int64_t)((sum + (uint64_t)t->trying) & 0x7fffffffffffffff) ^ 0x6c67656e;
+}
+/* a size's median time (of two, the longer); 0 with none */
+static inline double lgen_team_estimate(const double *s) {
+  double a = s[0], b = s[1], c = s[2];
+  if (!(a > 0))
+    return 0;
+  if (!(b > 0))
+    return a;
+  if (!(c > 0))
+    return a > b ? a : b;
+  return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+/* 1 if one thread ran faster, 0 if the full team did or either is unknown */
+static inline int lgen_team_one_wins(const lgen_team *t) {
+  double one = lgen_team_estimate(t->seconds[0]), all = lgen_team_estimate(t->seconds[1]);
+  return one > 0 && all > 0 && one < all;
+}
+static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
+  int full = omp_get_max_threads();
+  if (cap > 0 && cap < full)
+    full = cap;
+  *start = LGEN_TEAM_CLOCK();
+  if (full < 2)
+    return full;
+  if (t->check != lgen_team_check(t) || t->runs < 0 || t->gap < 4 || t->gap > 64) {
+    memset(t, 0, sizeof *t);
+    t->gap = 4;
+    t->next_try = 2;
+  }
+  t->trying = t->runs >= t->next_try; /* the size that is not winning */
+  t->check = lgen_team_check(t);
+  return lgen_team_one_wins(t) != (t->trying != 0) ? 1 : full;
+}
+static inline void lgen_team_done(lgen_team *t, int threads, double start) {
+  double *s = t->seconds[threads > 1];
+  if (t->check != lgen_team_check(t))
+    return; /* a team of one, left alone by pick */
+  s[2] = s[1];
+  s[1] = s[0];
+  s[0] = LGEN_TEAM_CLOCK() - start;
+  t->runs++;
+  if (t->trying) { /* the size tried now wins: try the other soon; or less often */
+    t->gap = lgen_team_one_wins(t) == (threads == 1) ? 4 : t->gap < 64 ? 2 * t->gap : 64;
+    t->next_try = t->runs + t->gap;
+    t->trying = 0;
+  }
+  t->check = lgen_team_check(t);
+}
+#elif defined(_OPENMP)
+static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
+  int full = omp_get_max_threads();
+  (void)t;
+  *start = 0;
+  return cap > 0 && cap < full ? cap : full;
+}
+#define lgen_team_done(t, threads, start) ((void)(t), (void)(threads), (void)(start))
+#else
+#define lgen_team_pick(t, cap, start) ((void)(t), (void)(cap), *(start) = 0, 1)
+#define lgen_team_done(t, threads, start) ((void)(t), (void)(threads), (void)(start))
+#endif
 /* a register block is one function (see where it is called): the calls
  * with constant extents must be inlined to become unrolled blocks with
  * their accumulators in registers, whatever the compiler's size limits */
@@ -351,13 +437,15 @@ LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *res
 }
 
 /* model graph cnn: (x: f32(1, 3, 32, 32)) -> (y: f32(1, 10))
- * 8 ops, 8 constants, 12 intermediates in the workspace (205056 bytes).
+ * 8 ops, 8 constants, 12 intermediates in the workspace (205184 bytes).
  * cnn_run uses the caller's workspace (64-byte aligned, cnn_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * cnn allocates one and returns 0, or -1 if that fails.
  */
 size_t cnn_workspace_size(void)
 {
-  return 205056;
+  return 205184;
 }
 
 #ifdef LGEN_PROFILE
@@ -380,7 +468,10 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
 {
   /* one parallel region for the whole graph: the ops share its threads */
   int64_t claims[16] = {0};
-  LGEN_OMP(omp parallel)
+  lgen_team *const team = (lgen_team *)((char *)workspace + cnn_workspace_size() - 128);
+  double team_start;
+  const int team_threads = lgen_team_pick(team, 0, &team_start);
+  LGEN_OMP(omp parallel num_threads(team_threads))
   {
 #ifdef LGEN_PROFILE
     lgen_profile_start(&cnn_profile_data);
@@ -622,6 +713,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     lgen_profile_lap(&cnn_profile_data, 7, 330);
 #endif
   }
+  lgen_team_done(team, team_threads, team_start);
 }
 
 int cnn(const float *restrict x, float *restrict y)

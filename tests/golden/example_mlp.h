@@ -32,6 +32,8 @@ extern "C" {
 /* model graph mlp: (x: f32(N, 16)) -> (y: f32(N, 4))
  * 4 ops, 6 constants, 11 intermediates in the workspace.
  * mlp_run uses the caller's workspace (64-byte aligned, mlp_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * mlp allocates one and returns 0, or -1 if that fails.
  */
 size_t mlp_workspace_size(int64_t N);

@@ -6,7 +6,11 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <math.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -35,6 +39,89 @@
 #define LGEN_FMAF(a, b, c) ((a) * (b) + (c))
 #define LGEN_FMA(a, b, c) ((a) * (b) + (c))
 #endif
+#endif
+
+/* the threads a model run asks for. Each run is timed; the median of the
+ * last three runs at one thread and at the full team picks the size, and
+ * the other size is tried again now and then (after 4 runs, doubling to
+ * 64 while it keeps losing). When another process holds a core, a thread
+ * the system deschedules holds up the others at each op, and one thread
+ * runs faster: the next runs take one. The record is the workspace's
+ * last bytes, kept by the caller between runs; any contents are valid (a
+ * record that does not check starts again at the full team). Define
+ * LGEN_FIXED_TEAM to always run the full team, LGEN_TEAM_CLOCK() for
+ * another clock (seconds, a double). */
+typedef struct {
+  double seconds[2][3]; /* [one thread, full team][newest first]; 0: none */
+  int64_t runs, next_try, gap, trying, check;
+} lgen_team;
+#if defined(_OPENMP) && !defined(LGEN_FIXED_TEAM)
+#ifndef LGEN_TEAM_CLOCK
+#define LGEN_TEAM_CLOCK() omp_get_wtime()
+#endif
+/* a sum over the record's counts (unsigned: any contents are valid) */
+static inline int64_t lgen_team_check(const lgen_team *t) {
+  uint64_t sum = (((uint64_t)t->runs * 31 + (uint64_t)t->next_try) * 31 + (uint64_t)t->gap) * 31;
+  return (int64_t)((sum + (uint64_t)t->trying) & 0x7fffffffffffffff) ^ 0x6c67656e;
+}
+/* a size's median time (of two, the longer); 0 with none */
+static inline double lgen_team_estimate(const double *s) {
+  double a = s[0], b = s[1], c = s[2];
+  if (!(a > 0))
+    return 0;
+  if (!(b > 0))
+    return a;
+  if (!(c > 0))
+    return a > b ? a : b;
+  return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
+}
+/* 1 if one thread ran faster, 0 if the full team did or either is unknown */
+static inline int lgen_team_one_wins(const lgen_team *t) {
+  double one = lgen_team_estimate(t->seconds[0]), all = lgen_team_estimate(t->seconds[1]);
+  return one > 0 && all > 0 && one < all;
+}
+static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
+  int full = omp_get_max_threads();
+  if (cap > 0 && cap < full)
+    full = cap;
+  *start = LGEN_TEAM_CLOCK();
+  if (full < 2)
+    return full;
+  if (t->check != lgen_team_check(t) || t->runs < 0 || t->gap < 4 || t->gap > 64) {
+    memset(t, 0, sizeof *t);
+    t->gap = 4;
+    t->next_try = 2;
+  }
+  t->trying = t->runs >= t->next_try; /* the size that is not winning */
+  t->check = lgen_team_check(t);
+  return lgen_team_one_wins(t) != (t->trying != 0) ? 1 : full;
+}
+static inline void lgen_team_done(lgen_team *t, int threads, double start) {
+  double *s = t->seconds[threads > 1];
+  if (t->check != lgen_team_check(t))
+    return; /* a team of one, left alone by pick */
+  s[2] = s[1];
+  s[1] = s[0];
+  s[0] = LGEN_TEAM_CLOCK() - start;
+  t->runs++;
+  if (t->trying) { /* the size tried now wins: try the other soon; or less often */
+    t->gap = lgen_team_one_wins(t) == (threads == 1) ? 4 : t->gap < 64 ? 2 * t->gap : 64;
+    t->next_try = t->runs + t->gap;
+    t->trying = 0;
+  }
+  t->check = lgen_team_check(t);
+}
+#elif defined(_OPENMP)
+static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
+  int full = omp_get_max_threads();
+  (void)t;
+  *start = 0;
+  return cap > 0 && cap < full ? cap : full;
+}
+#define lgen_team_done(t, threads, start) ((void)(t), (void)(threads), (void)(start))
+#else
+#define lgen_team_pick(t, cap, start) ((void)(t), (void)(cap), *(start) = 0, 1)
+#define lgen_team_done(t, threads, start) ((void)(t), (void)(threads), (void)(start))
 #endif
 
 /* f32 exp, log, tanh and erf that vectorise: branch-free, table-free, only
@@ -197,14 +284,16 @@ extern const float lgen_g_diamond_one[1];
 extern const float lgen_g_diamond_two[1];
 
 /* model graph g_diamond: (x: f32(N, 5)) -> (b: f32(N, 5), c: f32(N, 5))
- * 1 op, 2 constants, 1 intermediate in the workspace (0 bytes).
+ * 1 op, 2 constants, 1 intermediate in the workspace (128 bytes).
  * g_diamond_run uses the caller's workspace (64-byte aligned, g_diamond_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_diamond allocates one and returns 0, or -1 if that fails.
  */
 size_t g_diamond_workspace_size(int64_t N)
 {
   (void)N;
-  return 0;
+  return 128;
 }
 
 #ifdef LGEN_PROFILE
@@ -219,9 +308,11 @@ static lgen_profile g_diamond_profile_data = {0, 0, 1, g_diamond_profile_seconds
 void g_diamond_run(const float *restrict x, float *restrict b, float *restrict c, int64_t N,
                    void *restrict workspace)
 {
-  (void)workspace;
   /* one parallel region for the whole graph: the ops share its threads */
-  LGEN_OMP(omp parallel)
+  lgen_team *const team = (lgen_team *)((char *)workspace + g_diamond_workspace_size(N) - 128);
+  double team_start;
+  const int team_threads = lgen_team_pick(team, 0, &team_start);
+  LGEN_OMP(omp parallel num_threads(team_threads))
   {
 #ifdef LGEN_PROFILE
     lgen_profile_start(&g_diamond_profile_data);
@@ -243,6 +334,7 @@ void g_diamond_run(const float *restrict x, float *restrict b, float *restrict c
     lgen_profile_lap(&g_diamond_profile_data, 0, 15 * (double)(N));
 #endif
   }
+  lgen_team_done(team, team_threads, team_start);
 }
 
 int g_diamond(const float *restrict x, float *restrict b, float *restrict c, int64_t N)

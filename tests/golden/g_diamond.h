@@ -21,11 +21,13 @@ extern "C" {
 #endif
 
 /* model graph g_diamond: (x: f32(N, 5)) -> (b: f32(N, 5), c: f32(N, 5))
- * 1 op, 2 constants, 1 intermediate in the workspace (0 bytes).
+ * 1 op, 2 constants, 1 intermediate in the workspace (128 bytes).
  * g_diamond_run uses the caller's workspace (64-byte aligned, g_diamond_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_diamond allocates one and returns 0, or -1 if that fails.
  */
-#define g_diamond_WORKSPACE_SIZE 0
+#define g_diamond_WORKSPACE_SIZE 128
 size_t g_diamond_workspace_size(int64_t N);
 void g_diamond_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT b, float *LGEN_RESTRICT c,
                    int64_t N, void *LGEN_RESTRICT workspace);

@@ -30,11 +30,13 @@ extern "C" {
 #endif
 
 /* model graph g_epilogue: (x: f32(N, 8)) -> (y: f32(N, 6))
- * 1 op, 2 constants, 2 intermediates in the workspace (0 bytes).
+ * 1 op, 2 constants, 2 intermediates in the workspace (128 bytes).
  * g_epilogue_run uses the caller's workspace (64-byte aligned, g_epilogue_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_epilogue allocates one and returns 0, or -1 if that fails.
  */
-#define g_epilogue_WORKSPACE_SIZE 0
+#define g_epilogue_WORKSPACE_SIZE 128
 size_t g_epilogue_workspace_size(int64_t N);
 void g_epilogue_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y, int64_t N,
                     void *LGEN_RESTRICT workspace);

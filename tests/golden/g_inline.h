@@ -21,11 +21,13 @@ extern "C" {
 #endif
 
 /* model graph g_inline: (x: f32(N, 6), y: f32(N, 6)) -> (z: f32(N, 6))
- * 1 op, 0 constants, 2 intermediates in the workspace (0 bytes).
+ * 1 op, 0 constants, 2 intermediates in the workspace (128 bytes).
  * g_inline_run uses the caller's workspace (64-byte aligned, g_inline_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_inline allocates one and returns 0, or -1 if that fails.
  */
-#define g_inline_WORKSPACE_SIZE 0
+#define g_inline_WORKSPACE_SIZE 128
 size_t g_inline_workspace_size(int64_t N);
 void g_inline_run(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT y,
                   float *LGEN_RESTRICT z, int64_t N, void *LGEN_RESTRICT workspace);

@@ -30,11 +30,13 @@ extern "C" {
 #endif
 
 /* model graph g_prologue: (x: f32(64, 512), w: f32(512, 512)) -> (y: f32(64, 512))
- * 2 ops, 0 constants, 1 intermediate in the workspace (1674240 bytes).
+ * 2 ops, 0 constants, 1 intermediate in the workspace (1674368 bytes).
  * g_prologue_run uses the caller's workspace (64-byte aligned, g_prologue_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_prologue allocates one and returns 0, or -1 if that fails.
  */
-#define g_prologue_WORKSPACE_SIZE 1674240
+#define g_prologue_WORKSPACE_SIZE 1674368
 size_t g_prologue_workspace_size(void);
 void g_prologue_run(const float *LGEN_RESTRICT x, const float *LGEN_RESTRICT w,
                     float *LGEN_RESTRICT y, void *LGEN_RESTRICT workspace);

@@ -21,11 +21,13 @@ extern "C" {
 #endif
 
 /* model graph g_stored: (x: f32(N, 5)) -> (y1: f32(N, 5), y2: f32(N, 5))
- * 1 op, 1 constant, 0 intermediates in the workspace (0 bytes).
+ * 1 op, 1 constant, 0 intermediates in the workspace (128 bytes).
  * g_stored_run uses the caller's workspace (64-byte aligned, g_stored_workspace_size bytes);
+ * its last 128 bytes keep the run's thread count (one thread or the full team,
+ * whichever ran faster) from run to run.
  * g_stored allocates one and returns 0, or -1 if that fails.
  */
-#define g_stored_WORKSPACE_SIZE 0
+#define g_stored_WORKSPACE_SIZE 128
 size_t g_stored_workspace_size(int64_t N);
 void g_stored_run(const float *LGEN_RESTRICT x, float *LGEN_RESTRICT y1, float *LGEN_RESTRICT y2,
                   int64_t N, void *LGEN_RESTRICT workspace);
