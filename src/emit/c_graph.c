@@ -1072,8 +1072,8 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     for (int i = 0; i < k->nsizes; i++)
       sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
     put(e, loops_let(e->arena, "lgen_team *const", team,
-                     arena_printf(e->arena, "(lgen_team *)((char *)%s + %s_workspace_size(%s) - %d)", ws,
-                                  e->kn.function, sb_cstr(&sizes), LG_TEAM_BYTES)));
+                     arena_printf(e->arena, "%s ? (lgen_team *)((char *)%s + %s_workspace_size(%s) - %d) : NULL", ws,
+                                  ws, e->kn.function, sb_cstr(&sizes), LG_TEAM_BYTES)));
     sb_free(&sizes);
     put(e, loops_let(e->arena, "double", start, NULL));
     bool capped = loops_uses_thread_slots(&ops); /* per-thread slots exist for that many threads */

@@ -63,7 +63,9 @@ static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
  * the system deschedules holds up the others at each op, and one thread
  * runs faster: the next runs take one. The record is the workspace's
  * last bytes, kept by the caller between runs; any contents are valid (a
- * record that does not check starts again at the full team). Define
+ * record that does not check starts again at the full team; with a NULL
+ * workspace, which a graph without intermediates may be given, there is
+ * none and the full team runs). Define
  * LGEN_FIXED_TEAM to always run the full team, LGEN_TEAM_CLOCK() for
  * another clock (seconds, a double). */
 typedef struct {
@@ -100,7 +102,7 @@ static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
   if (cap > 0 && cap < full)
     full = cap;
   *start = LGEN_TEAM_CLOCK();
-  if (full < 2)
+  if (full < 2 || !t)
     return full;
   if (t->check != lgen_team_check(t) || t->runs < 0 || t->gap < 4 || t->gap > 64) {
     memset(t, 0, sizeof *t);
@@ -112,9 +114,10 @@ static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
   return lgen_team_one_wins(t) != (t->trying != 0) ? 1 : full;
 }
 static inline void lgen_team_done(lgen_team *t, int threads, double start) {
-  double *s = t->seconds[threads > 1];
-  if (t->check != lgen_team_check(t))
-    return; /* a team of one, left alone by pick */
+  double *s;
+  if (!t || t->check != lgen_team_check(t))
+    return; /* no record, or a team of one left alone by pick */
+  s = t->seconds[threads > 1];
   s[2] = s[1];
   s[1] = s[0];
   s[0] = LGEN_TEAM_CLOCK() - start;
@@ -835,7 +838,8 @@ static lgen_profile mlp_profile_data = {0, 0, 4, mlp_profile_seconds, mlp_profil
 void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restrict workspace)
 {
   /* one parallel region for the whole graph: the ops share its threads */
-  lgen_team *const team = (lgen_team *)((char *)workspace + mlp_workspace_size(N) - 128);
+  lgen_team *const team = workspace ? (lgen_team *)((char *)workspace + mlp_workspace_size(
+      N) - 128) : NULL;
   double team_start;
   const int team_threads = lgen_team_pick(team, 0, &team_start);
   LGEN_OMP(omp parallel num_threads(team_threads))
