@@ -375,6 +375,10 @@ def rnn_cases():
             add("%s_%s" % (kind.lower(), direction),
                 [h.make_node(kind, ins, outs, hidden_size=H, direction=direction, **extra)],
                 [("x", T.FLOAT, [7, "B", I])], outs, inits=inits, opset=14, dims=[{"B": 1}, {"B": 3}])
+            if direction == "bidirectional":  # one step: written out, not the loop over time
+                add("%s_%s_one_step" % (kind.lower(), direction),
+                    [h.make_node(kind, ins, outs, hidden_size=H, direction=direction, **extra)],
+                    [("x", T.FLOAT, [1, "B", I])], outs, inits=inits, opset=14, dims=[{"B": 1}, {"B": 3}])
     # everything at once: sequence_lens, initial states, peepholes, clip,
     # activations with alpha/beta, layout 1, input_forget
     D = 2
@@ -387,6 +391,15 @@ def rnn_cases():
         ["y", "yh", "yc"], inits=[weights("W", [D, 4 * H, I], 23), weights("R", [D, 4 * H, H], 24),
                                   weights("B", [D, 8 * H], 25), weights("P", [D, 3 * H], 26)],
         opset=14, ranges={"lens": (1, 6)})
+    add("lstm_all_attributes_one_step",
+        [h.make_node("LSTM", ["x", "W", "R", "B", "lens", "h0", "c0", "P"], ["y", "yh", "yc"], hidden_size=H,
+                     direction="bidirectional", clip=1.5, input_forget=1,
+                     activations=["HardSigmoid", "ScaledTanh", "LeakyRelu", "Sigmoid", "Tanh", "Affine"],
+                     activation_alpha=[0.3, 0.9, 0.05, 1.2], activation_beta=[0.4, 1.1, 0.3])],
+        [("x", T.FLOAT, [1, 3, I]), ("lens", T.INT32, [3]), ("h0", T.FLOAT, [D, 3, H]), ("c0", T.FLOAT, [D, 3, H])],
+        ["y", "yh", "yc"], inits=[weights("W", [D, 4 * H, I], 23), weights("R", [D, 4 * H, H], 24),
+                                  weights("B", [D, 8 * H], 25), weights("P", [D, 3 * H], 26)],
+        opset=14, ranges={"lens": (0, 1)})
     add("gru_lens_reverse", [h.make_node("GRU", ["x", "W", "R", "B", "lens", "h0"], ["y", "yh"], hidden_size=H,
                                          direction="reverse", activations=["Relu", "Softsign"], clip=2.0)],
         [("x", T.FLOAT, [5, 3, I]), ("lens", T.INT32, [3]), ("h0", T.FLOAT, [1, 3, H])], ["y", "yh"],
