@@ -77,13 +77,39 @@ static int root(const Kernel *k, int t) {
   return t;
 }
 
+/* The number of dims alias a splits its memory's channel into, when a is
+ * a reshape of a workspace tensor [N, C, S...] to [N, C1, ..., Cg, S...]
+ * (same N and spatial dims, C1 * ... * Cg = C); 0 otherwise. Such a view
+ * stays a reshape of the same memory when both move their channels last
+ * ([N, S..., C] as [N, S..., C1, ..., Cg]): ConvTranspose's phases, split
+ * out of its convolution's output channels, are read this way. */
+static int channel_split(const Kernel *k, int a) {
+  const TensorParam *v = &k->tensors[a];
+  if (v->storage != TS_ALIAS)
+    return 0;
+  const TensorParam *m = &k->tensors[v->alias_of];
+  int r = m->rank, g = v->rank - r + 1;
+  if (m->storage != TS_WORKSPACE || r < 3 || g < 1 || !affine_equal(v->shape[0], m->shape[0]))
+    return 0;
+  for (int i = 2; i < r; i++)
+    if (!affine_equal(v->shape[g + i - 1], m->shape[i]))
+      return 0;
+  int64_t product = 1;
+  for (int i = 1; i <= g; i++) {
+    if (v->shape[i]->kind != AE_CONST)
+      return 0;
+    product *= v->shape[i]->value;
+  }
+  return m->shape[1]->kind == AE_CONST && product == m->shape[1]->value ? g : 0;
+}
+
 /* Tensors that must keep the row-major order of their graph shape. */
 static bool *pinned_tensors(const Kernel *k, Arena *arena) {
   bool *pinned = arena_alloc(arena, (size_t)k->ntensors + 1);
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *p = &k->tensors[t];
     pinned[t] |= p->storage != TS_WORKSPACE || p->rank < 3;
-    if (p->storage == TS_ALIAS)
+    if (p->storage == TS_ALIAS && !channel_split(k, t))
       pinned[root(k, t)] = true;
   }
   for (int i = 0; i < k->nops; i++)
@@ -315,12 +341,23 @@ void choose_layouts(Kernel *k, PtrVec *decisions, Arena *arena) {
         }
     }
   }
+  int *split = arena_alloc(arena, sizeof(int) * (size_t)(k->ntensors + 1));
+  for (int a = 0; a < k->ntensors; a++)
+    split[a] = channel_split(k, a);
   for (int t = 0; t < k->ntensors; t++) {
     if (!chosen[t] || pinned[t])
       continue;
     channels_last(k, t, arena);
     vec_push(arena, decisions,
              arena_printf(arena, "layout: '%s' is stored channels-last (its dim 1 innermost)", k->tensors[t].name));
+    for (int a = 0; a < k->ntensors; a++) { /* its views that split the channel move theirs last too */
+      int g = split[a], perm[LG_MAX_RANK], r = k->tensors[a].rank;
+      if (!g || k->tensors[a].alias_of != t)
+        continue;
+      for (int i = 0; i < r; i++)
+        perm[i] = i == 0 ? 0 : i < r - g ? i + g : i - (r - g) + 1;
+      permute_tensor(k, a, perm, arena);
+    }
   }
   /* then the filters of the window ops whose output moved */
   for (int i = 0; i < k->nops; i++) {
