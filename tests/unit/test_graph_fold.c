@@ -573,3 +573,413 @@ Test(fold, gather_index_out_of_range) {
                      sb_cstr(&t->diag.out));
   g_free(t);
 }
+
+/* ---- more of ops.md's table, against NumPy ----
+ * The expected values below are NumPy 1.24's (float64 math on the f32
+ * inputs, rounded to f32; math.erf for erf and gelu; np.mod, np.fmod,
+ * np.pad, np.repeat, np.matmul, np.einsum), computed once and written out
+ * with 9 significant digits, which round-trip an f32. A fold may differ
+ * from them by libm's last bit at most, so they are compared within an
+ * f32 ulp. */
+
+static void expect_f32_near(G *t, int v, int n, const double *want) {
+  cr_assert_eq(val(t, v)->kind, GV_CONST, "value %s was not folded", val(t, v)->name);
+  cr_assert_eq(val(t, v)->type, TY_F32);
+  for (int i = 0; i < n; i++) {
+    double got = graph_const_f(val(t, v), i), w = (float)want[i];
+    cr_assert(fabs(got - w) <= fabs(w) * ldexp(1, -23), "element %d: got %.9g, want %.9g", i, got, w);
+  }
+}
+
+static void expect_not_folded(G *t, int v) {
+  cr_assert_eq(val(t, v)->kind, GV_NODE, "value %s was folded, but must run at run time", val(t, v)->name);
+}
+
+Test(fold, unary_float_ops_vs_numpy) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s5[1] = {5};
+  int x = cf32(t, 1, s5, (float[]){-1.5f, -0.5f, 0.25f, 0.75f, 2});
+  int u = cf32(t, 1, s5, (float[]){-0.75f, -0.5f, 0, 0.25f, 0.5f});
+  int pos = cf32(t, 1, s5, (float[]){0.25f, 0.5f, 1, 2.5f, 7});
+  int ge1 = cf32(t, 1, s5, (float[]){1, 1.25f, 2, 3.5f, 10});
+  struct {
+    GraphOp op;
+    int in, nattrs;
+    GraphAttr attrs[2];
+    double want[5];
+  } cases[] = {
+      {GOP_NEG, x, 0, {{0}}, {1.5, 0.5, -0.25, -0.75, -2}},
+      {GOP_LOG, pos, 0, {{0}}, {-1.38629436, -0.693147182, 0, 0.91629076, 1.9459101}},
+      {GOP_RSQRT, pos, 0, {{0}}, {2, 1.41421354, 1, 0.632455528, 0.377964467}},
+      {GOP_RECIPROCAL, x, 0, {{0}}, {-0.666666687, -2, 4, 1.33333337, 0.5}},
+      {GOP_TANH, x, 0, {{0}}, {-0.905148268, -0.462117165, 0.244918659, 0.635148942, 0.964027584}},
+      {GOP_SIGMOID, x, 0, {{0}}, {0.182425529, 0.377540678, 0.562176526, 0.679178715, 0.880797088}},
+      {GOP_GELU, x, 0, {{0}}, {-0.100210801, -0.154268771, 0.149676576, 0.580029488, 1.95449972}},
+      {GOP_GELU, x, 1, {string_attr("approximate", "tanh")}, {-0.100428425, -0.154285997, 0.149675354, 0.579960585, 1.95459771}},
+      {GOP_ERF, x, 0, {{0}}, {-0.966105163, -0.520499885, 0.276326388, 0.711155653, 0.995322287}},
+      {GOP_FLOOR, x, 0, {{0}}, {-2, -1, 0, 0, 2}},
+      {GOP_CEIL, x, 0, {{0}}, {-1, -0.0, 1, 1, 2}},
+      {GOP_ELU, x, 0, {{0}}, {-0.776869833, -0.393469334, 0.25, 0.75, 2}},
+      {GOP_ELU, x, 1, {float_attr("alpha", 0.5)}, {-0.388434917, -0.196734667, 0.25, 0.75, 2}},
+      {GOP_SELU, x, 0, {{0}}, {-1.36581433, -0.691758215, 0.262675256, 0.788025737, 2.10140204}},
+      {GOP_CELU, x, 1, {float_attr("alpha", 2)}, {-1.05526686, -0.442398429, 0.25, 0.75, 2}},
+      {GOP_HARD_SIGMOID, x, 0, {{0}}, {0.200000003, 0.400000006, 0.550000012, 0.649999976, 0.899999976}},
+      {GOP_HARD_SIGMOID, x, 2, {float_attr("alpha", 0.5), float_attr("beta", 0.25)}, {0, 0, 0.375, 0.625, 1}},
+      {GOP_HARD_SWISH, x, 0, {{0}}, {-0.375, -0.208333328, 0.135416672, 0.46875, 1.66666663}},
+      {GOP_SOFTPLUS, x, 0, {{0}}, {0.201413274, 0.474076986, 0.825939417, 1.13687098, 2.12692809}},
+      {GOP_COPY, x, 0, {{0}}, {-1.5, -0.5, 0.25, 0.75, 2}},
+      {GOP_SIN, x, 0, {{0}}, {-0.997494996, -0.47942555, 0.247403964, 0.681638777, 0.909297407}},
+      {GOP_COS, x, 0, {{0}}, {0.070737198, 0.87758255, 0.968912423, 0.731688857, -0.416146845}},
+      {GOP_TAN, x, 0, {{0}}, {-14.1014204, -0.546302497, 0.255341917, 0.931596458, -2.18503976}},
+      {GOP_ASIN, u, 0, {{0}}, {-0.848062098, -0.52359879, 0, 0.252680242, 0.52359879}},
+      {GOP_ACOS, u, 0, {{0}}, {2.41885829, 2.09439516, 1.57079637, 1.31811607, 1.04719758}},
+      {GOP_ATAN, x, 0, {{0}}, {-0.982793748, -0.463647604, 0.244978666, 0.643501103, 1.10714877}},
+      {GOP_SINH, x, 0, {{0}}, {-2.12927938, -0.521095276, 0.252612323, 0.822316706, 3.62686038}},
+      {GOP_COSH, x, 0, {{0}}, {2.3524096, 1.12762594, 1.03141308, 1.29468334, 3.76219559}},
+      {GOP_ASINH, x, 0, {{0}}, {-1.19476318, -0.481211811, 0.24746646, 0.693147182, 1.44363546}},
+      {GOP_ACOSH, ge1, 0, {{0}}, {0, 0.693147182, 1.31695795, 1.92484725, 2.99322295}},
+      {GOP_ATANH, u, 0, {{0}}, {-0.972955048, -0.549306154, 0, 0.255412817, 0.549306154}},
+      {GOP_SQRT, pos, 0, {{0}}, {0.5, 0.707106769, 1, 1.58113885, 2.64575124}},
+      /* clip with one bound only */
+      {GOP_CLIP, x, 1, {float_attr("min", 0)}, {0, 0, 0.25, 0.75, 2}},
+      {GOP_CLIP, x, 1, {float_attr("max", 0.5)}, {-1.5, -0.5, 0.25, 0.5, 0.5}},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int y = node(t, cases[c].op, 1, &cases[c].in, cases[c].nattrs, cases[c].attrs);
+    expect_f32_near(t, y, 5, cases[c].want);
+  }
+  /* round is half to even (np.round); sign keeps the zero's sign, NaN stays */
+  int64_t s7[1] = {7}, s4[1] = {4};
+  int r = cf32(t, 1, s7, (float[]){-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.7f});
+  expect_f(t, node1(t, GOP_ROUND, r), 7, (double[]){-2, -2, -0.0, 0, 2, 2, 4});
+  int sg = cf32(t, 1, s4, (float[]){-3, -0.0f, 2, NAN});
+  int sgn = node1(t, GOP_SIGN, sg);
+  expect_f(t, sgn, 4, (double[]){-1, 0, 1, NAN});
+  cr_assert(signbit(graph_const_f(val(t, sgn), 1)), "sign(-0) is -0");
+  g_free(t);
+}
+
+Test(fold, remainders_vs_numpy) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s5[1] = {5}, s2[1] = {2};
+  int a = cf32(t, 1, s5, (float[]){7.5f, -7.5f, 7.5f, -7.5f, 6});
+  int b = cf32(t, 1, s5, (float[]){2, 2, -2, -2, 3});
+  expect_f(t, node2(t, GOP_MOD, a, b), 5, (double[]){1.5, 0.5, -0.5, -1.5, 0});  /* np.mod */
+  expect_f(t, node2(t, GOP_FMOD, a, b), 5, (double[]){1.5, -1.5, 1.5, -1.5, 0}); /* np.fmod */
+  expect_f(t, node2(t, GOP_SUB, a, b), 5, (double[]){5.5, -9.5, 9.5, -5.5, 3});
+  expect_f(t, node2(t, GOP_DIV, a, b), 5, (double[]){3.75, -3.75, -3.75, 3.75, 2});
+  int32_t ai[5] = {7, -7, 7, -7, 6}, bi[5] = {3, 3, -3, -3, 3};
+  int x = graph_add_const(t->g, cname(t), TY_I32, 1, s5, ai, "");
+  int y = graph_add_const(t->g, cname(t), TY_I32, 1, s5, bi, "");
+  expect_i(t, node2(t, GOP_MOD, x, y), 5, (int64_t[]){1, 2, -2, -1, 0});
+  expect_i(t, node2(t, GOP_FMOD, x, y), 5, (int64_t[]){1, -1, 1, -1, 0});
+  /* unsigned: the bits' values (200 % 7 = 4, 255 % 16 = 15) */
+  uint8_t ua[2] = {200, 255}, ub[2] = {7, 16};
+  int p = graph_add_const(t->g, cname(t), TY_U8, 1, s2, ua, "");
+  int q = graph_add_const(t->g, cname(t), TY_U8, 1, s2, ub, "");
+  expect_i(t, node2(t, GOP_MOD, p, q), 2, (int64_t[]){4, 15});
+  expect_i(t, node2(t, GOP_FMOD, p, q), 2, (int64_t[]){4, 15});
+  /* undefined in C, so left to run time: a zero divisor, INT32_MIN % -1 */
+  int32_t zmin[2] = {5, INT32_MIN}, zd[2] = {1, -1}, z0[2] = {5, 5}, z1[2] = {1, 0};
+  int m1 = graph_add_const(t->g, cname(t), TY_I32, 1, s2, zmin, "");
+  int d1 = graph_add_const(t->g, cname(t), TY_I32, 1, s2, zd, "");
+  expect_not_folded(t, node2(t, GOP_MOD, m1, d1));
+  expect_not_folded(t, node2(t, GOP_FMOD, m1, d1));
+  int m0 = graph_add_const(t->g, cname(t), TY_I32, 1, s2, z0, "");
+  int d0 = graph_add_const(t->g, cname(t), TY_I32, 1, s2, z1, "");
+  expect_not_folded(t, node2(t, GOP_MOD, m0, d0));
+  /* ... but INT32_MIN / -1 only for the type's own lowest value: an i64
+   * holding INT32_MIN divides fine */
+  int64_t wide[1] = {INT32_MIN}, m1w[1] = {-1}, s1[1] = {1};
+  expect_i(t, node2(t, GOP_MOD, ci64(t, 1, s1, wide), ci64(t, 1, s1, m1w)), 1, (int64_t[]){0});
+  g_free(t);
+}
+
+/* Integer-only ops (ops.md: & | ^ ~ on the bits, shifts on unsigned types,
+ * a shift by the width or more gives 0), sign, abs and relu of integers,
+ * and integer clip bounds. Expected values: NumPy's bitwise_*, invert,
+ * left_shift, right_shift, sign, abs on the same dtypes (the out-of-width
+ * shifts are ops.md's, not C's or NumPy's). */
+Test(fold, integer_bit_ops_sign_clip) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s4[1] = {4}, s3[1] = {3};
+  int32_t ai[4] = {12, -7, 0, INT32_MIN}, bi[4] = {10, 3, -1, -1};
+  int a = graph_add_const(t->g, cname(t), TY_I32, 1, s4, ai, "");
+  int b = graph_add_const(t->g, cname(t), TY_I32, 1, s4, bi, "");
+  expect_i(t, node2(t, GOP_BITWISE_AND, a, b), 4, (int64_t[]){8, 1, 0, INT32_MIN});
+  expect_i(t, node2(t, GOP_BITWISE_OR, a, b), 4, (int64_t[]){14, -5, -1, -1});
+  expect_i(t, node2(t, GOP_BITWISE_XOR, a, b), 4, (int64_t[]){6, -6, -1, INT32_MAX});
+  expect_i(t, node1(t, GOP_BITWISE_NOT, a), 4, (int64_t[]){-13, 6, -1, INT32_MAX});
+  expect_i(t, node1(t, GOP_SIGN, a), 4, (int64_t[]){1, -1, 0, -1});
+  expect_i(t, node1(t, GOP_ABS, a), 4, (int64_t[]){12, 7, 0, INT32_MIN}); /* np.abs wraps too */
+  expect_i(t, node1(t, GOP_RELU, a), 4, (int64_t[]){12, 0, 0, 0});
+  uint8_t bits[3] = {1, 0, 1};
+  int c = graph_add_const(t->g, cname(t), TY_I1, 1, s3, bits, "");
+  expect_i(t, node1(t, GOP_BITWISE_NOT, c), 3, (int64_t[]){0, 1, 0});
+  expect_i(t, node1(t, GOP_SIGN, c), 3, (int64_t[]){1, 0, 1});
+  uint64_t top[1] = {(uint64_t)1 << 63};
+  int64_t s1[1] = {1};
+  expect_i(t, node1(t, GOP_SIGN, graph_add_const(t->g, cname(t), TY_U64, 1, s1, top, "")), 1, (int64_t[]){1});
+  uint8_t ux[4] = {0x81, 0x81, 0xff, 3}, us[4] = {1, 7, 8, 200};
+  int x = graph_add_const(t->g, cname(t), TY_U8, 1, s4, ux, "");
+  int s = graph_add_const(t->g, cname(t), TY_U8, 1, s4, us, "");
+  expect_i(t, node2(t, GOP_SHIFT_LEFT, x, s), 4, (int64_t[]){0x02, 0x80, 0, 0});
+  expect_i(t, node2(t, GOP_SHIFT_RIGHT, x, s), 4, (int64_t[]){0x40, 1, 0, 0});
+  expect_i(t, node1(t, GOP_SIGN, x), 4, (int64_t[]){1, 1, 1, 1});
+  /* clip: one bound at a time; a bound that is not an integer is left to
+   * run time (it has no one obvious meaning for integers) */
+  GraphAttr lo = float_attr("min", -1), hi = float_attr("max", 5), half = float_attr("max", 2.5),
+            huge = float_attr("min", 1e30);
+  expect_i(t, node(t, GOP_CLIP, 1, &a, 1, &lo), 4, (int64_t[]){12, -1, 0, -1});
+  expect_i(t, node(t, GOP_CLIP, 1, &a, 1, &hi), 4, (int64_t[]){5, -7, 0, INT32_MIN});
+  expect_not_folded(t, node(t, GOP_CLIP, 1, &a, 1, &half));
+  expect_not_folded(t, node(t, GOP_CLIP, 1, &a, 1, &huge));
+  g_free(t);
+}
+
+/* Conversions through the f16 and unsigned paths: half infinities and
+ * NaN read back, unsigned and signed integers to every float type, a
+ * double subnormal to f16 (0 with its sign). */
+Test(fold, casts_through_f16_and_unsigned) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s3[1] = {3}, s2[1] = {2};
+  uint16_t h[3] = {0x7c00, 0xfc00, 0x7e00};
+  int hx = graph_add_const(t->g, cname(t), TY_F16, 1, s3, h, "");
+  GraphAttr tof32 = string_attr("to", "f32"), tof64 = string_attr("to", "f64"), tof16 = string_attr("to", "f16");
+  expect_f(t, node(t, GOP_CAST, 1, &hx, 1, &tof32), 3, (double[]){INFINITY, -INFINITY, NAN});
+  uint64_t big[2] = {UINT64_MAX, 3};
+  int u = graph_add_const(t->g, cname(t), TY_U64, 1, s2, big, "");
+  expect_f(t, node(t, GOP_CAST, 1, &u, 1, &tof32), 2, (double[]){18446744073709551616.0, 3});
+  int i = ci64(t, 1, s2, (int64_t[]){-3, 2049});
+  expect_f(t, node(t, GOP_CAST, 1, &i, 1, &tof64), 2, (double[]){-3, 2049});
+  int ih = node(t, GOP_CAST, 1, &i, 1, &tof16); /* 2049 rounds to even: 2048 */
+  expect_f(t, ih, 2, (double[]){-3, 2048});
+  uint8_t u8[2] = {255, 7};
+  int ub = graph_add_const(t->g, cname(t), TY_U8, 1, s2, u8, "");
+  expect_f(t, node(t, GOP_CAST, 1, &ub, 1, &tof16), 2, (double[]){255, 7});
+  double tiny[2] = {-1e-320, 1e-320};
+  int d = graph_add_const(t->g, cname(t), TY_F64, 1, s2, tiny, "");
+  int dh = node(t, GOP_CAST, 1, &d, 1, &tof16);
+  const uint8_t *bytes = val(t, dh)->data;
+  cr_assert_eq(bytes[0] | bytes[1] << 8, 0x8000);
+  cr_assert_eq(bytes[2] | bytes[3] << 8, 0x0000);
+  /* NaN or infinity to a signed integer is undefined in C: run time's */
+  GraphAttr toi16 = string_attr("to", "i16");
+  int inf = cf32(t, 1, s2, (float[]){1, INFINITY});
+  expect_not_folded(t, node(t, GOP_CAST, 1, &inf, 1, &toi16));
+  /* a fill of f32 and of u8 (saturating, as a cast from float) */
+  int64_t shp[1] = {2};
+  GraphAttr ff[3] = {float_attr("value", -2.5), ints_attr("shape", 1, shp), string_attr("type", "f32")};
+  expect_f(t, node(t, GOP_FILL, 0, NULL, 3, ff), 2, (double[]){-2.5, -2.5});
+  GraphAttr fu[3] = {float_attr("value", -2.5), ints_attr("shape", 1, shp), string_attr("type", "u8")};
+  expect_i(t, node(t, GOP_FILL, 0, NULL, 3, fu), 2, (int64_t[]){0, 0});
+  g_free(t);
+}
+
+/* The symbolic arithmetic's simplifications, on N (extent, so >= 0) from
+ * the shape of x: each result is the exact integer for every N, written
+ * as short as the rules allow; the ones that have no exact expression
+ * stay nodes. */
+Test(fold, symbolic_simplifications) {
+  G *t = g_new();
+  GUARD(t);
+  int x = sym_input(t);
+  int shape = node1(t, GOP_SHAPE, x);
+  int64_t zero = 0, one = 1, two = 2, three = 3, six = 6, m1 = -1, m2 = -2;
+  int n = node2(t, GOP_GATHER, shape, ci64(t, 0, NULL, &zero));
+  int k0 = ci64(t, 0, NULL, &zero), k1 = ci64(t, 0, NULL, &one), k2 = ci64(t, 0, NULL, &two),
+      k3 = ci64(t, 0, NULL, &three), k6 = ci64(t, 0, NULL, &six), km1 = ci64(t, 0, NULL, &m1),
+      km2 = ci64(t, 0, NULL, &m2);
+  int neg = node1(t, GOP_NEG, n);
+  cr_assert_str_eq(elem_text(t, neg, 0), "-N");
+  cr_assert_str_eq(elem_text(t, node1(t, GOP_NEG, neg), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_ADD, n, k0), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_ADD, k0, n), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_ADD, n, km2), 0), "N - 2");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_ADD, n, k3), 0), "N + 3");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_SUB, n, k0), 0), "N");
+  expect_i(t, node2(t, GOP_SUB, n, n), 1, (int64_t[]){0});
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_SUB, k0, n), 0), "-N");
+  expect_i(t, node2(t, GOP_MUL, n, k0), 1, (int64_t[]){0});
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MUL, k1, n), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MUL, n, k1), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, n, k1), 0), "N");
+  /* (N floordiv 2) / 3 = N floordiv 6; (6 N) / 3 = 2 N; (N 6) / 2 = N 3 */
+  int half = node2(t, GOP_DIV, n, k2);
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, half, k3), 0), "N floordiv 6");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_MUL, k6, n), k3), 0), "2 * N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_MUL, n, k6), k2), 0), "N * 3");
+  /* a negative divisor, or a dividend that may be negative, has none */
+  expect_not_folded(t, node2(t, GOP_DIV, n, km1));
+  expect_not_folded(t, node2(t, GOP_DIV, neg, k2));
+  /* remainders of a non-negative N: mod for both; fmod of -N has none */
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MOD, n, k3), 0), "N mod 3");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_FMOD, n, k3), 0), "N mod 3");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MOD, neg, k3), 0), "-N mod 3");
+  expect_not_folded(t, node2(t, GOP_FMOD, neg, k3));
+  expect_not_folded(t, node2(t, GOP_MOD, n, km2));
+  expect_not_folded(t, node2(t, GOP_MOD, k3, n));
+  /* max, min of equal expressions; abs, relu of a non-negative one */
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MAX, n, n), 0), "N");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_MIN, n, n), 0), "N");
+  expect_not_folded(t, node2(t, GOP_MAX, n, k3));
+  cr_assert_str_eq(elem_text(t, node1(t, GOP_ABS, n), 0), "N");
+  cr_assert_str_eq(elem_text(t, node1(t, GOP_RELU, half), 0), "N floordiv 2");
+  expect_not_folded(t, node1(t, GOP_RELU, neg));
+  cr_assert_str_eq(elem_text(t, node1(t, GOP_COPY, n), 0), "N");
+  expect_not_folded(t, node1(t, GOP_BITWISE_NOT, n));
+  /* casts: to i32 it stays symbolic, to a float or i1 it has no value yet */
+  GraphAttr toi32 = string_attr("to", "i32"), tof = string_attr("to", "f32"), tob = string_attr("to", "i1");
+  int n32 = node(t, GOP_CAST, 1, &n, 1, &toi32);
+  cr_assert_eq(val(t, n32)->type, TY_I32);
+  cr_assert_str_eq(elem_text(t, n32, 0), "N");
+  expect_not_folded(t, node(t, GOP_CAST, 1, &n, 1, &tof));
+  expect_not_folded(t, node(t, GOP_CAST, 1, &n, 1, &tob));
+  /* an i32 result that is all numbers is plain data, wrapped to 32 bits */
+  int64_t s3[1] = {3};
+  int dims = node(t, GOP_CAST, 1, &shape, 1, &toi32);
+  int64_t big = (int64_t)1 << 33;
+  int sum = node2(t, GOP_ADD, dims, node(t, GOP_CAST, 1, (int[]){ci64(t, 0, NULL, &big)}, 1, &toi32));
+  cr_assert_str_eq(elem_text(t, sum, 0), "N");
+  cr_assert_str_eq(elem_text(t, sum, 2), "4");
+  /* where needs a known condition */
+  uint8_t cond[3] = {1, 0, 1};
+  int c = graph_add_const(t->g, cname(t), TY_I1, 1, s3, cond, "");
+  int eq = node2(t, GOP_EQUAL, shape, ci64(t, 1, s3, (int64_t[]){3, 3, 4}));
+  expect_not_folded(t, node(t, GOP_WHERE, 3, (int[]){eq, shape, shape}, 0, NULL));
+  cr_assert_str_eq(elem_text(t, node(t, GOP_WHERE, 3, (int[]){c, shape, k0}, 0, NULL), 0), "N");
+  /* symbolic reductions: max and min of an unknown have none; the mean of
+   * the shape divides exactly where it can ((3 N + 9 + 12) / 3, unsimplified) */
+  GraphAttr keep0 = int_attr("keepdims", 0);
+  expect_not_folded(t, node(t, GOP_REDUCE_MAX, 1, &shape, 1, &keep0));
+  expect_not_folded(t, node(t, GOP_REDUCE_MIN, 1, &shape, 1, &keep0));
+  int sixes = node2(t, GOP_MUL, shape, ci64(t, 1, s3, (int64_t[]){3, 3, 3}));
+  cr_assert_str_eq(elem_text(t, node(t, GOP_REDUCE_MEAN, 1, &sixes, 1, &keep0), 0), "(N * 3 + 9 + 12) floordiv 3");
+  /* a pad of symbolic elements: an integral pad value is a number, a
+   * fractional one has no i64 element */
+  int64_t pads[2] = {1, 0};
+  GraphAttr pa[2] = {{.name = "padding", .kind = GA_INTS2, .n = 1, .ints = pads}, float_attr("value", 7)};
+  int padded = node(t, GOP_PAD, 1, &shape, 2, pa);
+  cr_assert_str_eq(elem_text(t, padded, 0), "7");
+  cr_assert_str_eq(elem_text(t, padded, 1), "N");
+  pa[1] = float_attr("value", 0.5);
+  expect_not_folded(t, node(t, GOP_PAD, 1, &shape, 2, pa));
+  g_free(t);
+}
+
+/* Pad's reflect, edge and wrap modes (np.pad's), repeat (np.repeat on
+ * each dim), transpose with a perm, gather of 2-D indices along axis 0
+ * (np.take), concat of three. */
+Test(fold, layout_modes_vs_numpy) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s23[2] = {2, 3}, s47[2] = {4, 7}, s69[2] = {4, 9};
+  int x = cf32(t, 2, s23, (float[]){1, 2, 3, 4, 5, 6});
+  int64_t pads[4] = {1, 1, 2, 2};
+  static const struct {
+    const char *mode;
+    double want[28];
+  } modes[] = {
+      {"reflect", {6, 5, 4, 5, 6, 5, 4, 3, 2, 1, 2, 3, 2, 1, 6, 5, 4, 5, 6, 5, 4, 3, 2, 1, 2, 3, 2, 1}},
+      {"edge", {1, 1, 1, 2, 3, 3, 3, 1, 1, 1, 2, 3, 3, 3, 4, 4, 4, 5, 6, 6, 6, 4, 4, 4, 5, 6, 6, 6}},
+      {"wrap", {5, 6, 4, 5, 6, 4, 5, 2, 3, 1, 2, 3, 1, 2, 5, 6, 4, 5, 6, 4, 5, 2, 3, 1, 2, 3, 1, 2}},
+  };
+  for (int m = 0; m < 3; m++) {
+    GraphAttr pa[2] = {{.name = "padding", .kind = GA_INTS2, .n = 2, .ints = pads}, string_attr("mode", modes[m].mode)};
+    int p = node(t, GOP_PAD, 1, &x, 2, pa);
+    expect_folded(t, p, 2, s47);
+    expect_f(t, p, 28, modes[m].want);
+  }
+  int64_t rep[2] = {2, 3};
+  GraphAttr ra = ints_attr("repeats", 2, rep);
+  int r = node(t, GOP_REPEAT, 1, &x, 1, &ra);
+  expect_folded(t, r, 2, s69);
+  expect_f(t, r, 36, (double[]){1, 1, 1, 2, 2, 2, 3, 3, 3, 1, 1, 1, 2, 2, 2, 3, 3, 3,
+                                4, 4, 4, 5, 5, 5, 6, 6, 6, 4, 4, 4, 5, 5, 5, 6, 6, 6});
+  int64_t s234[3] = {2, 3, 4}, s342[3] = {3, 4, 2}, perm[3] = {1, 2, 0};
+  float v24[24];
+  for (int i = 0; i < 24; i++)
+    v24[i] = (float)i;
+  int y = cf32(t, 3, s234, v24);
+  GraphAttr pe = ints_attr("perm", 3, perm);
+  int tr = node(t, GOP_TRANSPOSE, 1, &y, 1, &pe);
+  expect_folded(t, tr, 3, s342);
+  expect_f(t, tr, 10, (double[]){0, 12, 1, 13, 2, 14, 3, 15, 4, 16});
+  int64_t s33[2] = {3, 3}, s22[2] = {2, 2}, s223[3] = {2, 2, 3};
+  int d = cf32(t, 2, s33, (float[]){10, 11, 12, 20, 21, 22, 30, 31, 32});
+  int ga = node2(t, GOP_GATHER, d, ci64(t, 2, s22, (int64_t[]){2, 0, 1, -1}));
+  expect_folded(t, ga, 3, s223);
+  expect_f(t, ga, 12, (double[]){30, 31, 32, 10, 11, 12, 20, 21, 22, 30, 31, 32});
+  int64_t s13[2] = {1, 3}, s53[2] = {5, 3};
+  GraphAttr ax0 = int_attr("axis", 0);
+  int cat = node(t, GOP_CONCAT, 3, (int[]){x, cf32(t, 2, s13, (float[]){7, 8, 9}), x}, 1, &ax0);
+  expect_folded(t, cat, 2, s53);
+  expect_f(t, cat, 15, (double[]){1, 2, 3, 4, 5, 6, 7, 8, 9, 1, 2, 3, 4, 5, 6});
+  g_free(t);
+}
+
+/* Reductions over an empty dim (np.sum over axis 0 of shape (0, 3) gives
+ * zeros, np.prod ones, np.max -inf in lgen's initialisation), integer
+ * products, a reduction over all dims with an empty axes list. */
+Test(fold, reductions_more) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s03[2] = {0, 3}, s3[1] = {3}, s23[2] = {2, 3}, s30[2] = {3, 0};
+  int e = cf32(t, 2, s03, NULL);
+  int64_t ax0[1] = {0}, ax1[1] = {1};
+  GraphAttr keep0[2] = {ints_attr("axes", 1, ax0), int_attr("keepdims", 0)};
+  int es = node(t, GOP_REDUCE_SUM, 1, &e, 2, keep0);
+  expect_folded(t, es, 1, s3);
+  expect_f(t, es, 3, (double[]){0, 0, 0});
+  expect_f(t, node(t, GOP_REDUCE_PROD, 1, &e, 2, keep0), 3, (double[]){1, 1, 1});
+  /* a kept dim of 0: nothing to reduce into */
+  int e30 = cf32(t, 2, s30, NULL);
+  GraphAttr keep1[2] = {ints_attr("axes", 1, ax0), int_attr("keepdims", 0)};
+  int em = node(t, GOP_REDUCE_MEAN, 1, &e30, 2, keep1);
+  expect_folded(t, em, 1, (int64_t[]){0});
+  int xi = ci64(t, 2, s23, (int64_t[]){1, -2, 3, 4, 5, -6});
+  GraphAttr rows[2] = {ints_attr("axes", 1, ax1), int_attr("keepdims", 0)};
+  expect_i(t, node(t, GOP_REDUCE_PROD, 1, &xi, 2, rows), 2, (int64_t[]){-6, -120});
+  expect_i(t, node(t, GOP_REDUCE_MAX, 1, &xi, 2, rows), 2, (int64_t[]){3, 5});
+  expect_i(t, node(t, GOP_REDUCE_MIN, 1, &xi, 2, rows), 2, (int64_t[]){-2, -6});
+  GraphAttr all[2] = {ints_attr("axes", 0, NULL), int_attr("keepdims", 0)};
+  int x = cf32(t, 2, s23, (float[]){1, 2, 3, 4, 5, 6});
+  expect_f(t, node(t, GOP_REDUCE_SUM, 1, &x, 2, all), 1, (double[]){21});
+  g_free(t);
+}
+
+/* vecmat, batch_matmul, a 1-D times 2-D matmul, einsum of two operands
+ * (np.matmul, np.einsum), and an i32 matmul that wraps like C's int32
+ * arithmetic (np.matmul of int64, cast to int32). */
+Test(fold, contractions_more) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s2[1] = {2}, s3[1] = {3}, s23[2] = {2, 3}, s22[2] = {2, 2}, s223[3] = {2, 2, 3}, s231[3] = {2, 3, 1},
+          s221[3] = {2, 2, 1};
+  int v = cf32(t, 1, s2, (float[]){1, -1});
+  int m = cf32(t, 2, s23, (float[]){0, 1, 2, 3, 4, 5});
+  int vm = node2(t, GOP_VECMAT, v, m);
+  expect_folded(t, vm, 1, s3);
+  expect_f(t, vm, 3, (double[]){-3, -3, -3});
+  int mm1 = node2(t, GOP_MATMUL, v, m);
+  expect_folded(t, mm1, 1, s3);
+  expect_f(t, mm1, 3, (double[]){-3, -3, -3});
+  int a = cf32(t, 3, s223, (float[]){0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11});
+  int b = cf32(t, 3, s231, (float[]){-2, -1, 0, 1, 2, 3});
+  int bm = node2(t, GOP_BATCH_MATMUL, a, b);
+  expect_folded(t, bm, 3, s221);
+  expect_f(t, bm, 4, (double[]){-1, -10, 44, 62});
+  GraphAttr eq = string_attr("equation", "ij,kj->ik");
+  int es = node(t, GOP_EINSUM, 2, (int[]){m, m}, 1, &eq);
+  expect_folded(t, es, 2, s22);
+  expect_f(t, es, 4, (double[]){5, 14, 14, 50});
+  int32_t ai[4] = {70000, 2, 3, 4}, bi[4] = {70000, 1, 1, 1};
+  int p = graph_add_const(t->g, cname(t), TY_I32, 2, s22, ai, "");
+  int q = graph_add_const(t->g, cname(t), TY_I32, 2, s22, bi, "");
+  expect_i(t, node2(t, GOP_MATMUL, p, q), 4, (int64_t[]){605032706, 70002, 210004, 7});
+  g_free(t);
+}

@@ -985,7 +985,7 @@ static bool fold_layout(Fold *f) {
   }
 }
 
-/* ---- fill and shape (no constant inputs needed) ---- */
+/* ---- fill (no inputs) ---- */
 
 static bool fold_fill(Fold *f) {
   void *data = new_data(f);
@@ -994,25 +994,6 @@ static bool fold_fill(Fold *f) {
     if (!write_num(f->out->type, data, i, num_f(value)))
       return false;
   return commit_data(f, data);
-}
-
-/* ONNX Shape-15: dims [start, end) of the input, negative counting from
- * the end, clamped into range. */
-static bool fold_shape(Fold *f) {
-  const GraphValue *x = f->in[0];
-  int64_t start = attr_int(f->n, "start", 0), end = attr_int(f->n, "end", x->rank);
-  if (start < 0)
-    start += x->rank;
-  if (end < 0)
-    end += x->rank;
-  start = start < 0 ? 0 : start > x->rank ? x->rank : start;
-  end = end < start ? start : end > x->rank ? x->rank : end;
-  if (f->os.count != end - start || f->out->type != TY_I64)
-    return false;
-  AffineExpr **e = arena_alloc(f->g->arena, (size_t)(end - start + 1) * sizeof *e);
-  for (int64_t d = start; d < end; d++)
-    e[d - start] = x->shape[d];
-  return commit_exprs(f, e);
 }
 
 /* ---- reductions ---- */
@@ -1295,14 +1276,12 @@ static bool fold_setup(Graph *g, GraphNode *n, Fold *f) {
    * bytes an element: symbolic elements are pointers) */
   if (!static_shape(f->out, &f->os) || f->os.count > FOLD_MAX_ELEMS || !graph_const_fits(g, f->os.count * 8))
     return false;
-  int64_t in_elems = n->op == GOP_SHAPE ? f->os.count : 0;
+  int64_t in_elems = 0;
   for (int k = 0; k < n->ninputs; k++) {
     if (n->inputs[k] < 0)
       continue;
     const GraphValue *v = GRAPH_VALUE(g, n->inputs[k]);
     f->in[k] = v;
-    if (n->op == GOP_SHAPE) /* reads only the shape, which may be symbolic */
-      continue;
     if (v->kind != GV_CONST || !static_shape(v, &f->ins[k]) || v->count != f->ins[k].count)
       return false;
     if (v->count > 0 && !v->data && !v->sym)
@@ -1331,8 +1310,8 @@ bool graph_fold_node(Graph *g, GraphNode *n) {
     return fold_contract(&f);
   case GC_SOURCE:
     return fold_fill(&f);
-  case GC_SHAPE:
-    return f.in[0] && fold_shape(&f);
+  /* GC_SHAPE (shape) never comes here: the builder gives its value
+   * directly (add_shape_value), symbolic dims and all */
   default:
     return false;
   }
