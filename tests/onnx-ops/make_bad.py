@@ -450,3 +450,10 @@ loop_case("loop_no_iteration_scan.onnx", "node 'n' (Loop): the loop runs no iter
 loop_case("loop_body_input_no_name.onnx", "a subgraph input without a name", ["m", "", "v0"],
           sub([h.make_node("Identity", ["ci"], ["co"]), h.make_node("Neg", ["v0"], ["vo"])], bi[:2] + [vi("", [2])],
               bo, "body"))
+
+# --- issue 14: diagnostics that no test triggered (scripts/diagnostics-allow.txt)
+one("argmax_empty_axis.onnx", "node 'n' (ArgMax): the axis 1 of 'e' is empty: there is no extremum", "ArgMax", ["e"],
+    [vi("x0", [3])], [ten("e", [3, 0], [])], axis=1)
+one("onehot_depth_huge.onnx",
+    "node 'n' (OneHot): the positions 0..depth-1 would have 2199023255552 elements, more than 2^40", "OneHot",
+    ["i", "d", "v"], [vi("i", [3], I64)], [ten("d", [], [1 << 41], I64), ten("v", [2], [0, 1])])

@@ -596,3 +596,41 @@ Test(graph_build, locations_with_any_line_ends) {
   cr_assert_eq(l.offset, 0);
   unit_free(u);
 }
+
+/* The builder's own checks of constants given through its API (the
+ * front-ends check rank and extents first, so only a caller that skips
+ * them reaches these): each names the constant and is located at its
+ * path. */
+Test(graph_build, const_rank_extent_and_scalar_count) {
+  T t = t_new();
+  int64_t dims[LG_MAX_RANK + 1];
+  for (int d = 0; d <= LG_MAX_RANK; d++)
+    dims[d] = 1;
+  float one = 1;
+  TRY(t) {
+    graph_add_const(t.g, "w", TY_F32, LG_MAX_RANK + 1, dims, &one, "/nodes/0");
+    MUST_FAIL(t);
+  }
+  char want[80];
+  snprintf(want, sizeof want, "'w' has rank %d, out of range (at most %d dims)", LG_MAX_RANK + 1, LG_MAX_RANK);
+  expect_error(&t, 2, 3, want);
+  unit_free(t.u);
+
+  t = t_new();
+  int64_t neg[2] = {2, -3};
+  TRY(t) {
+    graph_add_const(t.g, "b", TY_F32, 2, neg, &one, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 3, "constant 'b' has a negative extent -3");
+  unit_free(t.u);
+
+  t = t_new();
+  AffineExpr *two[2] = {cst(t.g, 4), cst(t.g, 5)};
+  TRY(t) {
+    graph_add_sym_const(t.g, "s", 2, two, true, "/nodes/2");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "constant 's' is a scalar: it has one element, not 2");
+  unit_free(t.u);
+}

@@ -632,9 +632,9 @@ static void check_new_name(Graph *g, const char *name, const char *path) {
   graph_error(g, path, "'%s' is already defined", name);
 }
 
-static void check_rank(Graph *g, int rank, const char *path) {
+static void check_rank(Graph *g, const char *name, int rank, const char *path) {
   if (rank < 0 || rank > LG_MAX_RANK)
-    graph_error(g, path, "rank %d is out of range (at most %d dims)", rank, LG_MAX_RANK);
+    graph_error(g, path, "'%s' has rank %d, out of range (at most %d dims)", name, rank, LG_MAX_RANK);
 }
 
 /* A name nobody has: "<base>_out", else "t<N>". */
@@ -687,7 +687,7 @@ static void check_size(Graph *g, const char *name, int rank, AffineExpr *const *
 static GraphValue *new_value(Graph *g, const char *name, ElemType t, int rank, AffineExpr *const *shape,
                              GraphValueKind kind, const char *path) {
   check_new_name(g, name, path);
-  check_rank(g, rank, path);
+  check_rank(g, name, rank, path);
   check_size(g, name, rank, shape, path);
   GraphValue *v = arena_alloc(g->arena, sizeof *v);
   v->name = arena_strdup(g->arena, name);
@@ -862,7 +862,7 @@ void *graph_const_buffer(Graph *g, ElemType t, int64_t count, const char *path, 
 
 int graph_add_const(Graph *g, const char *name, ElemType t, int rank, const int64_t *shape, const void *data,
                     const char *path) {
-  check_rank(g, rank, path);
+  check_rank(g, name, rank, path);
   AffineExpr *dims[LG_MAX_RANK] = {0};
   int64_t count = 1;
   for (int i = 0; i < rank; i++) {
@@ -907,7 +907,7 @@ static void set_i64_elements(Graph *g, GraphValue *v, int64_t count, AffineExpr 
 static int sym_const(Graph *g, const char *name, int64_t count, AffineExpr *const *elems, bool scalar,
                      const char *path, bool generated) {
   if (scalar && count != 1)
-    graph_error(g, path, "a scalar constant has one element, not %lld", (long long)count);
+    graph_error(g, path, "constant '%s' is a scalar: it has one element, not %lld", name, (long long)count);
   AffineExpr *dim = graph_dim_const(g, count);
   GraphValue *v = new_value(g, name, TY_I64, scalar ? 0 : 1, &dim, GV_CONST, path);
   set_i64_elements(g, v, count, elems);
