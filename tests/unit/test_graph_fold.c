@@ -983,3 +983,34 @@ Test(fold, contractions_more) {
   expect_i(t, node2(t, GOP_MATMUL, p, q), 4, (int64_t[]){605032706, 70002, 210004, 7});
   g_free(t);
 }
+
+/* What folding leaves to run time on purpose (fold.c's limits): a
+ * broadcast that expands a few values past 2^16 elements, a result over
+ * the constant budget (--max-constant-bytes), a contraction of more than
+ * 2^27 multiply-adds, and a gather whose index is a symbolic dim. */
+Test(fold, limits_leave_nodes) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t s1[1] = {1}, s2[1] = {2};
+  int one = cf32(t, 1, s1, (float[]){1});
+  int64_t to_small[2] = {16, 4096}, to_big[2] = {16, 4097};
+  expect_folded(t, node2(t, GOP_BROADCAST, one, ci64(t, 1, s2, to_small)), 2, to_small); /* 2^16: folds */
+  expect_not_folded(t, node2(t, GOP_BROADCAST, one, ci64(t, 1, s2, to_big)));
+  int64_t s600[2] = {600, 600};
+  float *big = calloc(600 * 600, sizeof *big);
+  cr_assert_not_null(big);
+  int m = cf32(t, 2, s600, big);
+  free(big);
+  expect_not_folded(t, node2(t, GOP_MATMUL, m, m)); /* 600^3 > 2^27 */
+  int x = sym_input(t);
+  int shape = node1(t, GOP_SHAPE, x);
+  int64_t zero = 0;
+  int n = node2(t, GOP_GATHER, shape, ci64(t, 0, NULL, &zero));
+  int64_t s3[1] = {3};
+  expect_not_folded(t, node2(t, GOP_GATHER, cf32(t, 1, s3, (float[]){1, 2, 3}), n));
+  t->g->max_const_bytes = t->g->const_bytes + 64; /* room for 8 elements of 8 bytes */
+  int64_t s9[1] = {9};
+  int a9 = cf32(t, 1, s9, (float[]){1, 2, 3, 4, 5, 6, 7, 8, 9}); /* 36 bytes: fits */
+  expect_not_folded(t, node1(t, GOP_NEG, a9));                 /* 9 x 8 more: does not */
+  g_free(t);
+}

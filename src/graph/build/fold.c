@@ -53,18 +53,9 @@ static void store_le(uint8_t *p, int n, uint64_t x) {
     p[b] = (uint8_t)(x & 0xff);
 }
 
-/* Two's complement reading of the low `bits` bits, without relying on the
+/* The int64 whose two's complement bits are x, without relying on the
  * implementation-defined conversion of out-of-range unsigned values. */
-static int64_t sign_extend(uint64_t x, int bits) {
-  if (bits < 64) {
-    uint64_t mask = ((uint64_t)1 << bits) - 1;
-    x &= mask;
-    if (x >> (bits - 1))
-      return -(int64_t)(mask - x) - 1;
-    return (int64_t)x;
-  }
-  return x <= (uint64_t)INT64_MAX ? (int64_t)x : -(int64_t)(~x) - 1;
-}
+static int64_t as_int64(uint64_t x) { return x <= (uint64_t)INT64_MAX ? (int64_t)x : -(int64_t)(~x) - 1; }
 
 /* The most negative value of integer type t (i1 and unsigned: 0). */
 static int64_t int_min(ElemType t) { return elem_int_lowest(t); }
@@ -387,7 +378,7 @@ static bool nonnegative(const AffineExpr *e) {
 
 static AffineExpr *sym_neg(Arena *a, AffineExpr *x) {
   if (x->kind == AE_CONST)
-    return affine_const(a, sign_extend(0 - (uint64_t)x->value, 64));
+    return affine_const(a, as_int64(0 - (uint64_t)x->value));
   if (x->kind == AE_NEG)
     return x->lhs;
   return affine_binary(a, AE_NEG, x, NULL);
@@ -395,7 +386,7 @@ static AffineExpr *sym_neg(Arena *a, AffineExpr *x) {
 
 static AffineExpr *sym_add(Arena *a, AffineExpr *x, AffineExpr *y) {
   if (x->kind == AE_CONST && y->kind == AE_CONST)
-    return affine_const(a, sign_extend((uint64_t)x->value + (uint64_t)y->value, 64));
+    return affine_const(a, as_int64((uint64_t)x->value + (uint64_t)y->value));
   if (is_const(x, 0))
     return y;
   if (is_const(y, 0))
@@ -407,7 +398,7 @@ static AffineExpr *sym_add(Arena *a, AffineExpr *x, AffineExpr *y) {
 
 static AffineExpr *sym_sub(Arena *a, AffineExpr *x, AffineExpr *y) {
   if (x->kind == AE_CONST && y->kind == AE_CONST)
-    return affine_const(a, sign_extend((uint64_t)x->value - (uint64_t)y->value, 64));
+    return affine_const(a, as_int64((uint64_t)x->value - (uint64_t)y->value));
   if (is_const(y, 0))
     return x;
   if (affine_equal(x, y))
@@ -419,7 +410,7 @@ static AffineExpr *sym_sub(Arena *a, AffineExpr *x, AffineExpr *y) {
 
 static AffineExpr *sym_mul(Arena *a, AffineExpr *x, AffineExpr *y) {
   if (x->kind == AE_CONST && y->kind == AE_CONST)
-    return affine_const(a, sign_extend((uint64_t)x->value * (uint64_t)y->value, 64));
+    return affine_const(a, as_int64((uint64_t)x->value * (uint64_t)y->value));
   if (is_const(x, 0) || is_const(y, 0))
     return affine_const(a, 0);
   if (is_const(x, 1))
@@ -578,10 +569,10 @@ static bool unary_i(GraphOp op, ElemType t, const Params *p, int64_t x, int64_t 
   int64_t b;
   bool u = elem_type_is_unsigned(t);
   switch (op) {
-  case GOP_NEG: *r = sign_extend(0 - (uint64_t)x, 64); return true;
-  case GOP_ABS: *r = x < 0 && !u ? sign_extend(0 - (uint64_t)x, 64) : x; return true;
+  case GOP_NEG: *r = as_int64(0 - (uint64_t)x); return true;
+  case GOP_ABS: *r = x < 0 && !u ? as_int64(0 - (uint64_t)x) : x; return true;
   case GOP_RELU: *r = x < 0 && !u ? 0 : x; return true;
-  case GOP_BITWISE_NOT: *r = t == TY_I1 ? !x : sign_extend(~(uint64_t)x, 64); return true;
+  case GOP_BITWISE_NOT: *r = t == TY_I1 ? !x : as_int64(~(uint64_t)x); return true;
   case GOP_COPY: *r = x; return true;
   case GOP_SIGN: *r = t == TY_I1 ? x : x == 0 ? 0 : u || x > 0 ? 1 : -1; return true;
   case GOP_CLIP: /* bounds as lowering makes them constants of t: saturated */
@@ -606,14 +597,14 @@ static bool unary_i(GraphOp op, ElemType t, const Params *p, int64_t x, int64_t 
 
 static bool binary_i(GraphOp op, ElemType t, int64_t a, int64_t b, int64_t *r) {
   switch (op) {
-  case GOP_ADD: *r = sign_extend((uint64_t)a + (uint64_t)b, 64); return true;
-  case GOP_SUB: *r = sign_extend((uint64_t)a - (uint64_t)b, 64); return true;
-  case GOP_MUL: *r = sign_extend((uint64_t)a * (uint64_t)b, 64); return true;
+  case GOP_ADD: *r = as_int64((uint64_t)a + (uint64_t)b); return true;
+  case GOP_SUB: *r = as_int64((uint64_t)a - (uint64_t)b); return true;
+  case GOP_MUL: *r = as_int64((uint64_t)a * (uint64_t)b); return true;
   case GOP_DIV:
     /* undefined in C: leave it to run time rather than invent a value */
     if (b == 0 || (b == -1 && t != TY_I1 && !elem_type_is_unsigned(t) && a == int_min(t)))
       return false;
-    *r = elem_type_is_unsigned(t) ? sign_extend((uint64_t)a / (uint64_t)b, 64) : a / b;
+    *r = elem_type_is_unsigned(t) ? as_int64((uint64_t)a / (uint64_t)b) : a / b;
     return true;
   case GOP_MOD:
   case GOP_FMOD: {
@@ -621,7 +612,7 @@ static bool binary_i(GraphOp op, ElemType t, int64_t a, int64_t b, int64_t *r) {
     bool u = elem_type_is_unsigned(t);
     if (b == 0 || (b == -1 && t != TY_I1 && !u && a == int_min(t)))
       return false;
-    int64_t m = u ? sign_extend((uint64_t)a % (uint64_t)b, 64) : a % b;
+    int64_t m = u ? as_int64((uint64_t)a % (uint64_t)b) : a % b;
     if (op == GOP_MOD && !u && m != 0 && (m < 0) != (b < 0))
       m += b;
     *r = m;
@@ -630,16 +621,16 @@ static bool binary_i(GraphOp op, ElemType t, int64_t a, int64_t b, int64_t *r) {
   case GOP_MAX: *r = elem_int_less(t, b, a) ? a : b; return true;
   case GOP_MIN: *r = elem_int_less(t, a, b) ? a : b; return true;
   case GOP_EQUAL: *r = a == b; return true;
-  case GOP_BITWISE_AND: *r = sign_extend((uint64_t)a & (uint64_t)b, 64); return true;
-  case GOP_BITWISE_OR: *r = sign_extend((uint64_t)a | (uint64_t)b, 64); return true;
-  case GOP_BITWISE_XOR: *r = sign_extend((uint64_t)a ^ (uint64_t)b, 64); return true;
+  case GOP_BITWISE_AND: *r = as_int64((uint64_t)a & (uint64_t)b); return true;
+  case GOP_BITWISE_OR: *r = as_int64((uint64_t)a | (uint64_t)b); return true;
+  case GOP_BITWISE_XOR: *r = as_int64((uint64_t)a ^ (uint64_t)b); return true;
   case GOP_SHIFT_LEFT:
   case GOP_SHIFT_RIGHT: { /* unsigned types only (build.c): a, b hold the bits */
     uint64_t ua = (uint64_t)a, ub = (uint64_t)b;
     if (ub >= (uint64_t)elem_type_bits(t))
       *r = 0;
     else
-      *r = sign_extend(op == GOP_SHIFT_LEFT ? ua << ub : ua >> ub, 64);
+      *r = as_int64(op == GOP_SHIFT_LEFT ? ua << ub : ua >> ub);
     return true;
   }
   case GOP_LESS: *r = elem_int_less(t, a, b); return true;
@@ -1089,7 +1080,7 @@ static bool fold_reduce_int(Fold *f, const bool *reduced, int64_t per_out) {
     for (int64_t o = 0; o < f->os.count; o++) {
       AffineExpr *q = per_out == 0                   ? NULL
                       : acc[o]->kind != AE_CONST       ? sym_div(a, acc[o], affine_const(a, per_out))
-                      : elem_type_is_unsigned(t) ? affine_const(a, sign_extend((uint64_t)acc[o]->value / (uint64_t)per_out, 64))
+                      : elem_type_is_unsigned(t) ? affine_const(a, as_int64((uint64_t)acc[o]->value / (uint64_t)per_out))
                                                  : affine_const(a, acc[o]->value / per_out);
       if (!q)
         return false;
@@ -1213,7 +1204,7 @@ static bool einsum_eval(Fold *f, const Einsum *e) {
         ip *= (uint64_t)x.i;
       }
       facc += fp;
-      iacc = sign_extend((uint64_t)iacc + ip, 64);
+      iacc = as_int64((uint64_t)iacc + ip);
     }
     if (!write_num(f->out->type, data, o, is_float ? num_f(facc) : num_i(iacc)))
       return false;
