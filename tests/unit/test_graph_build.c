@@ -634,3 +634,43 @@ Test(graph_build, const_rank_extent_and_scalar_count) {
   expect_error(&t, 4, 3, "constant 's' is a scalar: it has one element, not 2");
   unit_free(t.u);
 }
+
+/* graph_add_call's own checks of its outputs (the front-ends refuse these
+ * first: lgen-graph's "value 'y' is defined twice", the .tc grammar's
+ * "expected a tensor name" for a def without outputs), located at the
+ * node and naming it. */
+Test(graph_build, call_outputs_checked) {
+  Unit *u = unit_lowered("def two(A: f32(N)) -> (B: f32(N), C: f32(N)) {\n"
+                         "  B(n) = A(n);\n  C(n) = A(n);\n}");
+  T t = t_new();
+  TRY(t) {
+    t.g->specs = &u->module;
+    int a = IN(t.g, "a", 4);
+    const char *names[2] = {"y", "y"};
+    graph_add_call(t.g, unit_kernel(u, 0), "split", 1, &a, names, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 3, "node 'split' (two): 'y' names two outputs");
+  unit_free(t.u);
+
+  /* the same def with every tensor an input: nothing to write */
+  t = t_new();
+  Kernel k = *unit_kernel(u, 0);
+  TensorParam *tensors = calloc((size_t)k.ntensors, sizeof *tensors);
+  cr_assert_not_null(tensors);
+  for (int i = 0; i < k.ntensors; i++) {
+    tensors[i] = k.tensors[i];
+    tensors[i].is_output = false;
+  }
+  k.tensors = tensors;
+  TRY(t) {
+    t.g->specs = &u->module;
+    int in[3] = {IN(t.g, "a", 4), IN(t.g, "b", 4), IN(t.g, "c", 4)};
+    graph_add_call(t.g, &k, "sink", 3, in, NULL, "/nodes/2");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "node 'sink' (two): 'two' has no outputs");
+  free(tensors);
+  unit_free(t.u);
+  unit_free(u);
+}
