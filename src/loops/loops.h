@@ -187,6 +187,24 @@ bool loops_cap_threads(LoopNode *region, const char *cap);
  * builder marked such nodes thread_slots, and loops_cap_threads caps the
  * enclosing region by the marks. */
 void loops_join_region(Arena *arena, LoopList *list);
+/* A fresh C identifier based on `base` (the builder's name table). */
+typedef const char *(*LoopNamer)(void *ctx, const char *base);
+/* What loops_claim used: counters (the int64_t array's length, 0: none,
+ * then the array is not needed) and whether a nest was claimed. The
+ * caller defines the runtime helpers the claimed code calls: lgen_claim,
+ * lgen_finish and lgen_wait when counters > 0, and lgen_min when nests. */
+typedef struct {
+  int counters;
+  bool nests;
+} LoopClaims;
+/* The claim pass (claim.c), on the ops of a model graph's one parallel
+ * region (`list`, built for barriers: loops_join_region): each worksharing
+ * nest becomes a loop over chunks the threads claim from a counter of the
+ * array `array`, and each `omp single` a block the first thread to claim
+ * it runs; a wait for all the chunks replaces the barrier. Loops inside
+ * loops, with a reduction or simd on the collapsed nest keep their `omp
+ * for`. Names the pass declares come from fresh(ctx, base). */
+LoopClaims loops_claim(Arena *arena, LoopList *list, const char *array, LoopNamer fresh, void *ctx);
 /* The first LN_FOR of the tree (depth first) with a PAR_REGION or
  * PAR_WORKSHARING mark, or NULL. */
 LoopNode *loops_find_parallel(LoopList *list);
