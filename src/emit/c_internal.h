@@ -83,6 +83,7 @@ typedef struct Emitter {
  *   c_consts.c           a graph's constants and pre-packed arrays
  *   c_checks.c           --checks
  *   c_ext.c              a template's call
+ *   c_pack.c             an op's packed tensors' buffers (c_nest.h: shared with c_loops.c only)
  *   c_loops.c            an op under its schedule (templates through c_ext.c)
  *   c_view.c             --abi=view: descriptors, the dense-path test, the strided nest
  *   c_graph.c            a graph's run body
