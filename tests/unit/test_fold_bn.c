@@ -367,3 +367,29 @@ static void compile_note(const char *fuse) {
 Test(fold_bn, print_schedule_note) { compile_note(NULL); }
 
 Test(fold_bn, still_folds_with_fuse_none) { compile_note("none"); }
+
+/* ---- lgen_compile's own option checks (the CLI refuses these names
+ * before they get here; a library caller passes them as it likes) ---- */
+
+static void compile_bad_option(const char *abi, const char *target, const char *want) {
+  lgen_options opt = {0};
+  opt.abi = abi;
+  opt.target = target;
+  lgen_source src = {"t.json", bn_graph, sizeof bn_graph - 1};
+  lgen_output out;
+  int rc = lgen_compile(&src, 1, &opt, &out);
+  cr_assert_eq(rc, LGEN_INPUT_ERROR, "%s", out.diagnostics);
+  cr_assert_eq(out.errors, 1, "%s", out.diagnostics);
+  cr_assert_not_null(strstr(out.diagnostics, want), "want '%s' in:\n%s", want, out.diagnostics);
+  cr_assert_null(out.c_source);
+  lgen_output_free(&out);
+}
+
+Test(fold_bn, library_unknown_abi) { compile_bad_option("strided", NULL, "error: unknown ABI 'strided' (known: dense, view)"); }
+
+Test(fold_bn, library_unknown_target) {
+  char known[256], want[320];
+  lgen_target_names(known, sizeof known);
+  snprintf(want, sizeof want, "error: unknown target 'pdp-11' (known: %s)", known);
+  compile_bad_option(NULL, "pdp-11", want);
+}
