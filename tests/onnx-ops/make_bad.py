@@ -457,3 +457,10 @@ one("argmax_empty_axis.onnx", "node 'n' (ArgMax): the axis 1 of 'e' is empty: th
 one("onehot_depth_huge.onnx",
     "node 'n' (OneHot): the positions 0..depth-1 would have 2199023255552 elements, more than 2^40", "OneHot",
     ["i", "d", "v"], [vi("i", [3], I64)], [ten("d", [], [1 << 41], I64), ten("v", [2], [0, 1])])
+# half_pixel_symmetric's source coordinate depends on the output's extent,
+# so a symbolic dim's taps have no period
+save("resize_symbolic_no_period.onnx",
+     "node 'up' (Resize): dim 2 of 'x' is symbolic (H), and this interpolation's taps do not repeat with a period lgen can use (fix the dim with --dim)",
+     [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", coordinate_transformation_mode="half_pixel_symmetric",
+                  name="up")],
+     [vi("x", [1, 1, "H", 4])], [y], [ten("sc", [4], [1, 1, 0.5, 1])], opset=19)
