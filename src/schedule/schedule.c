@@ -74,7 +74,7 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
   for (int i = 0; i < op->ndims; i++) {
     int d = s->order[i];
     if (d < 0 || d >= op->ndims || seen[d])
-      diag_error(diag, where, "the loop order must name every dim of the op once");
+      diag_error(diag, where, "the loop order of '%s' must name each of its %d dims once", k->name, op->ndims);
     seen[d] = true;
   }
   int unrolled = 0;
@@ -89,7 +89,8 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
           diag_error(diag, where, "tile sizes of '%s' must not grow from one level to the next", dim->name);
     }
     if (s->unroll[d] < 0 || s->unroll[d] > 64)
-      diag_error(diag, where, "unroll factor of '%s' must be between 1 and 64", dim->name);
+      diag_error(diag, where, "unroll factor of '%s' in '%s' must be between 1 and 64, not %lld", dim->name, k->name,
+                 (long long)s->unroll[d]);
     if (s->unroll[d] > 1) {
       if (dim->kind != ITER_PARALLEL)
         diag_error(diag, where, "'%s' is a reduction: only parallel dims can be unrolled and jammed", dim->name);
@@ -157,7 +158,7 @@ void schedule_verify(const Kernel *k, const StructuredOp *op, const Schedule *s,
                  s->library_call, strcmp(s->library_call, "cblas_sgemm") == 0 ? "f32" : "f64");
   }
   if (s->vector_dim >= op->ndims)
-    diag_error(diag, where, "unknown vector dim");
+    diag_error(diag, where, "the vector dim %d of '%s' is not one of its %d dims", s->vector_dim, k->name, op->ndims);
   if (s->partials < 0 || s->partials > 1024)
     diag_error(diag, where, "partials must be between 1 and 1024");
   if (s->partials > 1) {

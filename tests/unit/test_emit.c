@@ -414,3 +414,38 @@ Test(emit, f16_conversions_only_when_used) {
     cr_assert_not_null(strstr(body, "LGEN_F32_TO_F16("), "lgen_f32_to_f16 is defined but unused:\n%s", c);
   free(c);
 }
+
+/* ---- schedule_verify: its backstops behind the schedule file's reader
+ * (which refuses an unknown dim, a repeated order entry or an unroll out
+ * of range at the YAML entry first), each naming the op ---- */
+
+static void verify_fails(void (*spoil)(Schedule *), const char *want) {
+  Unit *u = unit_new("def mm(A: f32(M, K), B: f32(K, N)) -> (C: f32(M, N)) {\n"
+                     "  C(m, n) = std_addf<k>(std_mulf(A(m, k), B(k, n)));\n}");
+  cr_assert_eq(unit_lower(u), UNIT_OK, "%s", unit_diag(u));
+  const Kernel *k = unit_kernel(u, 0);
+  Schedule s;
+  schedule_none(&k->ops[0], &s);
+  if (setjmp(u->on_error) == 0) {
+    schedule_verify(k, &k->ops[0], &s, (Loc){0}, &u->diag);
+    spoil(&s);
+    schedule_verify(k, &k->ops[0], &s, (Loc){0}, &u->diag);
+    cr_assert_fail("no error");
+  }
+  cr_assert_not_null(strstr(unit_diag(u), want), "want '%s' in:\n%s", want, unit_diag(u));
+  unit_free(u);
+}
+
+static void repeat_order(Schedule *s) { s->order[1] = s->order[0]; }
+static void big_unroll(Schedule *s) { s->unroll[2] = 65; }
+static void bad_vector_dim(Schedule *s) { s->vector_dim = 3; }
+
+Test(schedule_verify, loop_order_repeats_a_dim) {
+  verify_fails(repeat_order, "error: the loop order of 'mm' must name each of its 3 dims once");
+}
+Test(schedule_verify, unroll_out_of_range) {
+  verify_fails(big_unroll, "error: unroll factor of 'k' in 'mm' must be between 1 and 64, not 65");
+}
+Test(schedule_verify, vector_dim_out_of_range) {
+  verify_fails(bad_vector_dim, "error: the vector dim 3 of 'mm' is not one of its 3 dims");
+}
