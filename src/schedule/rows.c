@@ -278,6 +278,35 @@ static bool few_rows(AffineExpr *const *extents, int n) {
   return true;
 }
 
+/* Whether the group's rows may be too few at run time while its members
+ * on their own would share out more: every row extent that is not 1 is a
+ * size symbol (a batch is most often 1), and some member's own plan runs
+ * other dims in parallel too (a padded copy's image rows, a pool's patch
+ * rows). Grouped, such a member runs its other dims on the thread that owns
+ * the row: at a batch of 1, ResNet-18's max pool and its padded copy ran on
+ * one of two threads. */
+static bool rows_may_starve(const OpPlan *cand, const Kernel *k, int first, int last, AffineExpr *const *extents,
+                            int rows) {
+  for (int q = 0; q < rows; q++)
+    if (extents[q]->kind == AE_CONST && extents[q]->value != 1)
+      return false;
+  for (int m = first; m <= last; m++) {
+    const OpPlan *p = &cand[m];
+    if (p->from_file)
+      continue;
+    for (int v = 0; v < p->view.op->ndims && v < LG_MAX_DIMS; v++) {
+      if (!p->s.parallel[v] && !p->s.parallel_reg[v])
+        continue;
+      bool row = false;
+      for (int q = 0; q < rows && !row; q++)
+        row = view_dim_of(&p->reshape, k->ops[m].ndims, q) == v;
+      if (!row)
+        return true;
+    }
+  }
+  return false;
+}
+
 /* Whether op writes a tensor named in the keep overrides. */
 static bool writes_kept(const Kernel *k, const StructuredOp *op, const char *const *keep, int nkeep) {
   for (int o = 0; nkeep && o < op_all_operands(op); o++) { /* an op writes only its operands' tensors */
@@ -525,7 +554,7 @@ void plan_row_groups(const Kernel *k, OpPlan *plans, const Target *target, const
     }
     int64_t bytes = j - i < 2 ? 0 : group_bytes(k, i, j - 1);
     if (j - i < 2 || !row_mask(extents, rows) || few_rows(extents, rows) ||
-        (bytes >= 0 && bytes <= target->l2_bytes)) {
+        (bytes >= 0 && bytes <= target->l2_bytes) || rows_may_starve(cand, k, i, j - 1, extents, rows)) {
       i++;
       continue;
     }
