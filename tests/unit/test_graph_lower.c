@@ -467,3 +467,74 @@ Test(graph_lower, sibling_reductions_share_one_pass) {
   cr_assert_eq(nyields, 1);
   cr_assert(!reported);
 }
+
+/* ---- lowering's backstops: checks of what the builder guarantees (an
+ * einsum equation that fits its operands, a call that binds every tensor
+ * of its def). A graph built cleanly is spoiled after the builder, as a
+ * builder bug would leave it; the error names the node. ---- */
+
+/* The einsum node of a fresh graph x[2,3], w[3,4] -> "ij,jk->ik". */
+static GraphNode *einsum_node(G *t) {
+  int in[2] = {input(t, "x", 2, (int64_t[]){2, 3}), input(t, "w", 2, (int64_t[]){3, 4})};
+  GraphAttr eq = {.name = "equation", .kind = GA_STRING, .s = "ij,jk->ik"};
+  int y = graph_add_node(t->g, GOP_EINSUM, "mix", 2, in, 1, &eq, NULL, "", NULL);
+  graph_add_output(t->g, y, "");
+  return GRAPH_NODE(t->g, GRAPH_VALUE(t->g, y)->producer);
+}
+
+static void expect_lower_error(G *t, const char *want) {
+  if (setjmp(t->on_error) == 0) {
+    graph_lower(t->g, NULL, t->arena, &t->diag);
+    cr_assert_fail("no error");
+  }
+  cr_assert_not_null(strstr(sb_cstr(&t->diag.out), want), "want '%s' in:\n%s", want, sb_cstr(&t->diag.out));
+}
+
+Test(graph_lower, einsum_equation_backstops) {
+  static const struct {
+    const char *eq, *want;
+  } cases[] = {
+      {"ij,jk->ii", "node 'mix' (einsum): einsum output term does not match the result (a letter repeated, or a wrong count)"},
+      {"i,jk->ik", "node 'mix' (einsum): einsum term shorter than its input's rank"},
+      {"ij,jk,kl->ik", "node 'mix' (einsum): einsum equation has more terms than inputs"},
+      {"ijk,jk->ik", "node 'mix' (einsum): einsum term longer than its input's rank"},
+      {"ij,j->ik", "node 'mix' (einsum): einsum equation does not match its inputs"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    G *t = g_new();
+    GraphNode *n = NULL;
+    if (setjmp(t->on_error) == 0)
+      n = einsum_node(t);
+    cr_assert_not_null(n, "%s", sb_cstr(&t->diag.out));
+    for (int a = 0; a < n->nattrs; a++)
+      if (strcmp(n->attrs[a].name, "equation") == 0)
+        n->attrs[a].s = cases[c].eq;
+    expect_lower_error(t, cases[c].want);
+    g_free(t);
+  }
+}
+
+Test(graph_lower, call_binding_backstops) {
+  Unit *u = unit_lowered("def two(A: f32(N), B: f32(N)) -> (C: f32(N), D: f32(N)) {\n"
+                         "  C(n) = std_addf(A(n), B(n));\n  D(n) = std_mulf(A(n), B(n));\n}");
+  for (int spoil = 0; spoil < 2; spoil++) {
+    G *t = g_new();
+    t->g->specs = &u->module;
+    GraphNode *n = NULL;
+    if (setjmp(t->on_error) == 0) {
+      int in[2] = {input(t, "a", 1, (int64_t[]){5}), input(t, "b", 1, (int64_t[]){5})};
+      int y = graph_add_call(t->g, unit_kernel(u, 0), "both", 2, in, NULL, "");
+      graph_add_output(t->g, y, "");
+      n = GRAPH_NODE(t->g, GRAPH_VALUE(t->g, y)->producer);
+    }
+    cr_assert_not_null(n, "%s", sb_cstr(&t->diag.out));
+    if (spoil == 0)
+      n->ninputs = 1;
+    else
+      n->noutputs = 1; /* its first output still runs */
+    expect_lower_error(t, spoil == 0 ? "node 'both' (two): the def has more inputs than the node"
+                                     : "node 'both' (two): the def has more outputs than the node");
+    g_free(t);
+  }
+  unit_free(u);
+}
