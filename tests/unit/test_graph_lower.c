@@ -538,3 +538,33 @@ Test(graph_lower, call_binding_backstops) {
   }
   unit_free(u);
 }
+
+/* Element types the builder checks (ops.md: exp of floats, bitwise ops of
+ * integers, ...), spoiled after it: lowering refuses the op at the node. */
+Test(graph_lower, element_type_backstops) {
+  static const struct {
+    GraphOp op;
+    int nin;
+    ElemType built, spoiled;
+    const char *want;
+  } cases[] = {
+      {GOP_EXP, 1, TY_F32, TY_I32, "node 'op' (exp): this op takes floating-point inputs"},
+      {GOP_BITWISE_NOT, 1, TY_I32, TY_F32, "node 'op' (bitwise_not): this op cannot be lowered yet"},
+      {GOP_BITWISE_AND, 2, TY_I32, TY_F32, "node 'op' (bitwise_and): this op takes integer inputs"},
+      {GOP_POW, 2, TY_F32, TY_I32, "node 'op' (pow): this op takes floating-point inputs"},
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    G *t = g_new();
+    int in[2] = {-1, -1};
+    if (setjmp(t->on_error) == 0) {
+      for (int i = 0; i < cases[c].nin; i++)
+        in[i] = graph_add_input(t->g, i ? "b" : "a", cases[c].built, 1, shape_of(t, 1, (int64_t[]){3}), "");
+      graph_add_output(t->g, graph_add_node(t->g, cases[c].op, "op", cases[c].nin, in, 0, NULL, NULL, "", NULL), "");
+    }
+    cr_assert(in[0] >= 0, "%s", sb_cstr(&t->diag.out));
+    for (int i = 0; i < cases[c].nin; i++)
+      GRAPH_VALUE(t->g, in[i])->type = cases[c].spoiled;
+    expect_lower_error(t, cases[c].want);
+    g_free(t);
+  }
+}
