@@ -568,3 +568,35 @@ Test(graph_lower, element_type_backstops) {
     g_free(t);
   }
 }
+
+/* A def size that none of the call's tensors has (the builder binds every
+ * size at graph_add_call; a def with one more, unused, is how a bug
+ * between the two would look). */
+Test(graph_lower, call_size_backstop) {
+  Unit *u = unit_lowered("def two(A: f32(N), B: f32(N)) -> (C: f32(N), D: f32(N)) {\n"
+                         "  C(n) = std_addf(A(n), B(n));\n  D(n) = std_mulf(A(n), B(n));\n}");
+  G *t = g_new();
+  t->g->specs = &u->module;
+  GraphNode *n = NULL;
+  if (setjmp(t->on_error) == 0) {
+    int in[2] = {input(t, "a", 1, (int64_t[]){5}), input(t, "b", 1, (int64_t[]){5})};
+    int y = graph_add_call(t->g, unit_kernel(u, 0), "both", 2, in, NULL, "");
+    graph_add_output(t->g, y, "");
+    n = GRAPH_NODE(t->g, GRAPH_VALUE(t->g, y)->producer);
+  }
+  cr_assert_not_null(n, "%s", sb_cstr(&t->diag.out));
+  Kernel def = *n->def;
+  SizeSym *sizes = calloc((size_t)def.nsizes + 1, sizeof *sizes);
+  cr_assert_not_null(sizes);
+  for (int s = 0; s < def.nsizes; s++)
+    sizes[s] = def.sizes[s];
+  sizes[def.nsizes] = sizes[0];
+  sizes[def.nsizes].name = "Z";
+  def.sizes = sizes;
+  def.nsizes++;
+  n->def = &def;
+  expect_lower_error(t, "node 'both' (two): cannot bind size 'Z' of 'two' from the shapes of its tensors");
+  free(sizes);
+  g_free(t);
+  unit_free(u);
+}
