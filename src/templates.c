@@ -28,7 +28,7 @@ static char *read_text(const char *path, Arena *arena, Diag *diag) {
   if (!f && errno == ENOENT)
     return NULL;
   if (!f)
-    diag_io_error(diag, "%s: %s", path, strerror(errno));
+    diag_io_error(diag, "cannot read the template file '%s': %s", path, strerror(errno));
   StrBuf sb = {0};
   char buf[4096];
   size_t n;
@@ -39,7 +39,7 @@ static char *read_text(const char *path, Arena *arena, Diag *diag) {
   fclose(f);
   if (bad) {
     sb_free(&sb);
-    diag_io_error(diag, "%s: %s", path, strerror(EIO));
+    diag_io_error(diag, "cannot read the template file '%s': %s", path, strerror(EIO));
   }
   char *text = arena_strdup(arena, sb_cstr(&sb));
   sb_free(&sb);
