@@ -1,6 +1,8 @@
 /* test_graph_build.c - the graph builder (src/graph/build/build.c, expand.c):
  * shape and type inference by ops.md, attribute normalisation, and located
  * errors for graphs that do not fit. */
+#include <math.h>
+
 #include "graph/graph.h"
 #include "unit.h"
 
@@ -673,4 +675,93 @@ Test(graph_build, call_outputs_checked) {
   free(tensors);
   unit_free(t.u);
   unit_free(u);
+}
+
+/* --input-value: each element read as the input's type, in range or
+ * refused (a usage error naming the option, the element, the input and
+ * its type); one value fills every element. The accepted ones are checked
+ * element by element. */
+Test(graph_build, input_values_by_type) {
+  static const struct {
+    ElemType type;
+    const char *text;
+    int64_t want_i[2];
+    double want_f[2];
+  } good[] = {
+      {TY_U8, "0,255", {0, 255}, {0}},
+      {TY_U16, "65535,7", {65535, 7}, {0}},
+      {TY_U64, "18446744073709551615,1", {-1, 1}, {0}}, /* the bits of 2^64 - 1 */
+      {TY_I8, "-128,127", {-128, 127}, {0}},
+      {TY_I16, "-32768,5", {-32768, 5}, {0}},
+      {TY_I32, "-2147483648,2147483647", {INT32_MIN, INT32_MAX}, {0}},
+      {TY_I64, "-9223372036854775808,9", {INT64_MIN, 9}, {0}},
+      {TY_I1, "1,0", {1, 0}, {0}},
+      {TY_I8, "-3", {-3, -3}, {0}}, /* one value fills the input */
+      {TY_F32, "1.5,-3.4e38", {0}, {1.5, (float)-3.4e38}},
+      {TY_F32, "0.1,inf", {0}, {(float)0.1, INFINITY}},
+      {TY_F64, "0.1,-1e300", {0}, {0.1, -1e300}},
+  };
+  for (size_t c = 0; c < sizeof good / sizeof *good; c++) {
+    T t = t_new();
+    char arg[80];
+    snprintf(arg, sizeof arg, "x=%s", good[c].text);
+    GraphDimOverride o = {.arg = arg, .name = "x", .text = good[c].text};
+    GraphLoadOptions opts = {.dims = &o, .ndims = 1};
+    graph_apply_options(t.g, &opts);
+    int x = -1;
+    TRY(t) { x = graph_add_input(t.g, "x", good[c].type, 1, (AffineExpr *[]){cst(t.g, 2)}, "/nodes/0"); }
+    else OK_OR_FAIL(t);
+    const GraphValue *v = GRAPH_VALUE(t.g, x);
+    cr_assert_eq(v->kind, GV_CONST, "%s", good[c].text);
+    cr_assert(o.used);
+    for (int i = 0; i < 2; i++)
+      if (good[c].type == TY_U64) /* graph_const_i saturates; the bits are the value */
+        cr_assert_eq(((const uint64_t *)v->data)[i], (uint64_t)good[c].want_i[i], "%s: element %d", good[c].text, i);
+      else if (elem_type_is_float(good[c].type))
+        cr_assert(graph_const_f(v, i) == good[c].want_f[i], "%s: element %d is %.17g", good[c].text, i,
+                  graph_const_f(v, i));
+      else
+        cr_assert_eq(graph_const_i(v, i), good[c].want_i[i], "%s: element %d is %lld", good[c].text, i,
+                     (long long)graph_const_i(v, i));
+    unit_free(t.u);
+  }
+  static const struct {
+    ElemType type;
+    const char *text, *bad;
+  } bad[] = {
+      {TY_U8, "1,256", "256"},
+      {TY_U8, "-1,1", "-1"},
+      {TY_U16, "65536,1", "65536"},
+      {TY_U64, "18446744073709551616,1", "18446744073709551616"},
+      {TY_U32, "1,2x", "2x"},
+      {TY_I8, "-129,0", "-129"},
+      {TY_I8, "0,128", "128"},
+      {TY_I1, "2,0", "2"},
+      {TY_I64, "9223372036854775808,0", "9223372036854775808"},
+      {TY_I32, "1.5,2", "1.5"},
+      {TY_F32, "3.5e38,1", "3.5e38"}, /* rounds to infinity */
+      {TY_F64, "1e400,1", "1e400"},
+      {TY_F64, "1,one", "one"},
+      {TY_F32, "1,,2", ""},
+      {TY_F32, "0.00000000000000000000000000000000000000000000000000000000000000000001,1",
+       "0.00000000000000000000000000000000000000000000000000000000000000000001"}, /* 64 characters and more */
+      {TY_F16, "1,2", "1"}, /* f16 values: not yet */
+  };
+  for (size_t c = 0; c < sizeof bad / sizeof *bad; c++) {
+    T t = t_new();
+    char arg[160], want[300];
+    snprintf(arg, sizeof arg, "x=%s", bad[c].text);
+    GraphDimOverride o = {.arg = arg, .name = "x", .text = bad[c].text};
+    GraphLoadOptions opts = {.dims = &o, .ndims = 1};
+    graph_apply_options(t.g, &opts);
+    int64_t n = strcmp(bad[c].text, "1,,2") == 0 ? 3 : 2;
+    TRY(t) {
+      graph_add_input(t.g, "x", bad[c].type, 1, (AffineExpr *[]){cst(t.g, n)}, "/nodes/0");
+      MUST_FAIL(t);
+    }
+    snprintf(want, sizeof want, "--input-value '%s': '%s' is not a value of input 'x' (%s)", arg, bad[c].bad,
+             elem_type_name(bad[c].type));
+    cr_assert_not_null(strstr(unit_diag(t.u), want), "want '%s' in:\n%s", want, unit_diag(t.u));
+    unit_free(t.u);
+  }
 }
