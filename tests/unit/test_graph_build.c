@@ -765,3 +765,77 @@ Test(graph_build, input_values_by_type) {
     unit_free(t.u);
   }
 }
+
+/* --input-shape and --dim as graph_input_shape applies them: a whole
+ * shape for one input (its rank and its static dims must agree with the
+ * model's; a 0 or symbolic dim takes the given extent), a --dim fixing a
+ * symbol, symbols left alone otherwise. */
+Test(graph_build, input_shape_and_dim_overrides) {
+  GraphDimOverride o[3] = {
+      {.arg = "x=2,3,5", .name = "x", .rank = 3, .values = {2, 3, 5}, .is_shape = true},
+      {.arg = "N=7", .name = "N", .rank = 0, .values = {7}},
+      {.arg = "v=1,2,3", .name = "v", .text = "1,2,3"},
+  };
+  GraphLoadOptions opts = {.dims = o, .ndims = 3};
+  T t = t_new();
+  graph_apply_options(t.g, &opts);
+  TRY(t) {
+    /* x: [B, 3, 0] in the model (B symbolic, 0 unknown) */
+    AffineExpr **xs = graph_input_shape(t.g, "x", 3, (int64_t[]){0, 3, 0}, (const char *[]){"B", NULL, NULL});
+    expect_shape(t.g, graph_add_input(t.g, "x", TY_F32, 3, xs, ""), "[2, 3, 5]");
+    /* y: [N, M, 4]: N fixed by --dim, M left symbolic */
+    AffineExpr **ys = graph_input_shape(t.g, "y", 3, (int64_t[]){0, 0, 4}, (const char *[]){"N", "M", NULL});
+    expect_shape(t.g, graph_add_input(t.g, "y", TY_F32, 3, ys, ""), "[7, M, 4]");
+  }
+  else OK_OR_FAIL(t);
+  cr_assert(o[0].used && o[1].used && !o[2].used);
+  unit_free(t.u);
+
+  /* the wrong rank, and a static dim the model gives otherwise */
+  static const struct {
+    int rank;
+    int64_t dims[3];
+    const char *want;
+  } bad[] = {
+      {2, {0, 3}, "--input-shape 'x=2,3,5': input 'x' has rank 2, not 3"},
+      {3, {2, 4, 5}, "--input-shape 'x=2,3,5': dim 1 of input 'x' is 4 in the model, not 3"},
+  };
+  for (int c = 0; c < 2; c++) {
+    t = t_new();
+    o[0].used = false;
+    graph_apply_options(t.g, &opts);
+    TRY(t) {
+      graph_input_shape(t.g, "x", bad[c].rank, bad[c].dims, (const char *[]){NULL, NULL, NULL});
+      MUST_FAIL(t);
+    }
+    cr_assert_not_null(strstr(unit_diag(t.u), bad[c].want), "want '%s' in:\n%s", bad[c].want, unit_diag(t.u));
+    unit_free(t.u);
+  }
+}
+
+/* A call's result shapes are the def's shape expressions over the sizes
+ * the inputs bind (N = 5 here): N * 2, N - 1, N + N. */
+Test(graph_build, call_result_shape_expressions) {
+  Unit *u = unit_lowered("def grow(A: f32(N)) -> (B: f32(2 * N), C: f32(N - 1), D: f32(N + N)) {\n"
+                         "  B(i) = A(i floordiv 2);\n  C(i) = A(i + 1);\n  D(i) = A(i floordiv 2);\n}");
+  T t = t_new();
+  TRY(t) {
+    t.g->specs = &u->module;
+    int a = IN(t.g, "a", 5);
+    const char *names[3] = {"b", "c", "d"};
+    graph_add_call(t.g, unit_kernel(u, 0), "g", 1, &a, names, NULL);
+    expect_shape(t.g, graph_find(t.g, "b"), "[10]");
+    expect_shape(t.g, graph_find(t.g, "c"), "[4]");
+    expect_shape(t.g, graph_find(t.g, "d"), "[10]");
+    /* symbolic: the expressions, simplified as the builder does */
+    int s = IN(t.g, "s", -1);
+    const char *snames[3] = {"sb", "sc", "sd"};
+    graph_add_call(t.g, unit_kernel(u, 0), "h", 1, &s, snames, NULL);
+    expect_shape(t.g, graph_find(t.g, "sb"), "[N * 2]");
+    expect_shape(t.g, graph_find(t.g, "sc"), "[N - 1]");
+    expect_shape(t.g, graph_find(t.g, "sd"), "[N * 2]"); /* N + N, simplified */
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+  unit_free(u);
+}
