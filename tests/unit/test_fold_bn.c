@@ -385,7 +385,9 @@ static void compile_bad_option(const char *abi, const char *target, const char *
   lgen_output_free(&out);
 }
 
-Test(fold_bn, library_unknown_abi) { compile_bad_option("strided", NULL, "error: unknown ABI 'strided' (known: dense, view)"); }
+Test(fold_bn, library_unknown_abi) {
+  compile_bad_option("strided", NULL, "error: unknown ABI 'strided' (known: dense, view)");
+}
 
 Test(fold_bn, library_unknown_target) {
   char known[256], want[320];

@@ -839,3 +839,62 @@ Test(graph_build, call_result_shape_expressions) {
   unit_free(t.u);
   unit_free(u);
 }
+
+/* Dim arithmetic as the builder simplifies it (graph_dim_arith), and dim
+ * equality through floordiv and mod (graph_dims_equal). */
+static char *expr_text(Graph *g, const AffineExpr *e) {
+  AffineNames names = {no_name, sym_name, NULL, g, false};
+  StrBuf sb = {0};
+  affine_print(&sb, e, &names);
+  char *s = strdup(sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
+static void expect_expr(Graph *g, const AffineExpr *e, const char *want) {
+  char *s = expr_text(g, e);
+  cr_assert_str_eq(s, want);
+  free(s);
+}
+
+Test(graph_build, dim_arithmetic_and_equality) {
+  T t = t_new();
+  Graph *g = t.g;
+  TRY(t) {
+    AffineExpr *n = sym(g, "N");
+    expect_expr(g, graph_dim_arith(g, AE_FLOORDIV, graph_dim_arith(g, AE_FLOORDIV, n, cst(g, 2)), cst(g, 3)),
+                "N floordiv 6");
+    expect_expr(g, graph_dim_arith(g, AE_CEILDIV, graph_dim_arith(g, AE_CEILDIV, n, cst(g, 2)), cst(g, 2)),
+                "N ceildiv 4");
+    /* ((N floordiv 2) - 1) floordiv 2 = (N - 2) floordiv 4 */
+    AffineExpr *h = graph_dim_arith(g, AE_SUB, graph_dim_arith(g, AE_FLOORDIV, n, cst(g, 2)), cst(g, 1));
+    expect_expr(g, graph_dim_arith(g, AE_FLOORDIV, h, cst(g, 2)), "(N - 2) floordiv 4");
+    expect_expr(g, graph_dim_arith(g, AE_FLOORDIV, n, cst(g, 1)), "N");
+    expect_expr(g, graph_dim_arith(g, AE_MOD, n, cst(g, 3)), "N mod 3");
+    /* numbers: floor and ceiling division, and mod taking the divisor's sign */
+    static const struct {
+      AffineKind kind;
+      int64_t a, b, want;
+    } nums[] = {
+        {AE_FLOORDIV, 7, 2, 3},  {AE_FLOORDIV, -7, 2, -4}, {AE_FLOORDIV, 7, -2, -4}, {AE_CEILDIV, 7, 2, 4},
+        {AE_CEILDIV, -7, 2, -3}, {AE_CEILDIV, 8, 2, 4},    {AE_MOD, 7, 3, 1},        {AE_MOD, -7, 3, 2},
+    };
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++) {
+      int64_t v;
+      cr_assert(graph_dim_value(graph_dim_arith(g, nums[i].kind, cst(g, nums[i].a), cst(g, nums[i].b)), &v));
+      cr_assert_eq(v, nums[i].want, "case %zu: %lld", i, (long long)v);
+    }
+    /* equal as expressions although built apart: (N + 1 - 1) floordiv 2 */
+    AffineExpr *n11 = graph_dim_arith(g, AE_SUB, affine_binary(g->arena, AE_ADD, n, cst(g, 1)), cst(g, 1));
+    AffineExpr *q1 = affine_binary(g->arena, AE_FLOORDIV, n11, cst(g, 2));
+    AffineExpr *q2 = affine_binary(g->arena, AE_FLOORDIV, n, cst(g, 2));
+    cr_assert(graph_dims_equal(g->arena, q1, q2));
+    cr_assert(graph_dims_equal(g->arena, affine_binary(g->arena, AE_MOD, n11, cst(g, 2)),
+                               affine_binary(g->arena, AE_MOD, n, cst(g, 2))));
+    cr_assert(!graph_dims_equal(g->arena, q2, affine_binary(g->arena, AE_FLOORDIV, n, cst(g, 3))));
+    cr_assert(!graph_dims_equal(g->arena, q2, affine_binary(g->arena, AE_MOD, n, cst(g, 2))));
+    cr_assert(!graph_dims_equal(g->arena, q2, NULL));
+  }
+  else OK_OR_FAIL(t);
+  unit_free(t.u);
+}
