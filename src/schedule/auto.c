@@ -459,13 +459,30 @@ static int64_t index_step(const AffineExpr *e, int d) {
  * Without this, such an op fell to the plain schedule, whose innermost loop
  * is a kernel-width reduction of 3 or 5: vectorised along that, it barely
  * ran vector code at all. -1 if there is no such dim. */
+/* The dim d where e is d plus something constant along every dim (`d`,
+ * `d + 64`: a slice of a concatenation); -1 if none. */
+static int offset_dim(const StructuredOp *op, const AffineExpr *e) {
+  int n = -1;
+  for (int d = 0; d < op->ndims; d++) {
+    int64_t step = index_step(e, d);
+    if (step == 0)
+      continue;
+    if (step != 1 || n >= 0)
+      return -1;
+    n = d;
+  }
+  return n;
+}
+
 static int window_vector_dim(const Kernel *k, const StructuredOp *op) {
   const Operand *out = &op->operands[op->yields[0].operand];
   int rank = k->tensors[out->tensor].rank;
-  if (rank == 0 || out->map[rank - 1]->kind != AE_DIM)
+  if (rank == 0)
     return -1;
-  int n = out->map[rank - 1]->index;
-  if (op->dims[n].kind != ITER_PARALLEL)
+  /* the output's innermost index may be offset: a concatenation's second
+   * part writes y[..., c + 64], still unit stride along c */
+  int n = offset_dim(op, out->map[rank - 1]);
+  if (n < 0 || op->dims[n].kind != ITER_PARALLEL)
     return -1;
   bool read = false;
   for (int o = 0; o < op->noperands; o++) {

@@ -407,8 +407,34 @@ def g_convnet(seed):
     return g
 
 
+def g_fire(seed):
+    """SqueezeNet's fire module and DenseNet's concatenation at odd sizes:
+    a 1 x 1 squeeze conv with bias and ReLU (its pixels collapse into one
+    GEMM dim with the bias as init and the ReLU as epilogue), 1 x 1 and 3 x 3
+    expand convs, each ReLU'd into its channel slice of a concat (the second
+    slice's store is offset by the first's channels: y[..., c + 10]), then
+    a dense block's step: that concat concatenated again with a 1 x 1 conv
+    of it, and a 1 x 1 conv without bias on the result."""
+    g = G("fire%d" % seed, np.random.default_rng(seed))
+    x = g.input([1, 7, 11, 13])
+
+    def conv(v, f, c, k, pad=0, bias=True):
+        ins = [v, g.const([f, c, k, k], 0.3)] + ([g.const([f], 0.3)] if bias else [])
+        return g.op("conv", ins, lambda a, w, b=None: conv_ref(a, w, b, 1, pad),
+                    padding=[[pad, pad], [pad, pad]], strides=[1, 1])
+
+    s = g.op("relu", [conv(x, 5, 7, 1)], UNARY["relu"])                           # squeeze: 5 x 11 x 13
+    e1 = g.op("relu", [conv(s, 10, 5, 1)], UNARY["relu"])
+    e3 = g.op("relu", [conv(s, 9, 5, 3, pad=1)], UNARY["relu"])
+    cat = g.op("concat", [e1, e3], lambda a, b: np.concatenate([a, b], axis=1), axis=1)  # 19 channels
+    d = conv(cat, 3, 19, 1, bias=False)
+    cat2 = g.op("concat", [cat, d], lambda a, b: np.concatenate([a, b], axis=1), axis=1)  # 22 channels
+    g.output(conv(cat2, 6, 22, 1))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet]
+                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet, g_fire]
 
 
 # ---------------------------------------------------------------------------
