@@ -365,7 +365,16 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
   }
   if (outer && s->tile[0][first])
     s->parallel[first] = true; /* collapses with the outer dims */
-  if (!outer && matmul_like)
+  /* With few tiles of a static N (a 1 x 1 conv's output channels, its
+   * pixels collapsed into M: 16 channels of 55 x 55) and many more register
+   * tiles of a static M, the threads share out M's register tiles instead:
+   * N's one or two tiles left a thread idle. */
+  int64_t N = const_extent(op, n), M = const_extent(op, m);
+  int64_t ntiles = N > 0 ? (N + s->tile[0][n] - 1) / (s->tile[0][n] ? s->tile[0][n] : N) : -1;
+  bool m_threads = matmul_like && ntiles > 0 && ntiles < 2 * t->threads && M > 0 && M / mr >= 4 * t->threads * ntiles;
+  if (!outer && m_threads)
+    s->parallel_reg[m] = true;
+  else if (!outer && matmul_like)
     s->parallel[n] = true;
   else if (!outer)
     s->parallel_reg[n] = true;

@@ -24,9 +24,8 @@ bool reshape_is_identity(const Reshape *r, int ndims) {
 static bool is_const(const AffineExpr *e, int64_t v) { return e->kind == AE_CONST && e->value == v; }
 
 /* An op with a fused init or epilogue folds its unit dims together with
- * theirs (fold_attached), but is never collapsed: that would need their
- * maps to allow the same merge (left for later). */
-static const char *const epilogue_problem = "the op has a fused init or epilogue, whose dims cannot be merged with it";
+ * theirs (fold_attached), and collapses a chain only where each of them can
+ * collapse the same chain (attached_pair_problem). */
 
 const char *reshape_fold_problem(const StructuredOp *op, int d) {
   if (!is_const(op->dims[d].extent, 1))
@@ -48,10 +47,18 @@ static AffineExpr *rename_dims(Arena *a, AffineExpr *e, const int *dim_map) {
     return e;
   if (e->kind == AE_DIM)
     return dim_map[e->index] < 0 ? affine_const(a, 0) : affine_leaf(a, AE_DIM, dim_map[e->index], 0);
+  AffineExpr *lhs = e->lhs ? rename_dims(a, e->lhs, dim_map) : NULL;
+  AffineExpr *rhs = e->rhs ? rename_dims(a, e->rhs, dim_map) : NULL;
+  /* a folded window dim leaves `o0 + 0` (a 1 x 1 conv's input): the bare
+   * dim, which can then collapse with its neighbours */
+  if ((e->kind == AE_ADD || e->kind == AE_SUB) && is_const(rhs, 0))
+    return lhs;
+  if (e->kind == AE_ADD && is_const(lhs, 0))
+    return rhs;
   AffineExpr *c = arena_alloc(a, sizeof *c);
   *c = *e;
-  c->lhs = e->lhs ? rename_dims(a, e->lhs, dim_map) : NULL;
-  c->rhs = e->rhs ? rename_dims(a, e->rhs, dim_map) : NULL;
+  c->lhs = lhs;
+  c->rhs = rhs;
   return c;
 }
 
@@ -368,6 +375,98 @@ static OpView collapse_dims(const Kernel *k, const StructuredOp *op, const int *
   return (OpView){vk, vop};
 }
 
+/* The new index of each dim once the chains in next[] merge (a chain's
+ * members take their head's). */
+static void collapsed_index(const int *next, int ndims, int *index) {
+  bool member[LG_MAX_DIMS] = {false};
+  for (int d = 0; d < ndims; d++)
+    if (next[d] >= 0)
+      member[next[d]] = true;
+  int n = 0;
+  for (int d = 0; d < ndims; d++)
+    if (!member[d]) {
+      for (int x = d; x >= 0; x = next[x])
+        index[x] = n;
+      n++;
+    }
+}
+
+/* The dim of attached op E (dims: E's dim j is the op's dims[j]) that is
+ * the op's dim d, or -1. */
+static int attached_dim(const StructuredOp *E, const int *dims, int d) {
+  for (int j = 0; j < E->ndims; j++)
+    if (dims[j] == d)
+      return j;
+  return -1;
+}
+
+/* NULL if dims a and b of op (folded, with its folded init and epilogue)
+ * can merge in its init and epilogue too: each runs over both, and they
+ * merge there by pair_problem's rules. */
+static const char *attached_pair_problem(const Kernel *k, const StructuredOp *op, int a, int b, Arena *arena) {
+  const StructuredOp *parts[2] = {op->init, op->epilogue};
+  const int *dims[2] = {op->init_dims, op->epilogue_dims};
+  for (int p = 0; p < 2; p++) {
+    if (!parts[p])
+      continue;
+    int ja = attached_dim(parts[p], dims[p], a), jb = attached_dim(parts[p], dims[p], b);
+    if (ja < 0 || jb < 0)
+      return arena_printf(arena, "the op's fused %s does not run over '%s' and '%s'", p ? "epilogue" : "init",
+                          op->dims[a].name, op->dims[b].name);
+    const char *problem = pair_problem(k, parts[p], ja, jb, arena);
+    if (problem)
+      return problem;
+  }
+  return NULL;
+}
+
+/* collapse_dims of an op with an init or epilogue (all three folded; the
+ * chains legal for all, attached_pair_problem): each attached op merges the
+ * same chains in its own dims, and its tensors that the op does not touch
+ * take its view. */
+static OpView collapse_with_attached(const Kernel *k, const StructuredOp *op, const int *next, Arena *a) {
+  OpView v = collapse_dims(k, op, next, a);
+  if (!op->init && !op->epilogue)
+    return v;
+  Kernel *vk = (Kernel *)v.k; /* collapse_dims's own copies */
+  StructuredOp *vop = (StructuredOp *)v.op;
+  int op_index[LG_MAX_DIMS];
+  collapsed_index(next, op->ndims, op_index);
+  for (int p = 0; p < 2; p++) {
+    const StructuredOp *E = p ? op->epilogue : op->init;
+    const int *dims = p ? op->epilogue_dims : op->init_dims;
+    if (!E)
+      continue;
+    int e_next[LG_MAX_DIMS], e_index[LG_MAX_DIMS];
+    for (int j = 0; j < E->ndims; j++)
+      e_next[j] = dims[j] >= 0 && next[dims[j]] >= 0 ? attached_dim(E, dims, next[dims[j]]) : -1;
+    OpView ve = collapse_dims(k, E, e_next, a);
+    collapsed_index(e_next, E->ndims, e_index);
+    int *new_dims = arena_alloc(a, sizeof(int) * (size_t)(ve.op->ndims + 1));
+    for (int j = 0; j < E->ndims; j++)
+      new_dims[e_index[j]] = dims[j] < 0 ? -1 : op_index[dims[j]];
+    for (int t = 0; t < k->ntensors; t++) {
+      bool in_op = false, in_e = false;
+      for (int o = 0; o < op->noperands; o++)
+        in_op |= op->operands[o].tensor == t;
+      for (int o = 0; o < E->noperands; o++)
+        in_e |= E->operands[o].tensor == t;
+      if (in_e && !in_op)
+        vk->tensors[t] = ve.k->tensors[t];
+    }
+    if (p) {
+      vop->epilogue = ve.op;
+      vop->epilogue_dims = new_dims;
+    } else {
+      vop->init = ve.op;
+      vop->init_dims = new_dims;
+    }
+  }
+  return v;
+}
+
+static OpView fold_with_attached(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a, int *dim_map);
+
 /* ---- the public steps ---- */
 
 void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *arena) {
@@ -377,10 +476,11 @@ void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *ar
   reshape_identity(r);
   for (int d = 0; d < op->ndims; d++)
     r->fold[d] = reshape_fold_problem(op, d) == NULL;
-  if (op->epilogue || op->init)
-    return;
+  bool attached = op->epilogue || op->init;
   int dim_map[LG_MAX_DIMS], original[LG_MAX_DIMS];
-  OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
+  OpView v = attached ? fold_with_attached(k, op, r->fold, arena, dim_map) : fold_unit_dims(k, op, r->fold, arena, dim_map);
+  if (attached && v.op == op)
+    return; /* the attached ops do not fold with it: nothing collapses either */
   for (int d = 0; d < op->ndims; d++)
     if (dim_map[d] >= 0)
       original[dim_map[d]] = d;
@@ -397,7 +497,8 @@ void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *ar
       bool cycle = false; /* cannot happen for legal pairs; cheap to rule out */
       for (int d = y->index; d >= 0 && !cycle; d = next[d])
         cycle = d == x->index;
-      if (cycle || pair_problem(v.k, v.op, x->index, y->index, arena))
+      if (cycle || pair_problem(v.k, v.op, x->index, y->index, arena) ||
+          (attached && attached_pair_problem(v.k, v.op, x->index, y->index, arena)))
         continue;
       next[x->index] = y->index;
       prev[y->index] = x->index;
@@ -410,14 +511,19 @@ void reshape_auto(const Kernel *k, const StructuredOp *op, Reshape *r, Arena *ar
 
 const char *reshape_collapse_problem(const Kernel *k, const StructuredOp *op, const Reshape *r, int a, int b,
                                      Arena *arena) {
-  if (op->epilogue || op->init)
-    return epilogue_problem;
   if (r->fold[a] || r->fold[b])
     return arena_printf(arena, "'%s' is folded away and cannot be merged", op->dims[r->fold[a] ? a : b].name);
   OpView own = localize(k, op, arena);
   k = own.k;
   op = own.op;
   int dim_map[LG_MAX_DIMS];
+  if (op->epilogue || op->init) {
+    OpView v = fold_with_attached(k, op, r->fold, arena, dim_map);
+    if (v.op == op)
+      return "the op's fused init or epilogue does not fold with it";
+    const char *problem = pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
+    return problem ? problem : attached_pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
+  }
   OpView v = fold_unit_dims(k, op, r->fold, arena, dim_map);
   return pair_problem(v.k, v.op, dim_map[a], dim_map[b], arena);
 }
@@ -461,8 +567,7 @@ static bool fold_attached(const Kernel *k, const StructuredOp *op, const Structu
 
 /* Folds an op with an init or epilogue, and them with it; nothing when
  * one of them cannot follow. */
-static OpView fold_with_attached(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a) {
-  int dim_map[LG_MAX_DIMS];
+static OpView fold_with_attached(const Kernel *k, const StructuredOp *op, const bool *fold, Arena *a, int *dim_map) {
   OpView v = fold_unit_dims(k, op, fold, a, dim_map);
   Kernel *vk = (Kernel *)v.k; /* fold_unit_dims's own copies */
   StructuredOp *vop = (StructuredOp *)v.op;
@@ -480,10 +585,12 @@ OpView reshape_apply(const Kernel *k, const StructuredOp *op, const Reshape *r, 
     return own;
   k = own.k;
   op = own.op;
-  if (op->epilogue || op->init)
-    return fold_with_attached(k, op, r->fold, arena); /* reshape_*_problem refuse collapsing */
   int dim_map[LG_MAX_DIMS];
-  OpView folded = fold_unit_dims(k, op, r->fold, arena, dim_map);
+  bool attached = op->epilogue || op->init;
+  OpView folded =
+      attached ? fold_with_attached(k, op, r->fold, arena, dim_map) : fold_unit_dims(k, op, r->fold, arena, dim_map);
+  if (attached && folded.op == op)
+    return folded; /* not folded: reshape_*_problem refuse collapsing it */
   int next[LG_MAX_DIMS];
   for (int d = 0; d < LG_MAX_DIMS; d++)
     next[d] = -1;
@@ -493,5 +600,5 @@ OpView reshape_apply(const Kernel *k, const StructuredOp *op, const Reshape *r, 
       next[dim_map[d]] = dim_map[r->next[d]];
       any = true;
     }
-  return any ? collapse_dims(folded.k, folded.op, next, arena) : folded;
+  return any ? collapse_with_attached(folded.k, folded.op, next, arena) : folded;
 }
