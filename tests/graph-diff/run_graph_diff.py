@@ -433,8 +433,28 @@ def g_fire(seed):
     return g
 
 
+def g_conv_views(seed):
+    """Conv outputs read through reshapes that keep channels and spatial
+    positions apart (src/graph/fuse/layout.c: channel_split): the conv
+    output and the view go channels-last together."""
+    g = G("views%d" % seed, np.random.default_rng(seed))
+    x = g.input([1, 6, 13, 13])
+    c = g.op("conv", [x, g.const([10, 6, 3, 3], 0.3), g.const([10], 0.3)],
+             lambda a, w, b: conv_ref(a, w, b, 1, 1), padding=[[1, 1], [1, 1]], strides=[1, 1])
+    c = g.op("relu", [c], UNARY["relu"])
+    r = g.op("reshape", [c], lambda a: a.reshape(1, 2, 5, 169), shape=[1, 2, 5, 169])  # channels split, HW merged
+    g.output(g.op("transpose", [r], lambda a: a.transpose(0, 3, 1, 2), perm=[0, 3, 1, 2]))
+    p = g.input([1, 3, 16, 16])                                                      # a patch embedding
+    e = g.op("conv", [p, g.const([8, 3, 4, 4], 0.3), g.const([8], 0.3)],
+             lambda a, w, b: conv_ref(a, w, b, 4, 0), padding=[[0, 0], [0, 0]], strides=[4, 4])
+    t = g.op("reshape", [e], lambda a: a.reshape(1, 8, 16), shape=[1, 8, 16])
+    g.output(g.op("transpose", [t], lambda a: a.transpose(0, 2, 1), perm=[0, 2, 1]))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
-                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet, g_fire]
+                 g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet, g_fire,
+                 g_conv_views]
 
 
 # ---------------------------------------------------------------------------

@@ -77,30 +77,49 @@ static int root(const Kernel *k, int t) {
   return t;
 }
 
-/* The number of dims alias a splits its memory's channel into, when a is
- * a reshape of a workspace tensor [N, C, S...] to [N, C1, ..., Cg, S...]
- * (same N and spatial dims, C1 * ... * Cg = C); 0 otherwise. Such a view
- * stays a reshape of the same memory when both move their channels last
- * ([N, S..., C] as [N, S..., C1, ..., Cg]): ConvTranspose's phases, split
- * out of its convolution's output channels, are read this way. */
+/* The number of leading dims (after the batch) that alias a gives its
+ * memory's channel, when a is a reshape of a workspace tensor [N, C, S...]
+ * to [N, C1, ..., Cg, T...]: the same N, C1 * ... * Cg = C, and the T
+ * the same elements as the S (equal dims, or equal constant products).
+ * Such a view stays a reshape of the same memory when both move their
+ * channels last ([N, S..., C] as [N, T..., C1, ..., Cg]): the spatial
+ * elements keep their row-major order, and so do the channels. Examples:
+ * ConvTranspose's phases split out of its convolution's output channels; a
+ * vision transformer's patch embedding flattened to [N, C, tokens]. 0
+ * otherwise. */
 static int channel_split(const Kernel *k, int a) {
   const TensorParam *v = &k->tensors[a];
   if (v->storage != TS_ALIAS)
     return 0;
   const TensorParam *m = &k->tensors[v->alias_of];
-  int r = m->rank, g = v->rank - r + 1;
-  if (m->storage != TS_WORKSPACE || r < 3 || g < 1 || !affine_equal(v->shape[0], m->shape[0]))
+  int r = m->rank;
+  if (m->storage != TS_WORKSPACE || r < 3 || v->rank < 2 || !affine_equal(v->shape[0], m->shape[0]) ||
+      m->shape[1]->kind != AE_CONST)
     return 0;
-  for (int i = 2; i < r; i++)
-    if (!affine_equal(v->shape[g + i - 1], m->shape[i]))
+  int g = 0;
+  for (int64_t product = 1; product < m->shape[1]->value && g + 1 < v->rank;) {
+    if (v->shape[++g]->kind != AE_CONST)
       return 0;
-  int64_t product = 1;
-  for (int i = 1; i <= g; i++) {
-    if (v->shape[i]->kind != AE_CONST)
+    product *= v->shape[g]->value;
+    if (product > m->shape[1]->value)
       return 0;
-    product *= v->shape[i]->value;
   }
-  return m->shape[1]->kind == AE_CONST && product == m->shape[1]->value ? g : 0;
+  int64_t channels = 1;
+  for (int i = 1; i <= g; i++)
+    channels *= v->shape[i]->value;
+  if (g < 1 || channels != m->shape[1]->value)
+    return 0;
+  bool same = v->rank - g - 1 == r - 2; /* T is S */
+  for (int i = 2; i < r && same; i++)
+    same = affine_equal(v->shape[g + i - 1], m->shape[i]);
+  if (same)
+    return g;
+  int64_t s = 1, t = 1; /* or the same count of elements, when constant */
+  for (int i = 2; i < r; i++)
+    s = m->shape[i]->kind == AE_CONST && s >= 0 ? s * m->shape[i]->value : -1;
+  for (int i = g + 1; i < v->rank; i++)
+    t = v->shape[i]->kind == AE_CONST && t >= 0 ? t * v->shape[i]->value : -1;
+  return s >= 0 && s == t ? g : 0;
 }
 
 /* Tensors that must keep the row-major order of their graph shape. */
