@@ -464,3 +464,75 @@ save("resize_symbolic_no_period.onnx",
      [h.make_node("Resize", ["x", "", "sc"], ["y"], mode="nearest", coordinate_transformation_mode="half_pixel_symmetric",
                   name="up")],
      [vi("x", [1, 1, "H", 4])], [y], [ten("sc", [4], [1, 1, 0.5, 1])], opset=19)
+
+# --- valid recurrent nodes, then an Add whose other operand has the wrong
+# length: the error shows the shape lgen gave the node's output (ONNX: Y is
+# [seq, num_directions, batch, hidden], with layout = 1 [batch, seq,
+# num_directions, hidden]; Y_h [num_directions, batch, hidden])
+b7 = vi("b7", [7])
+
+
+def rnn_then_add(fname, shape, op, ins, inputs, inits, outs=("y",), **attrs):
+    save(fname, "node 'bad' (Add): cannot broadcast %s and [7]" % shape,
+         [h.make_node(op, ins, list(outs), name="r", **attrs), h.make_node("Add", [outs[-1], "b7"], ["z"], name="bad")],
+         inputs + [b7], [vi("z", None)], inits)
+
+
+def zeros(name, dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return ten(name, dims, [0.1] * n)
+
+
+# LSTM both ways with B, initial_h, initial_c and peepholes P; Y_h out
+rnn_then_add("lstm_bidirectional_full.onnx", "[2, 1, 3]", "LSTM", ["x", "w", "r", "bb", "", "h0", "c0", "p"],
+             [vi("x", [4, 1, 2])],
+             [zeros("w", [2, 12, 2]), zeros("r", [2, 12, 3]), zeros("bb", [2, 24]), zeros("h0", [2, 1, 3]),
+              zeros("c0", [2, 1, 3]), zeros("p", [2, 9])],
+             outs=("y", "yh"), hidden_size=3, direction="bidirectional")
+# LSTM batch-first (layout 1), input_forget and clip
+rnn_then_add("lstm_layout1.onnx", "[2, 4, 1, 3]", "LSTM", ["x", "w", "r"], [vi("x", [2, 4, 2])],
+             [zeros("w", [1, 12, 2]), zeros("r", [1, 12, 3])], hidden_size=3, layout=1, input_forget=1, clip=5.0)
+# GRU reverse, linear_before_reset, with B
+rnn_then_add("gru_reverse_lbr.onnx", "[3, 1, 2, 4]", "GRU", ["x", "w", "r", "bb"], [vi("x", [3, 2, 5])],
+             [zeros("w", [1, 12, 5]), zeros("r", [1, 12, 4]), zeros("bb", [1, 24])], hidden_size=4,
+             direction="reverse", linear_before_reset=1)
+# RNN with Relu and a LeakyRelu-free activation list, clip, initial_h
+rnn_then_add("rnn_relu_h0.onnx", "[1, 2, 3]", "RNN", ["x", "w", "r", "", "", "h0"], [vi("x", [5, 2, 1])],
+             [zeros("w", [1, 3, 1]), zeros("r", [1, 3, 3]), zeros("h0", [1, 2, 3])], outs=("y", "yh"),
+             hidden_size=3, activations=["Relu"], clip=2.0)
+# GRU with explicit activations (HardSigmoid with alpha and beta, Tanh)
+rnn_then_add("gru_hardsigmoid.onnx", "[2, 1, 1, 2]", "GRU", ["x", "w", "r"], [vi("x", [2, 1, 3])],
+             [zeros("w", [1, 6, 3]), zeros("r", [1, 6, 2])], hidden_size=2, activations=["HardSigmoid", "Tanh"],
+             activation_alpha=[0.3], activation_beta=[0.4])
+
+
+# the composite importers (onnx_compose.inc), valid, then the same wrong Add
+def op_then_add(fname, shape, op, ins, inputs, inits=(), opset=13, **attrs):
+    save(fname, "node 'bad' (Add): cannot broadcast %s and [7]" % shape,
+         [h.make_node(op, ins, ["y"], name="r", **attrs), h.make_node("Add", ["y", "b7"], ["z"], name="bad")],
+         inputs + [b7], [vi("z", None)], list(inits), opset)
+
+
+x23f = [vi("x", [2, 3])]
+op_then_add("thresholded_relu_then_add.onnx", "[2, 3]", "ThresholdedRelu", ["x"], x23f, alpha=0.5)
+op_then_add("softsign_then_add.onnx", "[2, 3]", "Softsign", ["x"], x23f)
+op_then_add("shrink_then_add.onnx", "[2, 3]", "Shrink", ["x"], x23f, bias=0.1, lambd=0.3)
+op_then_add("prelu_then_add.onnx", "[2, 3]", "PRelu", ["x", "s"], x23f, [ten("s", [3], [0.1, 0.2, 0.3])])
+op_then_add("trilu_lower_k_then_add.onnx", "[3, 4]", "Trilu", ["x", "k"], [vi("x", [3, 4])],
+            [ten("k", [], [1], I64)], opset=14, upper=0)
+op_then_add("eyelike_then_add.onnx", "[3, 4]", "EyeLike", ["x"], [vi("x", [3, 4])], k=1)
+op_then_add("space_to_depth_then_add.onnx", "[1, 8, 2, 2]", "SpaceToDepth", ["x"], [vi("x", [1, 2, 4, 4])],
+            blocksize=2)
+op_then_add("depth_to_space_crd_then_add.onnx", "[1, 2, 4, 4]", "DepthToSpace", ["x"], [vi("x", [1, 8, 2, 2])],
+            blocksize=2, mode="CRD")
+op_then_add("onehot_axis0_then_add.onnx", "[4, 3]", "OneHot", ["i", "d", "v"], [vi("i", [3], I64)],
+            [ten("d", [], [4], I64), ten("v", [2], [0.0, 1.0])], opset=11, axis=0)
+op_then_add("reverse_sequence_then_add.onnx", "[4, 2, 3]", "ReverseSequence", ["x", "l"], [vi("x", [4, 2, 3])],
+            [ten("l", [2], [2, 4], I64)], opset=10, time_axis=0, batch_axis=1)
+op_then_add("nll_weight_none_then_add.onnx", "[2]", "NegativeLogLikelihoodLoss", ["x", "t", "w"],
+            [vi("x", [2, 3]), vi("t", [2], I64)], [ten("w", [3], [1.0, 2.0, 3.0])], reduction="none",
+            ignore_index=1)
+op_then_add("sce_none_then_add.onnx", "[2]", "SoftmaxCrossEntropyLoss", ["x", "t"],
+            [vi("x", [2, 3]), vi("t", [2], I64)], reduction="none")
