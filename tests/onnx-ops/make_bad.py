@@ -536,3 +536,31 @@ op_then_add("nll_weight_none_then_add.onnx", "[2]", "NegativeLogLikelihoodLoss",
             ignore_index=1)
 op_then_add("sce_none_then_add.onnx", "[2]", "SoftmaxCrossEntropyLoss", ["x", "t"],
             [vi("x", [2, 3]), vi("t", [2], I64)], reduction="none")
+
+
+# Resize / Upsample variants (onnx_resize.inc), valid, then the wrong Add;
+# output extents are floor(in * scale), or the sizes given
+def resize_then_add(fname, shape, ins, x, inits, opset=18, **attrs):
+    op_then_add(fname, shape, "Resize", ins, [vi("x", x)], inits, opset, **attrs)
+
+
+sc = lambda *v: ten("sc", [len(v)], list(v))  # noqa: E731
+resize_then_add("resize_linear_half_pixel.onnx", "[1, 1, 6, 10]", ["x", "", "sc"], [1, 1, 3, 5], [sc(1, 1, 2, 2)],
+                mode="linear")
+resize_then_add("resize_cubic_align_corners.onnx", "[1, 1, 7, 4]", ["x", "", "sc"], [1, 1, 4, 4],
+                [sc(1, 1, 1.75, 1)], mode="cubic", coordinate_transformation_mode="align_corners",
+                cubic_coeff_a=-0.5, exclude_outside=1)
+resize_then_add("resize_linear_antialias_down.onnx", "[1, 1, 4, 3]", ["x", "", "sc"], [1, 1, 8, 6],
+                [sc(1, 1, 0.5, 0.5)], mode="linear", antialias=1)
+resize_then_add("resize_nearest_sizes.onnx", "[1, 2, 5, 6]", ["x", "", "", "sz"], [1, 2, 3, 4],
+                [ten("sz", [4], [1, 2, 5, 6], I64)], mode="nearest", nearest_mode="ceil",
+                coordinate_transformation_mode="asymmetric")
+resize_then_add("resize_sizes_axes_keep_ratio.onnx", "[1, 1, 6, 9]", ["x", "", "", "sz"], [1, 1, 4, 6],
+                [ten("sz", [2], [6, 12], I64)], mode="nearest", axes=[2, 3], keep_aspect_ratio_policy="not_larger")
+resize_then_add("resize_tf_crop.onnx", "[1, 1, 3, 3]", ["x", "roi", "", "sz"], [1, 1, 4, 4],
+                [ten("roi", [8], [0, 0, 0.25, 0.25, 1, 1, 0.75, 0.75]), ten("sz", [4], [1, 1, 3, 3], I64)],
+                mode="linear", coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-1.0)
+resize_then_add("resize_pytorch_half_pixel.onnx", "[1, 1, 2, 9]", ["x", "", "sc"], [1, 1, 4, 3],
+                [sc(1, 1, 0.5, 3)], mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
+op_then_add("upsample_then_add.onnx", "[1, 1, 4, 6]", "Upsample", ["x", "sc"], [vi("x", [1, 1, 2, 3])],
+            [sc(1, 1, 2, 2)], opset=9, mode="nearest")
