@@ -63,11 +63,14 @@ static void print_source_line(StrBuf *out, Loc loc) {
     sb_putc(out, (c == '\t' || (c >= 0x20 && c < 0x7f) || c >= 0x80) ? (char)c : '?');
   }
   sb_puts(out, to < end ? "...\n" : "\n");
-  /* Keep tabs in the caret line so the caret lines up under any tab width. */
+  /* Keep tabs in the caret line so the caret lines up under any tab width;
+   * one space per character, not per byte, so that it lines up after
+   * multi-byte UTF-8 too (each of a terminal's columns shows a character) */
   for (size_t i = 0; pre[i]; i++)
     sb_putc(out, ' ');
   for (size_t i = from; i < loc.offset; i++)
-    sb_putc(out, src->text[i] == '\t' ? '\t' : ' ');
+    if (!utf8_continuation(src, i))
+      sb_putc(out, src->text[i] == '\t' ? '\t' : ' ');
   sb_puts(out, "^\n");
 }
 

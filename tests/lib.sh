@@ -135,7 +135,8 @@ want_source() {
       pre = from > 0 ? "..." : ""
       printf "%s%s%s\n", pre, substr(line, from + 1, to - from), (to < n ? "..." : "") > src
       caret = from > 0 ? "   " : ""
-      for (i = from + 1; i <= at; i++) caret = caret (substr(line, i, 1) == "\t" ? "\t" : " ")
+      for (i = from + 1; i <= at; i++)  # one column per character: none for a UTF-8 continuation byte
+        if (!cont(substr(line, i, 1))) caret = caret (substr(line, i, 1) == "\t" ? "\t" : " ")
       print caret "^" > car
     }' "$TMP/want.line"
   tr -c '\t\n -~' '?' <"$TMP/want.src0" >"$TMP/want.src"
