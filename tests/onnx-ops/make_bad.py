@@ -564,3 +564,22 @@ resize_then_add("resize_pytorch_half_pixel.onnx", "[1, 1, 2, 9]", ["x", "", "sc"
                 [sc(1, 1, 0.5, 3)], mode="linear", coordinate_transformation_mode="pytorch_half_pixel")
 op_then_add("upsample_then_add.onnx", "[1, 1, 4, 6]", "Upsample", ["x", "sc"], [vi("x", [1, 1, 2, 3])],
             [sc(1, 1, 2, 2)], opset=9, mode="nearest")
+
+
+# ConvTranspose variants (onnx_convtranspose.inc), valid, then the wrong Add:
+# out = stride (in - 1) + output_padding + dilation (k - 1) + 1 - pads
+def convt_then_add(fname, shape, x, w, **attrs):
+    wn = 1
+    for d in w:
+        wn *= d
+    op_then_add(fname, shape, "ConvTranspose", ["x", "w"], [vi("x", x)], [ten("w", w, [0.5] * wn)], **attrs)
+
+
+convt_then_add("convt_strided_padded.onnx", "[1, 2, 11, 8]", [1, 3, 5, 4], [3, 2, 3, 3], strides=[2, 2],
+               pads=[1, 0, 0, 1], output_padding=[1, 0])
+convt_then_add("convt_dilated_group.onnx", "[1, 4, 9, 9]", [1, 4, 5, 5], [4, 2, 3, 3], dilations=[2, 2], group=2)
+convt_then_add("convt_same_upper.onnx", "[1, 2, 8, 6]", [1, 3, 4, 3], [3, 2, 3, 3], strides=[2, 2],
+               auto_pad="SAME_UPPER")
+convt_then_add("convt_output_shape.onnx", "[1, 2, 9, 6]", [1, 3, 4, 3], [3, 2, 3, 3], strides=[2, 2],
+               output_shape=[9, 6])
+convt_then_add("convt_1d.onnx", "[1, 2, 9]", [1, 3, 4], [3, 2, 3], strides=[2])
