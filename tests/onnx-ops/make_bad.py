@@ -583,3 +583,21 @@ convt_then_add("convt_same_upper.onnx", "[1, 2, 8, 6]", [1, 3, 4, 3], [3, 2, 3, 
 convt_then_add("convt_output_shape.onnx", "[1, 2, 9, 6]", [1, 3, 4, 3], [3, 2, 3, 3], strides=[2, 2],
                output_shape=[9, 6])
 convt_then_add("convt_1d.onnx", "[1, 2, 9]", [1, 3, 4], [3, 2, 3], strides=[2])
+
+
+# onnx_json.c's importers with their less common options, valid, then the
+# wrong Add on their first output
+def multi_then_add(fname, shape, op, ins, inputs, inits, outs, opset=13, **attrs):
+    save(fname, "node 'bad' (Add): cannot broadcast %s and [7]" % shape,
+         [h.make_node(op, ins, list(outs), name="r", **attrs), h.make_node("Add", [outs[0], "b7"], ["z"], name="bad")],
+         inputs + [b7], [vi("z", None)] + [vi(o, None) for o in outs[1:]], list(inits), opset)
+
+
+multi_then_add("dropout_mask_then_add.onnx", "[2, 3]", "Dropout", ["x"], x23f, [], ("y", "mask"))
+multi_then_add("maxpool_indices_then_add.onnx", "[1, 1, 2, 2]", "MaxPool", ["x"], [vi("x", [1, 1, 4, 4])], [],
+               ("y", "idx"), kernel_shape=[2, 2], strides=[2, 2])
+op_then_add("reduce_sum_noop_then_add.onnx", "[2, 3]", "ReduceSum", ["x"], x23f, opset=18, noop_with_empty_axes=1)
+op_then_add("reduce_l1_then_add.onnx", "[2]", "ReduceL1", ["x"], x23f, axes=[1], keepdims=0)
+op_then_add("slice_negative_step_then_add.onnx", "[2, 3]", "Slice", ["x", "st", "en", "ax", "sp"],
+            [vi("x", [2, 6])], [ten("st", [1], [-1], I64), ten("en", [1], [-1000], I64), ten("ax", [1], [1], I64),
+                                ten("sp", [1], [-2], I64)])
