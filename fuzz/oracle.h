@@ -5,7 +5,8 @@
  *   called `name` and abort()s, saying why, when
  *     - lgen_compile returns anything but 0 or 1 (3 is an internal error);
  *     - a diagnostic is not "NAME:L:C: error|warning: message", the source
- *       line L as diag.c shows it, and a caret under column C (lines as the
+ *       line L as diag.c shows it, and a caret under column C (one caret
+ *       column per character, not per byte; lines as the
  *       .tc lexer counts them: CR, LF, CRLF and LFCR are one newline each);
  *     - on 1: not exactly one error, not last, or an output is set;
  *     - on 0: an error, an unset output, a second compilation that differs
@@ -177,11 +178,22 @@ static FuzzDiagSummary fuzz_check_diagnostics(const char *name, const char *diag
     p = fuzz_next_line(p, &end);
     if (!p)
       fuzz_fail("a diagnostic has no caret line", diags);
-    if ((size_t)(end - caret) != pre + (at - from) + 1 || end[-1] != '^')
+    /* one caret column per character before C: none for a UTF-8
+     * continuation byte (diag.c) */
+    size_t shown_cols = pre;
+    for (size_t i = from; i < at; i++)
+      shown_cols += (text[i] & 0xc0) != 0x80;
+    if ((size_t)(end - caret) != shown_cols + 1 || end[-1] != '^')
       fuzz_fail("a diagnostic's caret is not under column C", diags);
-    for (size_t i = 0; i < pre + (at - from); i++)
-      if (caret[i] != (i >= pre && text[from + i - pre] == '\t' ? '\t' : ' '))
+    for (size_t i = 0, k = from; i < shown_cols; i++) {
+      if (i >= pre)
+        while ((text[k] & 0xc0) == 0x80) /* the next character's first byte */
+          k++;
+      if (caret[i] != (i >= pre && text[k] == '\t' ? '\t' : ' '))
         fuzz_fail("a diagnostic's caret line is misaligned", diags);
+      if (i >= pre)
+        k++;
+    }
     if (is_error)
       s.errors++;
     else
