@@ -414,7 +414,8 @@ def g_fire(seed):
     expand convs, each ReLU'd into its channel slice of a concat (the second
     slice's store is offset by the first's channels: y[..., c + 10]), then
     a dense block's step: that concat concatenated again with a 1 x 1 conv
-    of it, and a 1 x 1 conv without bias on the result."""
+    of it, and a 1 x 1 conv without bias on the result; a 3 x 3 conv of 40
+    to 32 channels, its input channels in more than one tile."""
     g = G("fire%d" % seed, np.random.default_rng(seed))
     x = g.input([1, 7, 11, 13])
 
@@ -430,6 +431,11 @@ def g_fire(seed):
     d = conv(cat, 3, 19, 1, bias=False)
     cat2 = g.op("concat", [cat, d], lambda a, b: np.concatenate([a, b], axis=1), axis=1)  # 22 channels
     g.output(conv(cat2, 6, 22, 1))
+    # DenseNet's 3 x 3 conv: 32 output channels over more input channels
+    # than one channel tile of its direct schedule (24 on avx512, 16 here)
+    t = g.op("relu", [conv(cat2, 40, 22, 1)], UNARY["relu"])
+    u = g.op("relu", [conv(t, 32, 40, 3, pad=1)], UNARY["relu"])   # channels-last: a direct conv
+    g.output(conv(u, 3, 32, 1))
     return g
 
 
