@@ -218,7 +218,7 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     e->cur = k->nops > 1 ? &put(e, loops_block(e->arena, REGION_NONE))->body : &tree;
     e->sched = &plan->s;
     emitter_view(e, plan->view.k);
-    emit_op(e, plan->view.op, i, false);
+    emit_op(e, plan->view.op, i, false, NULL);
     emitter_view(e, k);
     e->cur = &tree;
     names_release(&e->kn.table, mark);

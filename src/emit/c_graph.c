@@ -54,22 +54,24 @@ static void graph_packing(Emitter *e) {
 
 /* Pointers for the tensors that the ops' code (`code`) uses and that are
  * not parameters, put in before the code. A pointer is restrict unless
- * another tensor of the ops shares its memory (an alias and its root). */
+ * another tensor of the ops shares its memory (an alias and its root).
+ * `prologue` (or NULL): the op (of e->k) that the one op's pack copy
+ * computes, whose tensors the code reads too. */
 static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *const *list, int n,
-                                LoopList *code, const char *ws) {
+                                const StructuredOp *prologue, LoopList *code, const char *ws) {
   const Kernel *k = e->k;
   /* the ops' tensors that the code uses, in tensor order (a graph has a
    * tensor per node: only these are looked at, never all of them) */
   int cap = 1;
   for (int i = 0; i < n; i++)
     cap += op_all_operands(list[i]);
-  cap += e->prologue ? e->prologue->noperands : 0;
+  cap += prologue ? prologue->noperands : 0;
   int *cand = arena_alloc(e->arena, sizeof(int) * (size_t)cap), ncand = 0;
   for (int i = 0; i < n; i++)
     for (int o = 0; o < op_all_operands(list[i]); o++)
       cand[ncand++] = op_operand_at(list[i], o)->tensor;
-  for (int o = 0; e->prologue && o < e->prologue->noperands; o++) /* what its pack copy computes from */
-    cand[ncand++] = e->prologue->operands[o].tensor;
+  for (int o = 0; prologue && o < prologue->noperands; o++) /* what its pack copy computes from */
+    cand[ncand++] = prologue->operands[o].tensor;
   qsort(cand, (size_t)ncand, sizeof(int), compare_tensor_ids);
   /* one pass over the code, not one per candidate */
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(ncand + 1));
@@ -161,9 +163,9 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
 
 /* The op's view extended with the tensors of P, the producer its pack copy
  * computes (schedule/prologue.c: P's tensors are the kernel's, the view
- * holds only the op's own); e->prologue and e->prologue_tensor become P and
- * t in the view's numbering. */
-static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t) {
+ * holds only the op's own); fusion's prologue and prologue_tensor become P
+ * and t in the view's numbering. */
+static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t, OpFusion *fusion) {
   const Kernel *k = view->view_base ? view->view_base : view;
   int n = view->ntensors;
   Kernel *vk = arena_alloc(e->arena, sizeof *vk);
@@ -197,8 +199,8 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
   vk->ntensors = n;
   vk->view_base = k;
   vk->view_tensor = ids;
-  e->prologue = p;
-  e->prologue_tensor = local_t;
+  fusion->prologue = p;
+  fusion->prologue_tensor = local_t;
   return vk;
 }
 
@@ -213,15 +215,14 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
   e->sched = &op_plan->s;
-  const StructuredOp *prologue = e->prologue;
-  int prologue_tensor = e->prologue_tensor;
-  emitter_view(e, prologue ? with_prologue(e, op_plan->view.k, prologue, prologue_tensor) : op_plan->view.k);
+  OpFusion fusion = {0};
+  emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
+                                                        op_plan->prologue_tensor, &fusion)
+                                        : op_plan->view.k);
   e->op_index = i;
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
-  emit_op(e, op_plan->view.op, i, region && !own);
+  emit_op(e, op_plan->view.op, i, region && !own, &fusion);
   emitter_view(e, k);
-  e->prologue = prologue;
-  e->prologue_tensor = prologue_tensor;
   return region && (own || !loops_has_worksharing(code));
 }
 
@@ -256,9 +257,8 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   e->sched = &member.s;
   emitter_view(e, member.view.k);
   e->op_index = m;
-  e->bound_dims = bound;
-  emit_op(e, member.view.op, m, false);
-  e->bound_dims = NULL;
+  const OpFusion fusion = {.bound_dims = bound};
+  emit_op(e, member.view.op, m, false, &fusion);
   e->sched = NULL;
   emitter_view(e, k);
 }
@@ -323,7 +323,7 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
   const StructuredOp *members[3];
   for (int m = 0; m < size; m++)
     members[m] = &k->ops[first + m];
-  declare_ops_tensors(e, plan, members, size, &code, ws);
+  declare_ops_tensors(e, plan, members, size, NULL, &code, ws);
   LoopNode *block = loops_block(e->arena, REGION_NONE);
   block->body = code;
   loops_append(ops, block);
@@ -375,7 +375,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
     e->cur = &code;
     int mark = names_mark(&e->kn.table);
     emit_row_member(e, index, m, rows, values);
-    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, &code, ws);
+    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, NULL, &code, ws);
     LoopNode *member = loops_block(e->arena, REGION_NONE);
     member->body = code;
     loops_append(rows_body, member);
@@ -807,10 +807,7 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   for (int j = 0; j < k->nops; j++)
     if (member[j])
       ops[n++] = &k->ops[j];
-  const StructuredOp *prologue = e->prologue;
-  e->prologue = NULL;
-  declare_ops_tensors(e, plan, ops, n, &call, ws);
-  e->prologue = prologue;
+  declare_ops_tensors(e, plan, ops, n, NULL, &call, ws);
   *code = call;
 }
 
@@ -879,8 +876,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     const OpPlan *op_plan = &e->opt->plans[index][i];
     if (op_plan->is_prologue) /* its consumer's pack copy computes it */
       continue;
-    e->prologue = op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL;
-    e->prologue_tensor = op_plan->prologue_tensor;
     int mark = names_mark(&e->kn.table); /* each op's names are its block's */
     Outline *outline = outline_begin(e, index, i);
     if (op_plan->group_size > 1) {
@@ -902,7 +897,8 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     bool single = false; /* a libcall runs between parallel regions */
     if (!outline || !outline->libcall) {
       single = emit_graph_op(e, &code, k, op_plan, i, region);
-      declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1, &code, ws);
+      declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1,
+                          op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL, &code, ws);
     }
     if (outline)
       outline_end(e, outline, &code, index, plan, ws);
@@ -912,10 +908,8 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     if (outline && outline->libcall)
       vec_push(e->arena, &libcalls, block);
     names_release(&e->kn.table, mark);
-    e->prologue = NULL;
     profile_lap(e, &ops, groups, index, i, 1);
   }
-  e->prologue = NULL;
   e->cur = body;
   if (region) {
     put(e, loops_comment(e->arena, libcalls.len ? "parallel regions for the ops, ended around each libcall (the calling "

@@ -39,20 +39,12 @@ typedef struct Emitter {
   WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
   int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
-  /* A member of a row-fused group (schedule/rows.c): the group's loops give
-   * the values of these dims of the op (NULL entries: its own loops), and
-   * the op opens no threads of its own (non-NULL says it is a member). */
-  const char **bound_dims;
   /* A softmax row-fused with the ops just before and after it
    * (schedule/rows.c): its chunk buffers; the group's first op's plan
    * lists them (NULL: none); access_str subtracts lgen_shift from their
    * element indices, taking row lgen_u0 of such a tensor to the start of
    * the running thread's chunk buffer (c_ext.c call_softmax defines it). */
   const OpPlan *chunk_group;
-  /* A prologue (schedule/prologue.c): the op's pack of this tensor computes
-   * it with this pointwise op's payload (NULL: none). */
-  const StructuredOp *prologue;
-  int prologue_tensor;
   /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
    * C local holding tensor t's stride along dim d, in elements (or "1"),
    * and access_str and pack copies spell an element as the sum of index
@@ -173,12 +165,27 @@ void emit_view_checks(Emitter *e);
 LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region);
 
 /* ---- c_loops.c ---- */
+/* What fusion decided about an op that its nest carries out, besides its
+ * schedule (e->sched): c_graph.c says, emit_op's builder does it. They are
+ * the builder's inputs for this op only, not the file's state, so they
+ * are emit_op's argument rather than Emitter fields. */
+typedef struct {
+  /* A member of a row-fused group (schedule/rows.c): the group's loops give
+   * the values of these dims of the op (NULL entries: its own loops), and
+   * the op opens no threads of its own (non-NULL says it is a member). */
+  const char *const *bound_dims;
+  /* A prologue (schedule/prologue.c): the op's pack of tensor
+   * prologue_tensor (of the op's view, e->k) computes it with this
+   * pointwise op's payload (NULL: none). */
+  const StructuredOp *prologue;
+  int prologue_tensor;
+} OpFusion;
 /* The op under e->sched, into e->cur. `in_region`: in a model graph's
  * parallel region (G_run is one region: a fork/join per op costs as much
  * as a small op), whose threads share the op's parallel loops as
  * orphaned `omp for`s; its nest is built as it would run alone and
- * loops_join_region moves it in. */
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region);
+ * loops_join_region moves it in. `fusion`: NULL for an op alone. */
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpFusion *fusion);
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);

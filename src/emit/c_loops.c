@@ -246,8 +246,8 @@ static void plan(Nest *n) {
   const StructuredOp *op = n->op;
   const Schedule *s = n->s;
   bool bound[LG_MAX_DIMS] = {false};
-  for (int d = 0; d < op->ndims && n->e->bound_dims; d++)
-    bound[d] = n->e->bound_dims[d] != NULL;
+  for (int d = 0; d < op->ndims && n->fusion.bound_dims; d++)
+    bound[d] = n->fusion.bound_dims[d] != NULL;
   n->nloops = schedule_loops(op, s, bound, n->loops);
   n->acc_start = -1;
   if (has_reduction(op)) {
@@ -331,7 +331,7 @@ static uint64_t block_lengths(const Nest *n, int d) {
   int64_t unroll = n->s->unroll[d];
   uint64_t all = unroll >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << unroll) - 1;
   const AffineExpr *extent = n->op->dims[d].extent;
-  if (extent->kind != AE_CONST || extent->value <= 0 || (n->e->bound_dims && n->e->bound_dims[d]))
+  if (extent->kind != AE_CONST || extent->value <= 0 || (n->fusion.bound_dims && n->fusion.bound_dims[d]))
     return all;
   int64_t spans[1 << 6] = {extent->value};
   int nspans = 1;
@@ -1285,7 +1285,8 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
   loops_append(&node->body, loops_call(a, e->sched->library_call, 14, args));
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, bool *at_store, bool *at_load);
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpFusion *fusion,
+                      bool *at_store, bool *at_load);
 
 /* An init or epilogue that the op's schedule keeps no accumulators for (a
  * parallel loop inside its reductions, a split reduction, a library call)
@@ -1294,12 +1295,12 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
  * when the op used them, and runs on the op's one thread when the op runs
  * under `omp single`. */
 static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before,
-                               bool worksharing, bool in_region) {
+                               bool worksharing, bool in_region, const OpFusion *fusion) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (e->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
+    if (fusion->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
@@ -1312,7 +1313,7 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   bool single = in_region && worksharing && !threads;
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, E, index, true, &at_store, &at_load);
+  emit_nest(e, E, index, true, fusion, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
@@ -1324,7 +1325,10 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   e->op = op;
 }
 
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region) {
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpFusion *fusion) {
+  const OpFusion alone = {0};
+  if (!fusion)
+    fusion = &alone;
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
     emit_ext_op(e, op, index, false, in_region);
     return;
@@ -1333,16 +1337,16 @@ void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region) {
    * once the nest is built */
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, op, index, false, &at_store, &at_load);
+  emit_nest(e, op, index, false, fusion, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
   bool worksharing = loops_has_worksharing(&nest);
   if (op->init && !at_load)
-    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region);
+    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region, fusion);
   loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region);
+    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region, fusion);
 }
 
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
@@ -1357,7 +1361,8 @@ bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
 /* The op's nest under e->sched; *at_store and *at_load get whether its
  * epilogue and init are applied in it (else they run as nests of their
  * own). `attached`: the nest of an init or epilogue. */
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, bool *at_store, bool *at_load) {
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpFusion *fusion,
+                      bool *at_store, bool *at_load) {
   *at_store = *at_load = false;
   if (e->sched->library_call) {
     e->op = op;
@@ -1370,6 +1375,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   n->e = e;
   n->op = op;
   n->s = e->sched;
+  n->fusion = *fusion;
   e->op = op;
   n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
   for (int y = 0; y < op->nyields; y++)
@@ -1381,7 +1387,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
     n->hi[d] = affine_str(e, op->dims[d].extent);
-    n->value[d] = e->bound_dims && e->bound_dims[d] ? e->bound_dims[d] : dim_name(n, d);
+    n->value[d] = fusion->bound_dims && fusion->bound_dims[d] ? fusion->bound_dims[d] : dim_name(n, d);
   }
   plan_packs(n);
   name_packs(n);

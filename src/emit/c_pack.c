@@ -477,13 +477,13 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
  * dim at output position i valued coords[i]. */
 static const char *prologue_value(Nest *n, const char *const *coords) {
   Emitter *e = n->e;
-  const StructuredOp *P = e->prologue;
+  const StructuredOp *P = n->fusion.prologue;
   const Operand *out = &P->operands[P->yields[0].operand];
-  const TensorParam *seen = &e->k->tensors[e->prologue_tensor]; /* the op's view: unit positions may be gone */
+  const TensorParam *seen = &e->k->tensors[n->fusion.prologue_tensor]; /* the op's view: unit positions may be gone */
   /* the tensor's shape in the kernel (c_graph.c's with_prologue made the
    * view, whose base is the kernel) */
   const Kernel *base = e->k->view_base ? e->k->view_base : e->k;
-  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, e->prologue_tensor)].shape;
+  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, n->fusion.prologue_tensor)].shape;
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
   for (int i = 0, j = 0; i < P->ndims; i++) {
     const AffineExpr *extent = shape[i];
@@ -619,7 +619,7 @@ void emit_pack_copy(Nest *n, Pack *p) {
     src = arena_printf(e->arena, "%s[%s]", tname, t->rank ? sb_cstr(&sb) : "0");
     sb_free(&sb);
   }
-  if (e->prologue && e->prologue_tensor == o->tensor)
+  if (n->fusion.prologue && n->fusion.prologue_tensor == o->tensor)
     src = prologue_value(n, coords);
   const char *dst = arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, vars, p->layout_ext, p->nlayout));
   if (in_range.len)

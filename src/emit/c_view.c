@@ -196,7 +196,7 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
     }
     e->kn.tensors = vdata;
     e->stride_names = (const char *const *const *)vstrides;
-    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i, false);
+    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i, false, NULL);
     e->stride_names = NULL;
     emitter_view(e, k);
     e->cur = &nest;
