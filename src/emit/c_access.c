@@ -73,30 +73,33 @@ void emitter_view(Emitter *e, const Kernel *k) {
 
 int emitter_kernel_tensor(const Emitter *e, int t) { return e->k->view_tensor ? e->k->view_tensor[t] : t; }
 
-/* Whether tensor t (of e->k) lives in chunk buffers (Emitter.chunk_group,
+/* Whether tensor t (of e->k) lives in chunk buffers (OpPlace.chunk_group,
  * which names the kernel's tensors). */
-static bool in_chunk_buffer(const Emitter *e, int t) {
-  t = e->chunk_group ? emitter_kernel_tensor(e, t) : t;
-  for (int c = 0; e->chunk_group && c < e->chunk_group->nchunk_local; c++)
-    if (e->chunk_group->chunk_local[c] == t)
+static bool in_chunk_buffer(const Emitter *e, const OpPlan *g, int t) {
+  t = g ? emitter_kernel_tensor(e, t) : t;
+  for (int c = 0; g && c < g->nchunk_local; c++)
+    if (g->chunk_local[c] == t)
       return true;
   return false;
 }
 
 /* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form
  * (minus lgen_shift in a chunk buffer). */
-const char *access_str(Emitter *e, const Operand *o) {
+const char *access_str(Emitter *e, const OpPlace *place, const Operand *o) {
+  const OpPlace plain = {0};
+  if (!place)
+    place = &plain;
   const TensorParam *t = &e->k->tensors[o->tensor];
   if (t->rank == 0)
     return arena_printf(e->arena, "%s[0]", e->kn.tensors[o->tensor]);
-  if (e->stride_names) { /* --abi=view: T[(i0) * T_s0 + (i1) * T_s1] */
+  if (place->stride_names) { /* --abi=view: T[(i0) * T_s0 + (i1) * T_s1] */
     StrBuf sb = {0};
     for (int i = 0; i < t->rank; i++) {
       if (o->map[i]->kind == AE_CONST && o->map[i]->value == 0)
         continue; /* a constant 0 index adds nothing */
       AffineKind kind = o->map[i]->kind;
       bool leaf = kind == AE_DIM || kind == AE_CONST || kind == AE_SIZE || kind == AE_ATTR;
-      const char *stride = e->stride_names[o->tensor][i];
+      const char *stride = place->stride_names[o->tensor][i];
       if (strcmp(stride, "1") == 0) /* a unit innermost stride */
         sb_printf(&sb, leaf ? "%s%s" : "%s(%s)", sb.len ? " + " : "", affine_str(e, o->map[i]));
       else
@@ -110,7 +113,7 @@ const char *access_str(Emitter *e, const Operand *o) {
   for (int i = 1; i < t->rank; i++)
     lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
   return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, lin),
-                      in_chunk_buffer(e, o->tensor) ? " - lgen_shift" : "");
+                      in_chunk_buffer(e, place->chunk_group, o->tensor) ? " - lgen_shift" : "");
 }
 
 /* Calls found(ctx, start, length) for each identifier of the C code

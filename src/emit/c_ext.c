@@ -20,6 +20,7 @@ typedef struct {
   LoopNode *call; /* the call built */
   bool grouped;   /* a softmax with the ops before and after it (emit_ext_op) */
   bool in_region; /* in a graph's parallel region (emit_ext_op) */
+  const OpPlan *chunk_group; /* OpPlace's (emit_ext_op) */
 } ExtCall;
 
 static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
@@ -310,7 +311,7 @@ static void call_attention(ExtCall *c) {
  * rows 0 on): its chunk buffer's slot, or its row lgen_u0 (each row of x
  * and y has n elements, of max_init and sum_init one). */
 static const char *chunk_rows_of(const ExtCall *c, int i, const char *n) {
-  const OpPlan *g = c->e->chunk_group;
+  const OpPlan *g = c->chunk_group;
   for (int l = 0; l < g->nchunk_local; l++)
     if (g->chunk_local[l] == c->x->tensors[i])
       return arena_printf(c->e->arena, "%s + lgen_slot", name_of(c, i));
@@ -324,7 +325,7 @@ static const char *chunk_rows_of(const ExtCall *c, int i, const char *n) {
  * it, on the chunk's rows lgen_u0 .. lgen_u1 - 1, while they are in cache;
  * a row-fused op before it computes the chunk's rows of its input just
  * before the call. With
- * chunk buffers (e->chunk_group: x or y kept per thread, a chunk each,
+ * chunk buffers (c->chunk_group: x or y kept per thread, a chunk each,
  * which needs a thread slot per thread and chunks of at most
  * LG_SOFTMAX_CHUNK_ROWS), the call sees the chunk's rows as rows 0 on. */
 static void call_softmax(ExtCall *c) {
@@ -339,7 +340,7 @@ static void call_softmax(ExtCall *c) {
   c_float_literal(&post, ext_attr_float(x, "out_scale", 1.0), t);
   const char *outer = extent_product(c, 0, 0, axis), *inner = extent_product(c, 0, axis + 1, tensor_of(c, 0)->rank);
   const char *n = extent(c, 0, axis), *threads = NULL;
-  bool chunked = e->chunk_group != NULL;
+  bool chunked = c->chunk_group != NULL;
   Arena *a = e->arena;
   LoopList *outside = e->cur;
   e->cur = &put(e, loops_block(a, REGION_NONE))->body;
@@ -803,8 +804,9 @@ static void call(ExtCall *c) {
   diag_bug(c->e->opt->diag, "no call for template %s", c->x->tmpl);
 }
 
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region) {
-  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region};
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region,
+                      const OpPlan *chunk_group) {
+  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region, .chunk_group = chunk_group};
   e->op = op;
   put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
                                               c.x->tmpl)));

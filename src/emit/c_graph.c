@@ -163,9 +163,9 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
 
 /* The op's view extended with the tensors of P, the producer its pack copy
  * computes (schedule/prologue.c: P's tensors are the kernel's, the view
- * holds only the op's own); fusion's prologue and prologue_tensor become P
+ * holds only the op's own); the place's prologue and prologue_tensor become P
  * and t in the view's numbering. */
-static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t, OpFusion *fusion) {
+static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t, OpPlace *place) {
   const Kernel *k = view->view_base ? view->view_base : view;
   int n = view->ntensors;
   Kernel *vk = arena_alloc(e->arena, sizeof *vk);
@@ -199,8 +199,8 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
   vk->ntensors = n;
   vk->view_base = k;
   vk->view_tensor = ids;
-  fusion->prologue = p;
-  fusion->prologue_tensor = local_t;
+  place->prologue = p;
+  place->prologue_tensor = local_t;
   return vk;
 }
 
@@ -215,13 +215,13 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
   e->sched = &op_plan->s;
-  OpFusion fusion = {0};
+  OpPlace place = {0};
   emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
-                                                        op_plan->prologue_tensor, &fusion)
+                                                        op_plan->prologue_tensor, &place)
                                         : op_plan->view.k);
   e->op_index = i;
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
-  emit_op(e, op_plan->view.op, i, region && !own, &fusion);
+  emit_op(e, op_plan->view.op, i, region && !own, &place);
   emitter_view(e, k);
   return region && (own || !loops_has_worksharing(code));
 }
@@ -246,8 +246,10 @@ bool graph_wants_region(const Emitter *e, int index) {
 }
 
 /* Member m of a row-fused group, its row dims bound to `values` (C
- * expressions of the group's rows), with no threads of its own. */
-static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values) {
+ * expressions of the group's rows), with no threads of its own; in a
+ * softmax's group, chunk_group (OpPlace's) or NULL. */
+static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values,
+                            const OpPlan *chunk_group) {
   const Kernel *k = e->k;
   OpPlan member = e->opt->plans[index][m];
   for (int d = 0; d < LG_MAX_DIMS; d++)
@@ -257,8 +259,8 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   e->sched = &member.s;
   emitter_view(e, member.view.k);
   e->op_index = m;
-  const OpFusion fusion = {.bound_dims = bound};
-  emit_op(e, member.view.op, m, false, &fusion);
+  const OpPlace place = {.bound_dims = bound, .chunk_group = chunk_group};
+  emit_op(e, member.view.op, m, false, &place);
   e->sched = NULL;
   emitter_view(e, k);
 }
@@ -267,7 +269,7 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
  * its block for each row of the chunk, lgen_u0 .. lgen_u1 - 1, its row
  * dims bound to that row's coordinates (the softmax's outer dims,
  * row-major). */
-static LoopNode *softmax_member(Emitter *e, int index, int member) {
+static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan *chunk_group) {
   const Kernel *k = e->k;
   const StructuredOp *op = &k->ops[member];
   int rows = e->opt->plans[index][member].group_rows;
@@ -288,7 +290,7 @@ static LoopNode *softmax_member(Emitter *e, int index, int member) {
                      q == 0 ? rest : arena_printf(e->arena, "%s %% (%s)", rest, n)));
     rest = arena_printf(e->arena, "%s / (%s)", rest, n);
   }
-  emit_row_member(e, index, member, rows, values);
+  emit_row_member(e, index, member, rows, values, chunk_group);
   names_release(&e->kn.table, mark);
   e->cur = outside;
   return f;
@@ -310,16 +312,15 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
                                               "the softmax's rows",
                                               after >= 0 ? ", then the op after it on them" : "")));
   const OpPlan *head = &e->opt->plans[index][first];
-  e->chunk_group = head->nchunk_local ? head : NULL;
+  const OpPlan *chunk_group = head->nchunk_local ? head : NULL;
   e->sched = &e->opt->plans[index][sm].s;
   e->op_index = sm;
-  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true, region);
+  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true, region, chunk_group);
   LoopNode *chunks = loops_find_parallel(&code);
   if (before >= 0)
-    loops_insert_before(&chunks->body, call, softmax_member(e, index, before));
+    loops_insert_before(&chunks->body, call, softmax_member(e, index, before, chunk_group));
   if (after >= 0)
-    loops_insert_after(&chunks->body, call, softmax_member(e, index, after));
-  e->chunk_group = NULL;
+    loops_insert_after(&chunks->body, call, softmax_member(e, index, after, chunk_group));
   const StructuredOp *members[3];
   for (int m = 0; m < size; m++)
     members[m] = &k->ops[first + m];
@@ -374,7 +375,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
     LoopList code = {0};
     e->cur = &code;
     int mark = names_mark(&e->kn.table);
-    emit_row_member(e, index, m, rows, values);
+    emit_row_member(e, index, m, rows, values, NULL);
     declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, NULL, &code, ws);
     LoopNode *member = loops_block(e->arena, REGION_NONE);
     member->body = code;

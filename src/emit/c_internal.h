@@ -39,17 +39,6 @@ typedef struct Emitter {
   WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
   int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
   int op_index;           /* the graph op being emitted (names pre-packed arrays) */
-  /* A softmax row-fused with the ops just before and after it
-   * (schedule/rows.c): its chunk buffers; the group's first op's plan
-   * lists them (NULL: none); access_str subtracts lgen_shift from their
-   * element indices, taking row lgen_u0 of such a tensor to the start of
-   * the running thread's chunk buffer (c_ext.c call_softmax defines it). */
-  const OpPlan *chunk_group;
-  /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
-   * C local holding tensor t's stride along dim d, in elements (or "1"),
-   * and access_str and pack copies spell an element as the sum of index
-   * times stride. NULL: row-major. */
-  const char *const *const *stride_names;
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
@@ -92,6 +81,35 @@ enum {
   INC_OMP = 64, /* under #if defined(_OPENMP) */
 };
 
+/* Where an op's code goes, as far as its nest must know, besides its
+ * schedule (e->sched): the decisions of fusion (c_graph.c) and of the
+ * view ABI (c_view.c) that the builder carries out for this op alone. They
+ * are not the file's state, so they are emit_op's argument (kept on the
+ * nest, read by access_str) rather than Emitter fields. Zero: an op alone,
+ * row-major. */
+typedef struct {
+  /* A member of a row-fused group (schedule/rows.c): the group's loops give
+   * the values of these dims of the op (NULL entries: its own loops), and
+   * the op opens no threads of its own (non-NULL says it is a member). */
+  const char *const *bound_dims;
+  /* A softmax row-fused with the ops just before and after it
+   * (schedule/rows.c): its chunk buffers; the group's first op's plan
+   * lists them (NULL: none); access_str subtracts lgen_shift from their
+   * element indices, taking row lgen_u0 of such a tensor to the start of
+   * the running thread's chunk buffer (c_ext.c call_softmax defines it). */
+  const OpPlan *chunk_group;
+  /* A prologue (schedule/prologue.c): the op's pack of tensor
+   * prologue_tensor (of the op's view, e->k) computes it with this
+   * pointwise op's payload (NULL: none). */
+  const StructuredOp *prologue;
+  int prologue_tensor;
+  /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
+   * C local holding tensor t's stride along dim d, in elements (or "1"),
+   * and access_str and pack copies spell an element as the sum of index
+   * times stride. NULL: row-major. */
+  const char *const *const *stride_names;
+} OpPlace;
+
 /* ---- c_runtime.c ---- */
 /* Marks a runtime helper (and what it needs) as used by the file. */
 void use_helper(bool *used, const char *name);
@@ -108,8 +126,9 @@ LoopList *build_into(Emitter *e, LoopList *list);
 const char *c_dim(void *ctx, int i);
 void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x);
 const char *affine_str(Emitter *e, const AffineExpr *x);
-/* T[...]: the element of operand o at the current dim values, row-major. */
-const char *access_str(Emitter *e, const Operand *o);
+/* T[...]: the element of operand o at the current dim values, row-major
+ * (as `place` says: through strides, in a chunk buffer; NULL: plainly). */
+const char *access_str(Emitter *e, const OpPlace *place, const Operand *o);
 /* Is `name` used as an identifier in the C code `text` (string literals
  * and comments do not count)? */
 bool mentions_identifier(const char *text, const char *name);
@@ -161,31 +180,17 @@ void emit_view_checks(Emitter *e);
 /* ---- c_ext.c ---- */
 /* A non-structured op (op->ext) as its template's call; returns the call.
  * A softmax `grouped` with the ops before and after it runs chunk by chunk
- * in a loop of its own, where they join it. */
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region);
+ * in a loop of its own, where they join it; chunk_group: OpPlace's. */
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region,
+                      const OpPlan *chunk_group);
 
 /* ---- c_loops.c ---- */
-/* What fusion decided about an op that its nest carries out, besides its
- * schedule (e->sched): c_graph.c says, emit_op's builder does it. They are
- * the builder's inputs for this op only, not the file's state, so they
- * are emit_op's argument rather than Emitter fields. */
-typedef struct {
-  /* A member of a row-fused group (schedule/rows.c): the group's loops give
-   * the values of these dims of the op (NULL entries: its own loops), and
-   * the op opens no threads of its own (non-NULL says it is a member). */
-  const char *const *bound_dims;
-  /* A prologue (schedule/prologue.c): the op's pack of tensor
-   * prologue_tensor (of the op's view, e->k) computes it with this
-   * pointwise op's payload (NULL: none). */
-  const StructuredOp *prologue;
-  int prologue_tensor;
-} OpFusion;
 /* The op under e->sched, into e->cur. `in_region`: in a model graph's
  * parallel region (G_run is one region: a fork/join per op costs as much
  * as a small op), whose threads share the op's parallel loops as
  * orphaned `omp for`s; its nest is built as it would run alone and
- * loops_join_region moves it in. `fusion`: NULL for an op alone. */
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpFusion *fusion);
+ * loops_join_region moves it in. `place`: NULL for an op alone. */
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpPlace *place);
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);

@@ -246,8 +246,8 @@ static void plan(Nest *n) {
   const StructuredOp *op = n->op;
   const Schedule *s = n->s;
   bool bound[LG_MAX_DIMS] = {false};
-  for (int d = 0; d < op->ndims && n->fusion.bound_dims; d++)
-    bound[d] = n->fusion.bound_dims[d] != NULL;
+  for (int d = 0; d < op->ndims && n->place.bound_dims; d++)
+    bound[d] = n->place.bound_dims[d] != NULL;
   n->nloops = schedule_loops(op, s, bound, n->loops);
   n->acc_start = -1;
   if (has_reduction(op)) {
@@ -331,7 +331,7 @@ static uint64_t block_lengths(const Nest *n, int d) {
   int64_t unroll = n->s->unroll[d];
   uint64_t all = unroll >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << unroll) - 1;
   const AffineExpr *extent = n->op->dims[d].extent;
-  if (extent->kind != AE_CONST || extent->value <= 0 || (n->fusion.bound_dims && n->fusion.bound_dims[d]))
+  if (extent->kind != AE_CONST || extent->value <= 0 || (n->place.bound_dims && n->place.bound_dims[d]))
     return all;
   int64_t spans[1 << 6] = {extent->value};
   int nspans = 1;
@@ -557,7 +557,7 @@ static bool index_may_leave(Emitter *e, const Operand *o, int pos) {
 
 /* (0 <= i0 && i0 < E0 && ... ? T[...] : pad): a guarded operand reads its
  * pad value wherever an index leaves the tensor (padded windows). */
-static const char *guarded_access(Emitter *e, const Operand *o) {
+static const char *guarded_access(Emitter *e, const OpPlace *place, const Operand *o) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   StrBuf cond = {0};
   for (int i = 0; i < t->rank; i++) {
@@ -570,8 +570,8 @@ static const char *guarded_access(Emitter *e, const Operand *o) {
       extent = arena_printf(e->arena, "(%s)", extent);
     sb_printf(&cond, "%s0 <= %s && %s < %s", cond.len ? " && " : "", idx, idx, extent);
   }
-  const char *s = cond.len ? arena_printf(e->arena, "(%s ? %s : %s)", sb_cstr(&cond), access_str(e, o), pad_literal(e, o))
-                           : access_str(e, o);
+  const char *at = access_str(e, place, o);
+  const char *s = cond.len ? arena_printf(e->arena, "(%s ? %s : %s)", sb_cstr(&cond), at, pad_literal(e, o)) : at;
   sb_free(&cond);
   return s;
 }
@@ -592,9 +592,9 @@ static void emit_body_here(Nest *n, bool in_acc) {
     else if (p)
       values[o] = pack_read(n, p);
     else if (op->operands[o].guarded)
-      values[o] = guarded_access(e, &op->operands[o]);
+      values[o] = guarded_access(e, &n->place, &op->operands[o]);
     else
-      values[o] = access_str(e, &op->operands[o]);
+      values[o] = access_str(e, &n->place, &op->operands[o]);
   }
   for (int y = 0; y < op->nyields; y++)
     targets[y] = values[op->yields[y].operand];
@@ -698,12 +698,15 @@ static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims,
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)E->noperands);
   for (int o = 0; o < E->noperands; o++) {
     const Operand *x = &E->operands[o];
-    values[o] = x->shape_only ? "" : acc_of[x->tensor] ? acc_of[x->tensor] : x->guarded ? guarded_access(e, x) : access_str(e, x);
+    values[o] = x->shape_only       ? ""
+                : acc_of[x->tensor] ? acc_of[x->tensor]
+                : x->guarded        ? guarded_access(e, &n->place, x)
+                                    : access_str(e, &n->place, x);
   }
   const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)E->nyields);
   for (int y = 0; y < E->nyields; y++) {
     const Operand *w = &E->operands[E->yields[y].operand];
-    targets[y] = to_acc ? acc_of[w->tensor] : access_str(e, w);
+    targets[y] = to_acc ? acc_of[w->tensor] : access_str(e, &n->place, w);
   }
   emit_body(e, values, targets);
   e->op = op;
@@ -735,7 +738,7 @@ static void emit_loads(Nest *n, const char *index, bool block) {
     else
       for (int y = 0; y < op->nyields; y++)
         put(e, loops_store(e->arena, arena_printf(e->arena, "%s%s", n->acc[y], index),
-                           access_str(e, &op->operands[op->yields[y].operand])));
+                           access_str(e, &n->place, &op->operands[op->yields[y].operand])));
     memcpy(n->value, saved, sizeof saved);
     e->cur = outside;
   }
@@ -768,7 +771,7 @@ static void emit_stores(Nest *n, const char *index, bool block) {
       for (int z = 0; epilogue && z < op->epilogue->nyields; z++)
         written |= op->epilogue->operands[op->epilogue->yields[z].operand].tensor == o->tensor;
       if (!written)
-        put(e, loops_store(e->arena, access_str(e, o), arena_printf(e->arena, "%s%s", n->acc[y], index)));
+        put(e, loops_store(e->arena, access_str(e, &n->place, o), arena_printf(e->arena, "%s%s", n->acc[y], index)));
     }
     memcpy(n->value, saved, sizeof saved);
     e->cur = outside;
@@ -824,7 +827,7 @@ static void emit_accumulated(Nest *n, int i) {
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
       put(e, loops_let(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y],
-                       n->init_at_load ? NULL : access_str(e, o)));
+                       n->init_at_load ? NULL : access_str(e, &n->place, o)));
     }
     if (n->init_at_load)
       emit_loads(n, "", false);
@@ -1285,7 +1288,7 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
   loops_append(&node->body, loops_call(a, e->sched->library_call, 14, args));
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpFusion *fusion,
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpPlace *place,
                       bool *at_store, bool *at_load);
 
 /* An init or epilogue that the op's schedule keeps no accumulators for (a
@@ -1295,12 +1298,12 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
  * when the op used them, and runs on the op's one thread when the op runs
  * under `omp single`. */
 static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before,
-                               bool worksharing, bool in_region, const OpFusion *fusion) {
+                               bool worksharing, bool in_region, const OpPlace *place) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (fusion->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
+    if (place->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
@@ -1313,7 +1316,7 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   bool single = in_region && worksharing && !threads;
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, E, index, true, fusion, &at_store, &at_load);
+  emit_nest(e, E, index, true, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
@@ -1325,28 +1328,28 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
   e->op = op;
 }
 
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpFusion *fusion) {
-  const OpFusion alone = {0};
-  if (!fusion)
-    fusion = &alone;
+void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpPlace *place) {
+  const OpPlace alone = {0};
+  if (!place)
+    place = &alone;
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
-    emit_ext_op(e, op, index, false, in_region);
+    emit_ext_op(e, op, index, false, in_region, place->chunk_group);
     return;
   }
   /* the init goes first when the nest cannot start from it, which is known
    * once the nest is built */
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, op, index, false, fusion, &at_store, &at_load);
+  emit_nest(e, op, index, false, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
   bool worksharing = loops_has_worksharing(&nest);
   if (op->init && !at_load)
-    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region, fusion);
+    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region, place);
   loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region, fusion);
+    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region, place);
 }
 
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
@@ -1361,7 +1364,7 @@ bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
 /* The op's nest under e->sched; *at_store and *at_load get whether its
  * epilogue and init are applied in it (else they run as nests of their
  * own). `attached`: the nest of an init or epilogue. */
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpFusion *fusion,
+static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpPlace *place,
                       bool *at_store, bool *at_load) {
   *at_store = *at_load = false;
   if (e->sched->library_call) {
@@ -1375,7 +1378,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   n->e = e;
   n->op = op;
   n->s = e->sched;
-  n->fusion = *fusion;
+  n->place = *place;
   e->op = op;
   n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
   for (int y = 0; y < op->nyields; y++)
@@ -1387,7 +1390,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
     n->hi[d] = affine_str(e, op->dims[d].extent);
-    n->value[d] = fusion->bound_dims && fusion->bound_dims[d] ? fusion->bound_dims[d] : dim_name(n, d);
+    n->value[d] = place->bound_dims && place->bound_dims[d] ? place->bound_dims[d] : dim_name(n, d);
   }
   plan_packs(n);
   name_packs(n);

@@ -60,7 +60,7 @@ typedef struct Nest {
    * within the register tile, both its parameters. */
   const char *block_len[LG_MAX_DIMS];
   const char *point_off[LG_MAX_DIMS];
-  OpFusion fusion;         /* emit_op's (zero: none) */
+  OpPlace place;         /* emit_op's (zero: none) */
   struct Nest *next_spare; /* in Emitter.spare_nests */
 } Nest;
 

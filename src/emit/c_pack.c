@@ -477,13 +477,13 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
  * dim at output position i valued coords[i]. */
 static const char *prologue_value(Nest *n, const char *const *coords) {
   Emitter *e = n->e;
-  const StructuredOp *P = n->fusion.prologue;
+  const StructuredOp *P = n->place.prologue;
   const Operand *out = &P->operands[P->yields[0].operand];
-  const TensorParam *seen = &e->k->tensors[n->fusion.prologue_tensor]; /* the op's view: unit positions may be gone */
+  const TensorParam *seen = &e->k->tensors[n->place.prologue_tensor]; /* the op's view: unit positions may be gone */
   /* the tensor's shape in the kernel (c_graph.c's with_prologue made the
    * view, whose base is the kernel) */
   const Kernel *base = e->k->view_base ? e->k->view_base : e->k;
-  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, n->fusion.prologue_tensor)].shape;
+  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, n->place.prologue_tensor)].shape;
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
   for (int i = 0, j = 0; i < P->ndims; i++) {
     const AffineExpr *extent = shape[i];
@@ -496,7 +496,7 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
   e->dim_names = names;
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->noperands + 1));
   for (int o = 0; o < P->noperands; o++)
-    values[o] = P->operands[o].shape_only ? "" : access_str(e, &P->operands[o]);
+    values[o] = P->operands[o].shape_only ? "" : access_str(e, &n->place, &P->operands[o]);
   ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
                  .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
@@ -610,16 +610,16 @@ void emit_pack_copy(Nest *n, Pack *p) {
     extents[i] = affine_str(e, t->shape[i]);
   }
   const char *src = arena_printf(e->arena, "%s[%s]", tname, row_major(e->arena, coords, extents, t->rank));
-  if (e->stride_names) { /* --abi=view (c_view.c): a view's element, through its strides */
+  if (n->place.stride_names) { /* --abi=view (c_view.c): a view's element, through its strides */
     StrBuf sb = {0};
     for (int i = 0; i < t->rank; i++) {
-      const char *stride = e->stride_names[o->tensor][i];
+      const char *stride = n->place.stride_names[o->tensor][i];
       sb_printf(&sb, strcmp(stride, "1") == 0 ? "%s%s" : "%s%s * %s", i ? " + " : "", coords[i], stride);
     }
     src = arena_printf(e->arena, "%s[%s]", tname, t->rank ? sb_cstr(&sb) : "0");
     sb_free(&sb);
   }
-  if (n->fusion.prologue && n->fusion.prologue_tensor == o->tensor)
+  if (n->place.prologue && n->place.prologue_tensor == o->tensor)
     src = prologue_value(n, coords);
   const char *dst = arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, vars, p->layout_ext, p->nlayout));
   if (in_range.len)

@@ -195,9 +195,8 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
       vstrides[t] = strides[emitter_kernel_tensor(e, t)];
     }
     e->kn.tensors = vdata;
-    e->stride_names = (const char *const *const *)vstrides;
-    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i, false, NULL);
-    e->stride_names = NULL;
+    const OpPlace place = {.stride_names = (const char *const *const *)vstrides};
+    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i, false, &place);
     emitter_view(e, k);
     e->cur = &nest;
     names_release(&e->kn.table, mark);
