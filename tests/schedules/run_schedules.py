@@ -1711,10 +1711,11 @@ def check_error_case(lgen, spec, workdir, case, res):
                     problems.append("second stderr line %r is not source line %d %r" % (
                         lines[1], l, want_src))
                 c = int(m.group(3))
-                # one space (or tab) a byte before the column, as diag.c
-                # (and tests/lib.sh's want_source) has it
+                # one space (or tab) a character before the column (none
+                # for a UTF-8 continuation byte), as diag.c (and
+                # tests/lib.sh's want_source) has it
                 before = src_lines[l - 1][:c - 1]
-                want_caret = "".join("\t" if b == 9 else " " for b in before) + "^"
+                want_caret = "".join("\t" if b == 9 else " " for b in before if b & 0xC0 != 0x80) + "^"
                 if lines[2].rstrip() != want_caret:
                     problems.append("caret line %r, want %r" % (lines[2], want_caret))
         if err.count("error:") != 1:
