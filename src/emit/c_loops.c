@@ -164,7 +164,61 @@ static bool map_has_division(const AffineExpr *x) {
  * the pragma goes only on bodies compilers do vectorise without fast-math:
  * no libm calls, no f16 (software conversions without _Float16), no integer
  * division, no floordiv/ceildiv/mod in an index. */
+static bool simd_friendly_but_divisions(const StructuredOp *op, const Kernel *k);
+
+/* Whether every division in the op's maps is a floordiv(v, q) of the vector
+ * dim v that block_divisions makes constant over the register block: v's
+ * extent, tiles and register tiles multiples of its unroll U, and U
+ * dividing q. The vector loop is then free of divisions. gcc needs its
+ * `omp simd` there: without it, it unrolled the 8-wide loop of a grouped
+ * conv's block before vectorising, and kept the block's 16 accumulators in
+ * memory behind shuffles. */
+static bool divisions_blocked(const Nest *n) {
+  const StructuredOp *op = n->op;
+  int v = n->s->vector_dim;
+  int64_t u = v >= 0 ? n->s->unroll[v] : 0;
+  const AffineExpr *ext = v >= 0 ? op->dims[v].extent : NULL;
+  if (u <= 1 || !ext || ext->kind != AE_CONST || ext->value % u != 0)
+    return false;
+  for (int i = 0; i < n->nloops; i++)
+    if (n->loops[i].dim == v && (n->loops[i].kind == LOOP_POINT || n->loops[i].step % u != 0) &&
+        n->loops[i].kind != LOOP_REG_POINT)
+      return false;
+  for (int o = 0; o < op->noperands; o++) {
+    const Operand *x = &op->operands[o];
+    for (int i = 0; !x->shape_only && i < n->e->k->tensors[x->tensor].rank; i++) {
+      /* each division: floordiv(v, q), q a multiple of u */
+      const AffineExpr *stack[64];
+      int top = 0;
+      stack[top++] = x->map[i];
+      while (top > 0) {
+        const AffineExpr *e = stack[--top];
+        if (!e)
+          continue;
+        if (e->kind == AE_FLOORDIV && affine_is_dim(e->lhs, v) && e->rhs->kind == AE_CONST && e->rhs->value > 0 &&
+            e->rhs->value % u == 0)
+          continue;
+        if (e->kind == AE_FLOORDIV || e->kind == AE_CEILDIV || e->kind == AE_MOD || top + 2 > 64)
+          return false;
+        stack[top++] = e->lhs;
+        stack[top++] = e->rhs;
+      }
+    }
+  }
+  return true;
+}
+
 static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
+  if (!simd_friendly_but_divisions(op, k))
+    return false;
+  for (int o = 0; o < op->noperands; o++)
+    for (int i = 0; i < k->tensors[op->operands[o].tensor].rank; i++)
+      if (!op->operands[o].shape_only && map_has_division(op->operands[o].map[i]))
+        return false;
+  return true;
+}
+
+static bool simd_friendly_but_divisions(const StructuredOp *op, const Kernel *k) {
   for (int i = 0; i < op->nnodes; i++) {
     const PayloadNode *n = &op->nodes[i];
     if (n->type == TY_F16)
@@ -176,10 +230,7 @@ static bool simd_friendly(const StructuredOp *op, const Kernel *k) {
     if (n->kind == PN_OP && (libm_call || n->op == SOP_DIVIS || n->op == SOP_DIVIU))
       return false;
   }
-  for (int o = 0; o < op->noperands; o++)
-    for (int i = 0; i < k->tensors[op->operands[o].tensor].rank; i++)
-      if (!op->operands[o].shape_only && map_has_division(op->operands[o].map[i]))
-        return false;
+  (void)k;
   return true;
 }
 
@@ -280,7 +331,7 @@ static void plan(Nest *n) {
   n->init_at_load = op->init && whole;
   n->vector_loop = -1;
   if (s->vector_dim >= 0 && n->nloops > 0 && n->loops[n->nloops - 1].dim == s->vector_dim &&
-      simd_friendly(op, n->e->k)) {
+      (simd_friendly(op, n->e->k) || (simd_friendly_but_divisions(op, n->e->k) && divisions_blocked(n)))) {
     bool reduction = op->dims[s->vector_dim].kind == ITER_REDUCTION;
     if (!reduction || (n->acc_start >= 0 && n->region < 0 && !n->split))
       n->vector_loop = n->nloops - 1;
@@ -433,6 +484,15 @@ static void mark_loop(Nest *n, int i, LoopNode *f) {
   f->simd = true;
 }
 
+static int64_t gcd64(int64_t a, int64_t b) {
+  while (b) {
+    int64_t t = a % b;
+    a = b;
+    b = t;
+  }
+  return a < 0 ? -a : a;
+}
+
 /* Opens loop i: appends it and builds into its body; the declarations that
  * go inside it go to decls (put in after the headers of a collapsed
  * group). */
@@ -447,6 +507,7 @@ static void open_loop(Nest *n, int i, LoopList *decls) {
     const char *v = claim(n, "%s", arena_printf(e->arena, "%s_t%d", dim_name(n, d), l->level));
     const char *end = claim(n, "%s_end", v);
     f = loops_for(e->arena, v, lo, hi, l->step);
+    n->lo_align[d] = gcd64(n->lo_align[d], l->step);
     use_helper(e->helpers_used, "lgen_min");
     loops_append(decls, loops_let(e->arena, "const int64_t", end,
                                   arena_printf(e->arena, "lgen_min(%s + %lld, %s)", v, (long long)l->step, hi)));
@@ -458,6 +519,7 @@ static void open_loop(Nest *n, int i, LoopList *decls) {
     const char *v = claim(n, "%s_r", dim_name(n, d));
     f = loops_for(e->arena, v, lo, hi, l->step);
     n->reg_var[d] = v;
+    n->reg_align[d] = gcd64(n->lo_align[d], l->step);
     int64_t only = only_length(block_lengths(n, d));
     if (only) { /* every block has this length (full, or the one partial block) */
       n->reg_len[d] = arena_printf(e->arena, "%lld", (long long)only);
@@ -576,6 +638,67 @@ static const char *guarded_access(Emitter *e, const OpPlace *place, const Operan
   return s;
 }
 
+/* Whether floordiv(d, q) is constant over dim d's register block: its
+ * points are reg_var + [0, U) (no offset), reg_var a multiple of U, and U
+ * divides q. Then floordiv(d, q) = reg_var / q (reg_var >= 0). */
+static bool block_divides(const Nest *n, int d, int64_t q) {
+  int64_t u = n->s->unroll[d];
+  return n->reg_var[d] && !n->point_off[d] && u > 1 && q > 0 && q % u == 0 && n->reg_align[d] % u == 0;
+}
+
+/* x with each floordiv(d, q) that block_divides replaced by the dim
+ * ndims + d (named reg_var / q by the caller); x itself when there is none.
+ * A grouped convolution reads its input channel floordiv(f, F / G) * C + c:
+ * with the output channel f as the vector dim, that index varied along the
+ * vector and became a gather (RegNet-Y's groups of 8: 3 GFLOP/s); constant
+ * over the block, it is a broadcast. */
+static AffineExpr *block_divisions(Nest *n, const AffineExpr *x, int64_t *divisor) {
+  if (!x || !affine_has_dims(x))
+    return (AffineExpr *)x;
+  if (x->kind == AE_FLOORDIV && x->lhs->kind == AE_DIM && x->rhs->kind == AE_CONST &&
+      block_divides(n, x->lhs->index, x->rhs->value) &&
+      (divisor[x->lhs->index] == 0 || divisor[x->lhs->index] == x->rhs->value)) {
+    divisor[x->lhs->index] = x->rhs->value;
+    return affine_leaf(n->e->arena, AE_DIM, n->op->ndims + x->lhs->index, 0);
+  }
+  AffineExpr *lhs = block_divisions(n, x->lhs, divisor), *rhs = block_divisions(n, x->rhs, divisor);
+  if (lhs == x->lhs && rhs == x->rhs)
+    return (AffineExpr *)x;
+  AffineExpr *c = arena_alloc(n->e->arena, sizeof *c);
+  *c = *x;
+  c->lhs = lhs;
+  c->rhs = rhs;
+  return c;
+}
+
+/* The element operand o reads, through block_divisions where it applies. */
+static const char *block_access(Nest *n, const Operand *o) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  int rank = e->k->tensors[o->tensor].rank;
+  int64_t divisor[LG_MAX_DIMS] = {0};
+  AffineExpr **map = arena_alloc(e->arena, sizeof(AffineExpr *) * (size_t)(rank + 1));
+  bool changed = false;
+  for (int i = 0; i < rank; i++) {
+    map[i] = block_divisions(n, o->map[i], divisor);
+    changed |= map[i] != o->map[i];
+  }
+  if (!changed)
+    return access_str(e, &n->place, o);
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(2 * op->ndims + 1));
+  for (int d = 0; d < op->ndims; d++) {
+    names[d] = n->value[d];
+    names[op->ndims + d] = divisor[d] ? arena_printf(e->arena, "%s / %lld", n->reg_var[d], (long long)divisor[d]) : "";
+  }
+  Operand copy = *o;
+  copy.map = map;
+  const char **saved = e->dim_names;
+  e->dim_names = names;
+  const char *s = access_str(e, &n->place, &copy);
+  e->dim_names = saved;
+  return s;
+}
+
 static void emit_body_here(Nest *n, bool in_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
@@ -593,6 +716,8 @@ static void emit_body_here(Nest *n, bool in_acc) {
       values[o] = pack_read(n, p);
     else if (op->operands[o].guarded)
       values[o] = guarded_access(e, &n->place, &op->operands[o]);
+    else if (y < 0)
+      values[o] = block_access(n, &op->operands[o]);
     else
       values[o] = access_str(e, &n->place, &op->operands[o]);
   }
@@ -1238,6 +1363,8 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
   } else {
     int count = i == n->par_first ? n->par_count : 1;
     const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
+    int64_t lo_align[LG_MAX_DIMS];
+    memcpy(lo_align, n->lo_align, sizeof lo_align);
     memcpy(lo, n->lo, sizeof lo);
     memcpy(hi, n->hi, sizeof hi);
     memcpy(value, n->value, sizeof value);
@@ -1248,6 +1375,7 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
     emit_from(n, i + count, false, false);
     e->cur = outside;
     memcpy(n->lo, lo, sizeof lo);
+    memcpy(n->lo_align, lo_align, sizeof lo_align);
     memcpy(n->hi, hi, sizeof hi);
     memcpy(n->value, value, sizeof value);
   }

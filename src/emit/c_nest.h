@@ -54,6 +54,9 @@ typedef struct Nest {
   /* per dim, as loops open */
   const char *lo[LG_MAX_DIMS], *hi[LG_MAX_DIMS], *value[LG_MAX_DIMS];
   const char *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS], *point_var[LG_MAX_DIMS];
+  /* per dim: a number that lo[d] (lo_align) and reg_var[d] (reg_align) are
+   * known multiples of; 0 for lo[d] = 0 (a multiple of every number) */
+  int64_t lo_align[LG_MAX_DIMS], reg_align[LG_MAX_DIMS];
   const char **acc; /* per yield */
   /* While the register block's function is built (emit_region): dim d's
    * block has the extent block_len[d] and starts at point_off[d] (NULL: 0)

@@ -361,6 +361,26 @@ def convtranspose_cases():
         [("x", T.FLOAT, [1, 2, 3, 3]), ("w", T.FLOAT, [2, 2, 3, 3])], ["y"], opset=13)
 
 
+def grouped_conv_cases():
+    # grouped convolutions whose groups are narrower than the register block
+    # (RegNet-Y's groups of 8): auto.c narrows the block to the group (or a
+    # divisor of it) and c_loops.c reads the group's input channel once per
+    # block (block_divisions). Odd spatial extents give partial blocks. The
+    # Relu after it keeps the conv's output an intermediate, stored
+    # channels-last (graph outputs keep ONNX's layout), so that the output
+    # channel is the vector dim.
+    def conv(name, c, f, g, x_shape, seed, dims=({},), **attrs):
+        add(name, [h.make_node("Conv", ["x", "w", "b"], ["u"], group=g, **attrs), h.make_node("Relu", ["u"], ["y"])],
+            [("x", T.FLOAT, x_shape)], ["y"],
+            inits=[weights("w", [f, c // g, 3, 3], seed), weights("b", [f], seed + 1)], opset=13, dims=dims)
+    conv("conv_group8", 32, 32, 4, [1, 32, 9, 11], 41, pads=[1, 1, 1, 1])
+    conv("conv_group8_stride2", 24, 24, 3, [2, 24, 10, 13], 43, strides=[2, 2], pads=[1, 1, 1, 1])
+    conv("conv_group4", 24, 24, 6, [1, 24, 5, 7], 45, pads=[0, 1, 1, 0])  # half an AVX2 vector
+    conv("conv_group12", 24, 24, 2, [1, 24, 6, 6], 47, pads=[1, 1, 1, 1])  # blocks of gcd(16, 12) = 4
+    conv("conv_group_widen", 16, 32, 2, [1, 16, 5, 9], 49, pads=[1, 1, 1, 1])  # 8 in, 16 out per group
+    conv("conv_group3", 9, 9, 3, [1, 9, 4, 5], 51)  # groups of 3: the old block
+
+
 def rnn_cases():
     H, I = 5, 3
     for kind, G in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
@@ -621,6 +641,7 @@ def all_cases():
     range_cases()
     math_cases()
     convtranspose_cases()
+    grouped_conv_cases()
     rnn_cases()
     rnn_symbolic_cases()
     control_cases()
