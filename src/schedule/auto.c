@@ -490,6 +490,19 @@ static int offset_dim(const StructuredOp *op, const AffineExpr *e) {
   return n;
 }
 
+/* The innermost index through which op reads input x, or NULL when x is
+ * not such an input (shape only, written, a scalar); *outer is set when
+ * one of x's other indices uses dim n. */
+static const AffineExpr *innermost_read(const Kernel *k, const StructuredOp *op, const Operand *x, int n,
+                                        bool *outer) {
+  int r = k->tensors[x->tensor].rank;
+  if (x->shape_only || !op_reads_only(k, op, x->tensor) || r == 0)
+    return NULL;
+  for (int i = 0; i < r - 1; i++)
+    *outer |= affine_uses_dim(x->map[i], n);
+  return x->map[r - 1];
+}
+
 static int window_vector_dim(const Kernel *k, const StructuredOp *op) {
   const Operand *out = &op->operands[op->yields[0].operand];
   int rank = k->tensors[out->tensor].rank;
@@ -502,14 +515,13 @@ static int window_vector_dim(const Kernel *k, const StructuredOp *op) {
     return -1;
   bool read = false;
   for (int o = 0; o < op->noperands; o++) {
-    const Operand *x = &op->operands[o];
-    int r = k->tensors[x->tensor].rank;
-    if (x->shape_only || !op_reads_only(k, op, x->tensor) || r == 0)
+    bool outer = false;
+    const AffineExpr *e = innermost_read(k, op, &op->operands[o], n, &outer);
+    if (!e)
       continue;
-    for (int i = 0; i < r - 1; i++)
-      if (affine_uses_dim(x->map[i], n))
-        return -1;
-    int64_t step = index_step(x->map[r - 1], n);
+    if (outer)
+      return -1;
+    int64_t step = index_step(e, n);
     if (step == NO_STEP || step < 0 || step > 2)
       return -1;
     read |= step > 0;
@@ -573,14 +585,12 @@ static int grouped_vector_dim(const Kernel *k, const StructuredOp *op) {
     return -1;
   bool divided = false;
   for (int o = 0; o < op->noperands; o++) {
-    const Operand *x = &op->operands[o];
-    int r = k->tensors[x->tensor].rank;
-    if (x->shape_only || !op_reads_only(k, op, x->tensor) || r == 0)
+    bool outer = false;
+    const AffineExpr *e = innermost_read(k, op, &op->operands[o], n, &outer);
+    if (!e)
       continue;
-    for (int i = 0; i < r - 1; i++)
-      if (affine_uses_dim(x->map[i], n))
-        return -1;
-    const AffineExpr *e = x->map[r - 1];
+    if (outer)
+      return -1;
     if (affine_is_dim(e, n) || !affine_uses_dim(e, n))
       continue;
     if (uses_beside_divisions(e, n))

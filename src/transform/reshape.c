@@ -420,6 +420,14 @@ static const char *attached_pair_problem(const Kernel *k, const StructuredOp *op
   return NULL;
 }
 
+/* Whether tensor t is one of op's operands (read or written). */
+static bool has_operand(const StructuredOp *op, int t) {
+  for (int o = 0; o < op->noperands; o++)
+    if (op->operands[o].tensor == t)
+      return true;
+  return false;
+}
+
 /* collapse_dims of an op with an init or epilogue (all three folded; the
  * chains legal for all, attached_pair_problem): each attached op merges the
  * same chains in its own dims, and its tensors that the op does not touch
@@ -446,11 +454,7 @@ static OpView collapse_with_attached(const Kernel *k, const StructuredOp *op, co
     for (int j = 0; j < E->ndims; j++)
       new_dims[e_index[j]] = dims[j] < 0 ? -1 : op_index[dims[j]];
     for (int t = 0; t < k->ntensors; t++) {
-      bool in_op = false, in_e = false;
-      for (int o = 0; o < op->noperands; o++)
-        in_op |= op->operands[o].tensor == t;
-      for (int o = 0; o < E->noperands; o++)
-        in_e |= E->operands[o].tensor == t;
+      bool in_op = has_operand(op, t), in_e = has_operand(E, t);
       if (in_e && !in_op)
         vk->tensors[t] = ve.k->tensors[t];
     }
@@ -546,11 +550,7 @@ static bool fold_attached(const Kernel *k, const StructuredOp *op, const Structu
   int e_map[LG_MAX_DIMS];
   OpView ve = fold_unit_dims(k, E, e_fold, a, e_map);
   for (int t = 0; t < k->ntensors; t++) {
-    bool in_op = false, in_e = false;
-    for (int o = 0; o < op->noperands; o++)
-      in_op |= op->operands[o].tensor == t;
-    for (int o = 0; o < E->noperands; o++)
-      in_e |= E->operands[o].tensor == t;
+    bool in_op = has_operand(op, t), in_e = has_operand(E, t);
     if (in_e && in_op && vk->tensors[t].rank != ve.k->tensors[t].rank)
       return false;
     if (in_e && !in_op)
