@@ -96,17 +96,13 @@ static int channel_split(const Kernel *k, int a) {
   if (m->storage != TS_WORKSPACE || r < 3 || v->rank < 2 || !affine_equal(v->shape[0], m->shape[0]) ||
       m->shape[1]->kind != AE_CONST)
     return 0;
-  int g = 0;
-  for (int64_t product = 1; product < m->shape[1]->value && g + 1 < v->rank;) {
+  int g = 0; /* the fewest leading dims whose product reaches C */
+  int64_t channels = 1;
+  while (channels < m->shape[1]->value && g + 1 < v->rank) {
     if (v->shape[++g]->kind != AE_CONST)
       return 0;
-    product *= v->shape[g]->value;
-    if (product > m->shape[1]->value)
-      return 0;
+    channels *= v->shape[g]->value;
   }
-  int64_t channels = 1;
-  for (int i = 1; i <= g; i++)
-    channels *= v->shape[i]->value;
   if (g < 1 || channels != m->shape[1]->value)
     return 0;
   bool same = v->rank - g - 1 == r - 2; /* T is S */
@@ -360,6 +356,7 @@ void choose_layouts(Kernel *k, PtrVec *decisions, Arena *arena) {
         }
     }
   }
+  /* the views that split a channel, found before their memory moves */
   int *split = arena_alloc(arena, sizeof(int) * (size_t)(k->ntensors + 1));
   for (int a = 0; a < k->ntensors; a++)
     split[a] = channel_split(k, a);
@@ -369,14 +366,14 @@ void choose_layouts(Kernel *k, PtrVec *decisions, Arena *arena) {
     channels_last(k, t, arena);
     vec_push(arena, decisions,
              arena_printf(arena, "layout: '%s' is stored channels-last (its dim 1 innermost)", k->tensors[t].name));
-    for (int a = 0; a < k->ntensors; a++) { /* its views that split the channel move theirs last too */
-      int g = split[a], perm[LG_MAX_RANK], r = k->tensors[a].rank;
-      if (!g || k->tensors[a].alias_of != t)
-        continue;
-      for (int i = 0; i < r; i++)
-        perm[i] = i == 0 ? 0 : i < r - g ? i + g : i - (r - g) + 1;
-      permute_tensor(k, a, perm, arena);
-    }
+  }
+  for (int a = 0; a < k->ntensors; a++) { /* such a view of a moved tensor moves its channels last too */
+    int g = split[a], perm[LG_MAX_RANK], r = k->tensors[a].rank, t = k->tensors[a].alias_of;
+    if (!g || !chosen[t] || pinned[t])
+      continue;
+    for (int i = 0; i < r; i++)
+      perm[i] = i == 0 ? 0 : i < r - g ? i + g : i - (r - g) + 1;
+    permute_tensor(k, a, perm, arena);
   }
   /* then the filters of the window ops whose output moved */
   for (int i = 0; i < k->nops; i++) {
