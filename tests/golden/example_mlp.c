@@ -56,12 +56,13 @@ static inline int64_t lgen_floordiv(int64_t a, int64_t b) {
   return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 static inline int64_t lgen_min(int64_t a, int64_t b) { return a < b ? a : b; }
-/* the threads a model run asks for. Each run is timed; the median of the
- * last three runs at one thread and at the full team picks the size, and
- * the other size is tried again now and then (after 4 runs, doubling to
- * 64 while it keeps losing). When another process holds a core, a thread
- * the system deschedules holds up the others at each op, and one thread
- * runs faster: the next runs take one. The record is the workspace's
+/* the threads a model run asks for. Each run but the first (cold) is
+ * timed; the median of the last three runs at one thread and at the full
+ * team picks the size, and the other size is tried again now and then
+ * (after 4 runs, doubling to 64 while it keeps losing). When another
+ * process holds a core, a thread the system deschedules holds up the
+ * others at each op, and one thread runs faster: the next runs take one.
+ * The record is the workspace's
  * last bytes, kept by the caller between runs; any contents are valid (a
  * record that does not check starts again at the full team; with a NULL
  * workspace, which a graph without intermediates may be given, there is
@@ -117,11 +118,14 @@ static inline void lgen_team_done(lgen_team *t, int threads, double start) {
   double *s;
   if (!t || t->check != lgen_team_check(t))
     return; /* no record, or a team of one left alone by pick */
+  if (t->runs++ == 0) { /* cold (page faults, caches): it would make the full team look slow */
+    t->check = lgen_team_check(t);
+    return;
+  }
   s = t->seconds[threads > 1];
   s[2] = s[1];
   s[1] = s[0];
   s[0] = LGEN_TEAM_CLOCK() - start;
-  t->runs++;
   if (t->trying) { /* the size tried now wins: try the other soon; or less often */
     t->gap = lgen_team_one_wins(t) == (threads == 1) ? 4 : t->gap < 64 ? 2 * t->gap : 64;
     t->next_try = t->runs + t->gap;

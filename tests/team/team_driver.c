@@ -76,6 +76,12 @@ static int scenarios(void) {
   printf("  one thread faster: %d of 400 runs at the full team\n", n);
   expect(n <= 20, "one thread is faster: at most 5% of runs take the full team");
   expect(sizes[2] == 1 && sizes[3] == 1, "one thread is tried at the third run and kept");
+  /* a cold first run (page faults, caches) five times slower at the full
+   * team does not send the next runs to one thread */
+  memset(&t, 0, sizeof t);
+  n = simulate(&t, 13, 1.0, 0.55, 0, 5, NULL);
+  printf("  a cold first run: %d of 13 runs at the full team\n", n);
+  expect(n >= 11, "a cold first run does not make one thread look faster");
   /* one slow run (an interrupt) does not change the choice */
   memset(&t, 0, sizeof t);
   simulate(&t, 200, 1.0, 0.55, -1, 1, NULL);
