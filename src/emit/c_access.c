@@ -51,6 +51,15 @@ void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
   affine_print(out, x, &names);
 }
 
+const char *size_list(const Emitter *e, bool types) {
+  StrBuf sb = {0};
+  for (int i = 0; i < e->k->nsizes; i++)
+    sb_printf(&sb, "%s%s%s", i ? ", " : "", types ? "int64_t " : "", e->kn.sizes[i]);
+  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return s;
+}
+
 const char *affine_str(Emitter *e, const AffineExpr *x) {
   StrBuf sb = {0};
   c_affine(e, &sb, x);

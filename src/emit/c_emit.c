@@ -81,8 +81,8 @@ static void signature(Emitter *e, StrBuf *out, const char *restrict_kw, const ch
       sb_printf(out, "%s%s%s *%s %s", i ? ", " : "", t->is_output ? "" : "const ", c_type_name(t->type),
                 restrict_kw, e->kn.tensors[i]);
   }
-  for (int i = 0; i < k->nsizes; i++)
-    sb_printf(out, ", int64_t %s", e->kn.sizes[i]);
+  if (k->nsizes)
+    sb_printf(out, ", %s", size_list(e, true));
   for (int i = 0; i < k->nattrs; i++) {
     const AttrParam *a = &k->attrs[i];
     /* contracts.md: integer vectors and arrays are int64_t, scalars keep their type */
@@ -359,10 +359,8 @@ static void graph_params(const Emitter *e, StrBuf *out, const char *restrict_kw,
       sb_printf(out, "%s%s", first ? "" : ", ", e->kn.tensors[t]);
     first = false;
   }
-  for (int i = 0; i < k->nsizes; i++) {
-    sb_printf(out, "%s%s%s", first ? "" : ", ", types ? "int64_t " : "", e->kn.sizes[i]);
-    first = false;
-  }
+  if (k->nsizes)
+    sb_printf(out, "%s%s", first ? "" : ", ", size_list(e, types));
 }
 
 typedef struct {
@@ -377,10 +375,7 @@ static void graph_declaration(const Emitter *e, StrBuf *out, const GraphNames *g
   const Kernel *k = e->k;
   StrBuf d = {0};
   if (which == 0) {
-    sb_printf(&d, "size_t %s(", gn->size_fn);
-    for (int i = 0; i < k->nsizes; i++)
-      sb_printf(&d, "%sint64_t %s", i ? ", " : "", e->kn.sizes[i]);
-    sb_printf(&d, "%s)", k->nsizes ? "" : "void");
+    sb_printf(&d, "size_t %s(%s)", gn->size_fn, k->nsizes ? size_list(e, true) : "void");
   } else if (which == 1) {
     sb_printf(&d, "void %s(", gn->run_fn);
     graph_params(e, &d, restrict_kw, true);
@@ -697,9 +692,6 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   sb_puts(e->out, "{\n");
   StrBuf args = {0};
   graph_params(e, &args, "", false);
-  StrBuf sizes = {0};
-  for (int i = 0; i < k->nsizes; i++)
-    sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
   /* dims the graph took as equal without a proof (SizeAssume): -1, or
    * under --checks G_run's report */
   for (int i = 0; i < k->nassumes && !e->opt->checks; i++) {
@@ -707,7 +699,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
          affine_str(e, k->assumes[i].b), c_comment_text(e->arena, k->assumes[i].what));
     line(e, "    return -1;");
   }
-  line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, sb_cstr(&sizes));
+  line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, size_list(e, false));
   line(e, "  if (!lgen_raw)");
   line(e, "    return -1;");
   line(e, "  %s(%s%s%s, (void *)(((uintptr_t)lgen_raw + 63) & ~(uintptr_t)63));", gn.run_fn, sb_cstr(&args),
@@ -717,7 +709,6 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   sb_puts(e->out, "}\n");
   profile_functions(e, &groups);
   sb_free(&args);
-  sb_free(&sizes);
 }
 
 /* The blob's layout in the header: its size, and where each of the

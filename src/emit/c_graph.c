@@ -616,8 +616,8 @@ static const char *outline_params_text(Emitter *e, const Outline *o, const char 
     else
       sb_printf(&sb, "%s%s", i ? ", " : "", e->kn.tensors[t]);
   }
-  for (int i = 0; i < k->nsizes; i++)
-    sb_printf(&sb, "%s%s%s", i || o->n ? ", " : "", types ? "int64_t " : "", e->kn.sizes[i]);
+  if (k->nsizes)
+    sb_printf(&sb, "%s%s", o->n ? ", " : "", size_list(e, types));
   if (types)
     sb_printf(&sb, "%svoid *%s %s)", o->n || k->nsizes ? ", " : "", restrict_kw, ws);
   else
@@ -930,13 +930,9 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     use_helper(e->helpers_used, "lgen_team");
     const char *team = names_claim(&e->kn.table, "team"), *start = names_claim(&e->kn.table, "team_start");
     const char *threads = names_claim(&e->kn.table, "team_threads");
-    StrBuf sizes = {0};
-    for (int i = 0; i < k->nsizes; i++)
-      sb_printf(&sizes, "%s%s", i ? ", " : "", e->kn.sizes[i]);
     put(e, loops_let(e->arena, "lgen_team *const", team,
                      arena_printf(e->arena, "%s ? (lgen_team *)((char *)%s + %s_workspace_size(%s) - %d) : NULL", ws,
-                                  ws, e->kn.function, sb_cstr(&sizes), LG_TEAM_BYTES)));
-    sb_free(&sizes);
+                                  ws, e->kn.function, size_list(e, false), LG_TEAM_BYTES)));
     put(e, loops_let(e->arena, "double", start, NULL));
     bool capped = loops_uses_thread_slots(&ops); /* per-thread slots exist for that many threads */
     if (capped)

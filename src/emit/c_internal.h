@@ -126,6 +126,9 @@ LoopList *build_into(Emitter *e, LoopList *list);
 const char *c_dim(void *ctx, int i);
 void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x);
 const char *affine_str(Emitter *e, const AffineExpr *x);
+/* The kernel's size parameters as a list, "N, M" (a call's arguments) or,
+ * with types, "int64_t N, int64_t M" (a declaration's); "" for none. */
+const char *size_list(const Emitter *e, bool types);
 /* T[...]: the element of operand o at the current dim values, row-major
  * (as `place` says: through strides, in a chunk buffer; NULL: plainly). */
 const char *access_str(Emitter *e, const OpPlace *place, const Operand *o);
