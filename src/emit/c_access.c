@@ -2,7 +2,9 @@
  * expressions and tensor elements in the current dims' names, the
  * statement list being built, and which identifiers a piece of code
  * mentions. Every builder (c_loops.c, c_ext.c, c_checks.c, c_graph.c)
- * stands on it; it calls none of them. */
+ * stands on it; it calls none of them.
+ *
+ * Calls: c_runtime.c. */
 #include "emit/c_internal.h"
 
 #include <string.h>

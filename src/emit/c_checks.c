@@ -2,7 +2,9 @@
  * given satisfy the relations its spec implies (the IR's Preconditions):
  * equal extents where two operands bind one dim, and every index inside
  * its tensor, computed by interval arithmetic over the actual sizes. A
- * violation calls LGEN_CHECK_FAILED(message). */
+ * violation calls LGEN_CHECK_FAILED(message).
+ *
+ * Calls: c_names.c, c_runtime.c, c_access.c. */
 #include "emit/c_internal.h"
 
 /* ---- --checks ---- */

@@ -2,7 +2,9 @@
  * (hex floats, f16 bits or values, the most negative integers as
  * expressions), 64-byte aligned, static in the kernels' file or extern
  * beside a --weights file, and the pre-packed arrays c_loops.c lays out at
- * generation time. */
+ * generation time.
+ *
+ * Calls: c_expr.c, c_access.c. */
 #include "emit/c_internal.h"
 
 #include <math.h>

@@ -2,7 +2,10 @@
  * file layout, preludes, signatures, doc comments, each def's body and a
  * graph's three functions. The bodies are loop trees (loops/loops.h) that
  * the builders below it make (c_loops.c, c_ext.c, c_checks.c, c_graph.c)
- * and loops_print_c writes. */
+ * and loops_print_c writes.
+ *
+ * Calls: c_names.c, c_expr.c, c_runtime.c, c_access.c, c_consts.c, c_checks.c,
+ *   c_loops.c, c_view.c, c_graph.c. */
 #include "emit/c_internal.h"
 
 #include <math.h>

@@ -46,7 +46,9 @@
  *   index                 the loop index's current value, as int64_t
  *   constants             exact literals of the node's type
  * Ops whose C spelling would repeat an operand, or needs casts, become small
- * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once. */
+ * static inline helpers (lgen_add_i32, lgen_max_f32, ...) emitted once.
+ *
+ * Calls: none of the other emit files (c_internal.h). */
 #include "emit/c_emit.h"
 #include "loops/loops.h"
 

@@ -8,7 +8,9 @@
  * for ops that need every dim, as a local array. The templates' parallel
  * loops are orphaned `omp for`s: inside a graph's region every thread makes
  * the call and the threads share the loops (their barriers order the op
- * before the next); outside one, the call gets a region of its own. */
+ * before the next); outside one, the call gets a region of its own.
+ *
+ * Calls: c_names.c, c_expr.c, c_runtime.c, c_access.c. */
 #include <string.h>
 
 #include "emit/c_internal.h"

@@ -3,7 +3,10 @@
  * constants at their memory; row-fused groups in one nest over their rows;
  * a softmax group in the softmax's chunk loop; one OpenMP parallel region
  * around it all when some op shares its loops, with `omp single` for the
- * ops that cannot; and the scratch area's size. */
+ * ops that cannot; and the scratch area's size.
+ *
+ * Calls: c_names.c, c_expr.c, c_runtime.c, c_access.c, c_consts.c, c_checks.c,
+ *   c_ext.c, c_loops.c. */
 #include "emit/c_internal.h"
 
 #include <stdlib.h>

@@ -57,8 +57,11 @@ typedef struct Emitter {
   PtrVec outlines;
 } Emitter;
 
-/* The emit files, bottom up; each calls only those above it:
- *   c_names.c, c_expr.c  C identifiers; payload ops as C expressions
+/* The emit files, bottom up. Each calls only files above it in this list,
+ * so they depend one way, with no circle; each file's first comment says
+ * which it calls, and tests/layers.test checks both on the object files:
+ *   c_names.c            C identifiers
+ *   c_expr.c             payload ops as C expressions
  *   c_runtime.c          the runtime helpers' table
  *   c_access.c           affine expressions, tensor elements, the tree being built
  *   c_consts.c           a graph's constants and pre-packed arrays
@@ -68,7 +71,8 @@ typedef struct Emitter {
  *   c_loops.c            an op under its schedule (templates through c_ext.c)
  *   c_view.c             --abi=view: descriptors, the dense-path test, the strided nest
  *   c_graph.c            a graph's run body
- *   c_emit.c             the files */
+ *   c_emit.c             the files
+ * The loop IR (src/loops/) is below them all and calls none of them. */
 
 /* The standard headers a file includes, all at its top. */
 enum {

@@ -21,7 +21,9 @@
  * registers), and with run-time extents for the rest of the edges.
  *
  * Packed tensors (the schedule's pack) are copied into buffers of their
- * own: c_pack.c. */
+ * own: c_pack.c.
+ *
+ * Calls: c_names.c, c_expr.c, c_runtime.c, c_access.c, c_ext.c, c_pack.c. */
 #include "emit/c_nest.h"
 
 #include <math.h>

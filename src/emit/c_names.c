@@ -6,7 +6,9 @@
  * functions, lgen_ helpers, the graph's own functions, locals). Every name
  * is claimed from a per-kernel table: each character that cannot be in an
  * identifier becomes '_', a leading digit gets a 'v' before it, and a
- * reserved or already-claimed name gets a numeric suffix. */
+ * reserved or already-claimed name gets a numeric suffix.
+ *
+ * Calls: none of the other emit files (c_internal.h). */
 #include "emit/c_emit.h"
 
 #include <string.h>

@@ -16,7 +16,9 @@
  * once. A packed constant (e->prepack_constants) is packed here, at
  * generation time: its array holds every level-0 tile's packed block, in
  * the exact layout the copy loop would produce (zero padding included), one
- * after another, and the op points its buffer at the current tile's block. */
+ * after another, and the op points its buffer at the current tile's block.
+ *
+ * Calls: c_names.c, c_expr.c, c_runtime.c, c_access.c, c_consts.c. */
 #include "emit/c_nest.h"
 
 #include <stdlib.h>

@@ -1,7 +1,9 @@
 /* c_runtime.c - the runtime helpers generated code may call (lgen_min,
  * lgen_alloc, the range arithmetic of --checks, ...): one table, and each
  * file gets only those it uses (clang warns about unused static
- * functions). */
+ * functions).
+ *
+ * Calls: none of the other emit files (c_internal.h). */
 #include "emit/c_internal.h"
 
 #include <stdio.h>

@@ -12,7 +12,9 @@
  * strides in the addresses; otherwise the op's plain nest
  * (--schedule=none's, whose outer parallel loop stays) with every element
  * addressed through the strides: tiling, packing and register blocks
- * assume unit innermost strides. */
+ * assume unit innermost strides.
+ *
+ * Calls: c_names.c, c_expr.c, c_access.c, c_checks.c, c_loops.c. */
 #include "emit/c_internal.h"
 
 #include <stdio.h>
