@@ -303,9 +303,9 @@ void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *bo
 
 /* Pre-packed constants (c_loops.c) are named after the op and the tensor;
  * "lgenpk" cannot begin another symbol of the file. */
-const char *packed_constant(Emitter *e, int t, const void *data, int64_t count) {
+const char *packed_constant(Emitter *e, int op_index, int t, const void *data, int64_t count) {
   const char *prefix = e->opt->prefix;
-  const char *symbol = arena_printf(e->arena, "%slgenpk%d_%s_%s", prefix, e->op_index,
+  const char *symbol = arena_printf(e->arena, "%slgenpk%d_%s_%s", prefix, op_index,
                                     e->kn.function + strlen(prefix), e->kn.tensors[t]);
   TensorParam *tp = arena_alloc(e->arena, sizeof *tp);
   tp->type = e->k->tensors[t].type;

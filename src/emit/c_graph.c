@@ -222,7 +222,6 @@ static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpP
   emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
                                                         op_plan->prologue_tensor, &place)
                                         : op_plan->view.k);
-  e->op_index = i;
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
   emit_op(e, op_plan->view.op, i, region && !own, &place);
   emitter_view(e, k);
@@ -261,7 +260,6 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   row_group_bindings(&member, &k->ops[m], rows, values, bound);
   e->sched = &member.s;
   emitter_view(e, member.view.k);
-  e->op_index = m;
   const OpPlace place = {.bound_dims = bound, .chunk_group = chunk_group};
   emit_op(e, member.view.op, m, false, &place);
   e->sched = NULL;
@@ -317,7 +315,6 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
   const OpPlan *head = &e->opt->plans[index][first];
   const OpPlan *chunk_group = head->nchunk_local ? head : NULL;
   e->sched = &e->opt->plans[index][sm].s;
-  e->op_index = sm;
   LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true, region, chunk_group);
   LoopNode *chunks = loops_find_parallel(&code);
   if (before >= 0)

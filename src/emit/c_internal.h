@@ -38,7 +38,6 @@ typedef struct Emitter {
   bool weights_file;      /* pre-packed arrays are defined for the --weights file */
   WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
   int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
-  int op_index;           /* the graph op being emitted (names pre-packed arrays) */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
@@ -174,9 +173,10 @@ const char *const_symbol(const Emitter *e, int t);
 /* The graph's constants that `body` reads (every one for external_file,
  * the --weights file), as arrays. */
 void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body);
-/* A pre-packed constant's array (count elements of the type of tensor t,
- * at `data`), defined once; returns its C symbol. */
-const char *packed_constant(Emitter *e, int t, const void *data, int64_t count);
+/* A pre-packed constant's array for op `op_index` of the graph (count
+ * elements of the type of tensor t, at `data`), defined once; returns its
+ * C symbol. */
+const char *packed_constant(Emitter *e, int op_index, int t, const void *data, int64_t count);
 
 /* ---- c_checks.c ---- */
 void emit_checks(Emitter *e);

@@ -1507,6 +1507,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
+  n->index = index;
   n->s = e->sched;
   n->place = *place;
   e->op = op;

@@ -30,6 +30,7 @@ typedef struct {
 typedef struct Nest {
   Emitter *e;
   const StructuredOp *op;
+  int index; /* the op's in its kernel (emit_op's): names its pre-packed arrays */
   const Schedule *s;
   Loop loops[LG_MAX_LOOPS];
   int nloops;

@@ -438,7 +438,7 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
   prepack_dims(n, p, pds);
   unsigned char *data;
   int64_t count = prepack_data(n, p, pds, &data);
-  const char *array = packed_constant(e, p->tensor, data, count);
+  const char *array = packed_constant(e, n->index, p->tensor, data, count);
   StrBuf offset = {0};
   const char *spans_before = "";
   for (int i = 0; i < tp->rank; i++) {
