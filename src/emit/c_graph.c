@@ -42,17 +42,14 @@ static const char *root_address(Emitter *e, const BufferPlan *plan, int root, co
   diag_bug(e->opt->diag, "intermediate %s has no place in the buffer plan", tp->name);
 }
 
-/* Packing in graph ops: buffers in the scratch area, constants pre-packed. */
+/* Packing in graph ops: buffers in the scratch area, constants pre-packed
+ * (OpPlace's packing fields, which every op of a graph gets). */
 static const char *const scratch_name = "lgen_scratch";
+static OpPlace graph_place(void) { return (OpPlace){.scratch = scratch_name, .prepack_constants = true}; }
 
 static int compare_tensor_ids(const void *a, const void *b) {
   int x = *(const int *)a, y = *(const int *)b;
   return x < y ? -1 : x > y;
-}
-
-static void graph_packing(Emitter *e) {
-  e->scratch = scratch_name;
-  e->prepack_constants = true;
 }
 
 /* Pointers for the tensors that the ops' code (`code`) uses and that are
@@ -133,7 +130,8 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
     int64_t v;
     e->sched = &op_plan->s;
     emitter_view(e, op_plan->view.k);
-    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &v);
+    const OpPlace place = graph_place();
+    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &place, &v);
     emitter_view(e, k);
     if (v >= 0) {
       most = v > most ? v : most;
@@ -159,7 +157,6 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
  * intermediates, then the scratch area. */
 int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
   int64_t scratch;
-  graph_packing(e);
   graph_scratch_bytes(e, index, &scratch);
   return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
 }
@@ -218,7 +215,7 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
   e->sched = &op_plan->s;
-  OpPlace place = {0};
+  OpPlace place = graph_place();
   emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
                                                         op_plan->prologue_tensor, &place)
                                         : op_plan->view.k);
@@ -260,7 +257,9 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   row_group_bindings(&member, &k->ops[m], rows, values, bound);
   e->sched = &member.s;
   emitter_view(e, member.view.k);
-  const OpPlace place = {.bound_dims = bound, .chunk_group = chunk_group};
+  OpPlace place = graph_place();
+  place.bound_dims = bound;
+  place.chunk_group = chunk_group;
   emit_op(e, member.view.op, m, false, &place);
   e->sched = NULL;
   emitter_view(e, k);
@@ -858,7 +857,6 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
                     ProfileGroups *groups) {
   const Kernel *k = e->k;
   e->cur = body;
-  graph_packing(e);
   if (e->opt->checks)
     emit_checks(e);
   ProfileGroups none = {"lgen_profile_data", 0, 0, NULL};

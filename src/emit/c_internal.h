@@ -30,11 +30,6 @@ typedef struct Emitter {
   unsigned includes;     /* other headers the file needs (INC_*): templates' */
   bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
   bool uses_byte_literals; /* constants as string literals of their bytes (c_consts.c) */
-  /* packing inside model graphs (c_loops.c): a graph's _run never
-   * allocates, so its ops' pack buffers live in the workspace's scratch area
-   * and packed constants are laid out at generation time */
-  const char *scratch;    /* C pointer to the scratch area; NULL: heap buffers */
-  bool prepack_constants; /* packed TS_CONST operands read pre-packed arrays */
   bool weights_file;      /* pre-packed arrays are defined for the --weights file */
   WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
   int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
@@ -111,6 +106,13 @@ typedef struct {
    * and access_str and pack copies spell an element as the sum of index
    * times stride. NULL: row-major. */
   const char *const *const *stride_names;
+  /* Packing inside a model graph (c_pack.c): a graph's _run never
+   * allocates, so the op's pack buffers live in the workspace's scratch
+   * area, whose C pointer `scratch` is (NULL: heap buffers, a def's), and
+   * its packed constants (TS_CONST operands) are laid out at generation
+   * time (prepack_constants). */
+  const char *scratch;
+  bool prepack_constants;
 } OpPlace;
 
 /* ---- c_runtime.c ---- */
@@ -201,10 +203,10 @@ void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, cons
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);
-/* The scratch bytes op's pack buffers need under e->sched (with e->scratch
- * and e->prepack_constants as emit_op will see them): a C size_t expression
- * in the kernel's sizes, and its value, or -1 when it depends on them. */
-const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value);
+/* The scratch bytes op's pack buffers need under e->sched (`place` as
+ * emit_op will see it: its packing fields): a C size_t expression in the
+ * kernel's sizes, and its value, or -1 when it depends on them. */
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const OpPlace *place, int64_t *value);
 
 /* ---- c_view.c ---- */
 /* The C type of a strided view of rank `rank` over elements of type t

@@ -1527,7 +1527,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   name_packs(n);
   *at_store = n->epilogue_at_store;
   *at_load = n->init_at_load;
-  if (e->scratch)
+  if (place->scratch)
     layout_scratch(n);
   if (!attached && op->origin) /* a graph's op: the nodes it computes */
     put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
@@ -1558,7 +1558,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   nest_release(e, n);
 }
 
-const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value) {
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const OpPlace *place, int64_t *value) {
   *value = 0;
   if (op->ext || e->sched->library_call) /* an ext op's scratch is a workspace tensor of its own */
     return "0";
@@ -1566,6 +1566,7 @@ const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, int64_t *value)
   n->e = e;
   n->op = op;
   n->s = e->sched;
+  n->place = *place;
   const StructuredOp *saved = e->op;
   e->op = op;
   plan(n);

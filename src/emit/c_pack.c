@@ -4,7 +4,7 @@
  * them, into buffers allocated once per parallel iteration (or once per
  * call outside parallel loops).
  *
- * Inside a model graph (e->scratch set) nothing is allocated: G_run never
+ * Inside a model graph (OpPlace.scratch set) nothing is allocated: G_run never
  * allocates (contracts.md section 3). The buffers live in the workspace's
  * scratch area, after the planned intermediates: first the buffers one per
  * op call (outside parallel loops, or shared by a hoisted region), then
@@ -13,7 +13,7 @@
  * regions ask for at most that many threads (num_threads), so the workspace
  * size is fixed at generation time whatever the run-time thread count; a
  * fixed reservation for every region would waste memory on ops that pack
- * once. A packed constant (e->prepack_constants) is packed here, at
+ * once. A packed constant (OpPlace.prepack_constants) is packed here, at
  * generation time: its array holds every level-0 tile's packed block, in
  * the exact layout the copy loop would produce (zero padding included), one
  * after another, and the op points its buffer at the current tile's block.
@@ -95,7 +95,7 @@ void plan_packs(Nest *n) {
       if (n->loops[i].band0 && tensor_uses_dim(n, p->operand, n->loops[i].dim))
         p->point = i + 1;
     p->alloc_at = (n->par_first >= 0 && p->point > n->par_first) ? n->par_first + n->par_count : 0;
-    p->prepacked = n->e->prepack_constants && prepackable(n, p);
+    p->prepacked = n->place.prepack_constants && prepackable(n, p);
   }
   for (int i = 0; i < n->npacks; i++) {
     Pack *p = &n->packs[i];
@@ -125,7 +125,7 @@ void name_packs(Nest *n) {
     Pack *p = &n->packs[i];
     const char *tname = n->e->kn.tensors[p->tensor];
     p->buf = claim(n, "%s_pack", tname);
-    if (!n->e->scratch)
+    if (!n->place.scratch)
       p->raw = claim(n, "%s_pack_mem", tname);
   }
 }
@@ -239,9 +239,9 @@ void emit_pack_alloc(Nest *n, Pack *p) {
   LoopNode *a = loops_node(e->arena, LN_ALLOC);
   a->type = type;
   a->name = p->buf;
-  if (e->scratch) {
+  if (n->place.scratch) {
     a->alloc = ALLOC_SCRATCH;
-    a->base = e->scratch;
+    a->base = n->place.scratch;
     a->offset = p->offset;
     if (p->per_thread) {
       use_helper(e->helpers_used, "lgen_thread_slots");
@@ -261,7 +261,7 @@ void emit_pack_alloc(Nest *n, Pack *p) {
 }
 
 void emit_pack_free(Nest *n, const Pack *p) {
-  if (!n->e->scratch && !p->prepacked)
+  if (!n->place.scratch && !p->prepacked)
     put(n->e, loops_call(n->e->arena, "free", 1, &p->raw));
 }
 
