@@ -12,32 +12,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Where a run body's tensors live: the graph's buffer plan in the
+ * workspace (its C pointer ws), with the plan's buffers by tensor, built
+ * once per run body (a graph has a tensor per node: no scan per lookup). */
+typedef struct {
+  const BufferPlan *plan;
+  const char *ws;
+  int *buffer_of; /* tensor t's first buffer in plan (-1: none), for t < nbuffer_of */
+  int nbuffer_of;
+} RunMemory;
+
+static RunMemory run_memory(Emitter *e, const BufferPlan *plan, const char *ws) {
+  int n = 0;
+  for (int i = 0; i < plan->nbuffers; i++)
+    n = plan->buffers[i].tensor >= n ? plan->buffers[i].tensor + 1 : n;
+  int *of = arena_alloc(e->arena, sizeof(int) * (size_t)(n + 1));
+  for (int t = 0; t < n; t++)
+    of[t] = -1;
+  for (int i = plan->nbuffers - 1; i >= 0; i--) /* the first buffer of a tensor, as a scan finds */
+    of[plan->buffers[i].tensor] = i;
+  return (RunMemory){plan, ws, of, n};
+}
+
 /* Where tensor `root` (not an alias) lives, as a C pointer expression. */
-static const char *root_address(Emitter *e, const BufferPlan *plan, int root, const char *ws) {
+static const char *root_address(Emitter *e, const RunMemory *mem, int root) {
   const TensorParam *tp = &e->k->tensors[root];
   if (tp->storage == TS_CONST)
     return const_symbol(e, root);
   if (tp->storage != TS_WORKSPACE)
     return e->kn.tensors[root];
-  if (e->buffer_plan != plan) { /* the plan's buffers by tensor, built once per plan */
-    int n = 0;
-    for (int i = 0; i < plan->nbuffers; i++)
-      n = plan->buffers[i].tensor >= n ? plan->buffers[i].tensor + 1 : n;
-    int *of = arena_alloc(e->arena, sizeof(int) * (size_t)(n + 1));
-    for (int t = 0; t < n; t++)
-      of[t] = -1;
-    for (int i = plan->nbuffers - 1; i >= 0; i--) /* the first buffer of a tensor, as a scan finds */
-      of[plan->buffers[i].tensor] = i;
-    e->buffer_plan = plan;
-    e->buffer_of = of;
-    e->nbuffer_of = n;
-  }
-  int i = root < e->nbuffer_of ? e->buffer_of[root] : -1;
+  int i = root < mem->nbuffer_of ? mem->buffer_of[root] : -1;
   if (i >= 0) {
-    const AffineExpr *off = plan->buffers[i].offset;
+    const AffineExpr *off = mem->plan->buffers[i].offset;
     if (off->kind == AE_CONST && off->value == 0)
-      return ws;
-    return arena_printf(e->arena, "((char *)%s + %s)", ws, affine_str(e, off));
+      return mem->ws;
+    return arena_printf(e->arena, "((char *)%s + %s)", mem->ws, affine_str(e, off));
   }
   diag_bug(e->opt->diag, "intermediate %s has no place in the buffer plan", tp->name);
 }
@@ -57,8 +66,8 @@ static int compare_tensor_ids(const void *a, const void *b) {
  * another tensor of the ops shares its memory (an alias and its root).
  * `prologue` (or NULL): the op (of e->k) that the one op's pack copy
  * computes, whose tensors the code reads too. */
-static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const StructuredOp *const *list, int n,
-                                const StructuredOp *prologue, LoopList *code, const char *ws) {
+static void declare_ops_tensors(Emitter *e, const RunMemory *mem, const StructuredOp *const *list, int n,
+                                const StructuredOp *prologue, LoopList *code) {
   const Kernel *k = e->k;
   /* the ops' tensors that the code uses, in tensor order (a graph has a
    * tensor per node: only these are looked at, never all of them) */
@@ -99,19 +108,20 @@ static void declare_ops_tensors(Emitter *e, const BufferPlan *plan, const Struct
     bool read_only = rp->storage == TS_CONST || (rp->storage == TS_PARAM && !rp->is_output);
     const char *cq = read_only ? "const " : "";
     const char *type = c_type_name(tp->type);
-    const char *addr = root_address(e, plan, root, ws);
+    const char *addr = root_address(e, mem, root);
     bool same_type = rp->storage != TS_WORKSPACE && rp->type == tp->type;
     const char *ptr = arena_printf(e->arena, "%s%s *%s", cq, type, shared ? "" : "restrict");
     loops_append(&decls, loops_let(e->arena, ptr, e->kn.tensors[t],
                                    same_type ? addr : arena_printf(e->arena, "(%s%s *)%s", cq, type, addr)));
   }
   if (nameset_seen(&mentioned, scratch_name)) {
-    const AffineExpr *end = plan->total;
+    const AffineExpr *end = mem->plan->total;
     if (end->kind == AE_CONST && end->value == 0)
-      loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name, arena_printf(e->arena, "(char *)%s", ws)));
+      loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name,
+                                     arena_printf(e->arena, "(char *)%s", mem->ws)));
     else /* the plan's total is a multiple of 64: so is the scratch area */
       loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name,
-                                     arena_printf(e->arena, "(char *)%s + %s", ws, affine_str(e, end))));
+                                     arena_printf(e->arena, "(char *)%s + %s", mem->ws, affine_str(e, end))));
   }
   loops_splice(&decls, code);
   *code = decls;
@@ -299,8 +309,8 @@ static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan 
 /* A softmax and the ops just before and after it, row-fused: the
  * softmax's chunk loop (c_ext.c), with the op before put in just before
  * its call and the op after just after it. */
-static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, const BufferPlan *plan,
-                               const char *ws, bool region) {
+static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, const RunMemory *mem,
+                               bool region) {
   const Kernel *k = e->k;
   int size = e->opt->plans[index][first].group_size, sm = k->ops[first].ext ? first : first + 1;
   int before = sm > first ? first : -1, after = sm < first + size - 1 ? sm + 1 : -1;
@@ -323,7 +333,7 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
   const StructuredOp *members[3];
   for (int m = 0; m < size; m++)
     members[m] = &k->ops[first + m];
-  declare_ops_tensors(e, plan, members, size, NULL, &code, ws);
+  declare_ops_tensors(e, mem, members, size, NULL, &code);
   LoopNode *block = loops_block(e->arena, REGION_NONE);
   block->body = code;
   loops_append(ops, block);
@@ -335,11 +345,10 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
  * single`), each member's block inside it with its row dims bound to the
  * rows and no threads of its own. A group around a softmax is
  * emit_softmax_group's. */
-static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, const BufferPlan *plan, const char *ws,
-                             bool region) {
+static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, const RunMemory *mem, bool region) {
   const Kernel *k = e->k;
   if (k->ops[first].ext || k->ops[first + 1].ext) {
-    emit_softmax_group(e, ops, index, first, plan, ws, region);
+    emit_softmax_group(e, ops, index, first, mem, region);
     return;
   }
   const OpPlan *head = &e->opt->plans[index][first];
@@ -375,7 +384,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
     e->cur = &code;
     int mark = names_mark(&e->kn.table);
     emit_row_member(e, index, m, rows, values, NULL);
-    declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[m]}, 1, NULL, &code, ws);
+    declare_ops_tensors(e, mem, (const StructuredOp *const[]){&k->ops[m]}, 1, NULL, &code);
     LoopNode *member = loops_block(e->arena, REGION_NONE);
     member->body = code;
     loops_append(rows_body, member);
@@ -783,7 +792,7 @@ static Outline *outline_begin(Emitter *e, int index, int first) {
 
 /* After: the group's code (`code`, empty for a libcall) goes into the
  * function, and `code` becomes G_run's call, with the pointers it passes. */
-static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const BufferPlan *plan, const char *ws) {
+static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const RunMemory *mem) {
   const Kernel *k = e->k;
   e->outline_params = NULL;
   if (!o->libcall)
@@ -794,7 +803,7 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
     args[i] = e->kn.tensors[o->tensors[i]];
   for (int i = 0; i < k->nsizes; i++)
     args[o->n + i] = e->kn.sizes[i];
-  args[nargs - 1] = ws;
+  args[nargs - 1] = mem->ws;
   LoopList call = {0};
   LoopNode *c = loops_call(e->arena, o->name, nargs, args);
   if (!o->libcall && loops_has_worksharing(&o->body))
@@ -807,7 +816,7 @@ static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const
   for (int j = 0; j < k->nops; j++)
     if (member[j])
       ops[n++] = &k->ops[j];
-  declare_ops_tensors(e, plan, ops, n, NULL, &call, ws);
+  declare_ops_tensors(e, mem, ops, n, NULL, &call);
   *code = call;
 }
 
@@ -863,6 +872,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
   if (!groups)
     groups = &none;
   bool region = graph_wants_region(e, index);
+  const RunMemory mem = run_memory(e, plan, ws);
   memset(&e->outlines, 0, sizeof e->outlines);
   PtrVec libcalls = {0}; /* their blocks in `ops` */
   LoopList ops = {0};
@@ -883,9 +893,9 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
         loops_append(&group, loops_block(e->arena, REGION_NONE));
         vec_push(e->arena, &libcalls, group.first);
       } else
-        emit_graph_group(e, &group, index, i, plan, ws, region);
+        emit_graph_group(e, &group, index, i, &mem, region);
       if (outline)
-        outline_end(e, outline, &group.first->body, index, plan, ws);
+        outline_end(e, outline, &group.first->body, index, &mem);
       loops_splice(&ops, &group);
       names_release(&e->kn.table, mark);
       profile_lap(e, &ops, groups, index, i, op_plan->group_size);
@@ -896,11 +906,11 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     bool single = false; /* a libcall runs between parallel regions */
     if (!outline || !outline->libcall) {
       single = emit_graph_op(e, &code, k, op_plan, i, region);
-      declare_ops_tensors(e, plan, (const StructuredOp *const[]){&k->ops[i]}, 1,
-                          op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL, &code, ws);
+      declare_ops_tensors(e, &mem, (const StructuredOp *const[]){&k->ops[i]}, 1,
+                          op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL, &code);
     }
     if (outline)
-      outline_end(e, outline, &code, index, plan, ws);
+      outline_end(e, outline, &code, index, &mem);
     LoopNode *block = loops_block(e->arena, single ? REGION_SINGLE : REGION_NONE);
     block->body = code;
     loops_append(&ops, block);

@@ -38,11 +38,6 @@ typedef struct Emitter {
   const char **dim_names; /* C expression of each dim's current value */
   const Schedule *sched;
   struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
-  /* c_graph.c: buffer_of[t] is tensor t's buffer in buffer_plan (-1: none),
-   * for t < nbuffer_of */
-  const void *buffer_plan; /* a BufferPlan (graph/passes.h) */
-  const int *buffer_of;
-  int nbuffer_of;
   /* c_graph.c: outline and libcall. While an outlined group's code is
    * built, outline_params[t] marks the kernel tensors that are the
    * function's parameters (no pointer is declared for them); `outlines`
