@@ -14,12 +14,16 @@
 
 /* Where a run body's tensors live: the graph's buffer plan in the
  * workspace (its C pointer ws), with the plan's buffers by tensor, built
- * once per run body (a graph has a tensor per node: no scan per lookup). */
+ * once per run body (a graph has a tensor per node: no scan per lookup).
+ * While an outlined group's code is built (outline and libcall, below),
+ * params[t] marks the kernel tensors that are its function's parameters:
+ * no pointer is declared for them (NULL: G_run's own code). */
 typedef struct {
   const BufferPlan *plan;
   const char *ws;
   int *buffer_of; /* tensor t's first buffer in plan (-1: none), for t < nbuffer_of */
   int nbuffer_of;
+  const bool *params;
 } RunMemory;
 
 static RunMemory run_memory(Emitter *e, const BufferPlan *plan, const char *ws) {
@@ -31,7 +35,7 @@ static RunMemory run_memory(Emitter *e, const BufferPlan *plan, const char *ws) 
     of[t] = -1;
   for (int i = plan->nbuffers - 1; i >= 0; i--) /* the first buffer of a tensor, as a scan finds */
     of[plan->buffers[i].tensor] = i;
-  return (RunMemory){plan, ws, of, n};
+  return (RunMemory){plan, ws, of, n, NULL};
 }
 
 /* Where tensor `root` (not an alias) lives, as a C pointer expression. */
@@ -98,7 +102,7 @@ static void declare_ops_tensors(Emitter *e, const RunMemory *mem, const Structur
   for (int i = 0; i < nused; i++) {
     int t = cand[i];
     const TensorParam *tp = &k->tensors[t];
-    if (tp->storage == TS_PARAM || (e->outline_params && e->outline_params[t]))
+    if (tp->storage == TS_PARAM || (mem->params && mem->params[t]))
       continue; /* a parameter of G_run, or of the outlined group's function */
     int root = alias_root(k, t);
     bool shared = false;
@@ -780,12 +784,12 @@ const char *graph_outlines_text(Emitter *e) {
 }
 
 /* Before a group's code is built: the group as a function (NULL: inline
- * code). Its parameters get no pointer declarations inside. */
+ * code). Its parameters get no pointer declarations inside: the group's
+ * code is built with a RunMemory whose params are the function's. */
 static Outline *outline_begin(Emitter *e, int index, int first) {
   if (!e->opt->plans[index][first].outline)
     return NULL;
   Outline *o = outline_of(e, index, first);
-  e->outline_params = o->param;
   vec_push(e->arena, &e->outlines, o);
   return o;
 }
@@ -794,7 +798,6 @@ static Outline *outline_begin(Emitter *e, int index, int first) {
  * function, and `code` becomes G_run's call, with the pointers it passes. */
 static void outline_end(Emitter *e, Outline *o, LoopList *code, int index, const RunMemory *mem) {
   const Kernel *k = e->k;
-  e->outline_params = NULL;
   if (!o->libcall)
     o->body = *code;
   int nargs = o->n + k->nsizes + 1;
@@ -887,13 +890,15 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
       continue;
     int mark = names_mark(&e->kn.table); /* each op's names are its block's */
     Outline *outline = outline_begin(e, index, i);
+    RunMemory group_mem = mem; /* an outlined group's: its function's parameters */
+    group_mem.params = outline ? outline->param : NULL;
     if (op_plan->group_size > 1) {
       LoopList group = {0};
       if (outline && outline->libcall) {
         loops_append(&group, loops_block(e->arena, REGION_NONE));
         vec_push(e->arena, &libcalls, group.first);
       } else
-        emit_graph_group(e, &group, index, i, &mem, region);
+        emit_graph_group(e, &group, index, i, &group_mem, region);
       if (outline)
         outline_end(e, outline, &group.first->body, index, &mem);
       loops_splice(&ops, &group);
@@ -906,7 +911,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     bool single = false; /* a libcall runs between parallel regions */
     if (!outline || !outline->libcall) {
       single = emit_graph_op(e, &code, k, op_plan, i, region);
-      declare_ops_tensors(e, &mem, (const StructuredOp *const[]){&k->ops[i]}, 1,
+      declare_ops_tensors(e, &group_mem, (const StructuredOp *const[]){&k->ops[i]}, 1,
                           op_plan->has_prologue ? &k->ops[op_plan->prologue_op] : NULL, &code);
     }
     if (outline)

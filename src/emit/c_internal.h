@@ -38,11 +38,8 @@ typedef struct Emitter {
   const char **dim_names; /* C expression of each dim's current value */
   const Schedule *sched;
   struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
-  /* c_graph.c: outline and libcall. While an outlined group's code is
-   * built, outline_params[t] marks the kernel tensors that are the
-   * function's parameters (no pointer is declared for them); `outlines`
-   * collects the graph's outlined groups (Outline*) for their functions. */
-  const bool *outline_params;
+  /* c_graph.c: the graph's outlined groups (Outline*), collected while
+   * its run body is built, for their functions */
   PtrVec outlines;
 } Emitter;
 
