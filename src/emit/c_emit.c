@@ -12,10 +12,12 @@
 #include <stdio.h>
 #include <string.h>
 
-/* A statement over LOOPS_WIDTH columns is broken as the loop printer
- * breaks them (loops_put_line); preprocessor lines and text of several
- * lines go out as they are. */
-void line(Emitter *e, const char *fmt, ...) {
+/* One line of file-level C (function bodies are loop trees; these are the
+ * lines around them). A statement over LOOPS_WIDTH columns is broken as
+ * the loop printer breaks them (loops_put_line); preprocessor lines and
+ * text of several lines go out as they are. */
+static void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
+static void line(Emitter *e, const char *fmt, ...) {
   StrBuf text = {0};
   va_list ap;
   va_start(ap, fmt);
@@ -24,13 +26,10 @@ void line(Emitter *e, const char *fmt, ...) {
   const char *s = sb_cstr(&text);
   int lead = (int)strspn(s, " ");
   if (s[lead] == '#' || strchr(s, '\n')) {
-    for (int i = 0; i < e->indent; i++)
-      sb_puts(e->out, "  ");
     sb_puts(e->out, s);
     sb_putc(e->out, '\n');
   } else {
-    int columns = 2 * e->indent + lead;
-    loops_put_line(e->out, columns, columns + 4, s + lead);
+    loops_put_line(e->out, lead, lead + 4, s + lead);
   }
   sb_free(&text);
 }
@@ -227,7 +226,6 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     names_release(&e->kn.table, mark);
   }
   e->cur = NULL;
-  e->indent = 0;
   dump_loops(e, k, &tree);
   const char *dense_fn = e->opt->abi_view ? arena_printf(e->arena, "lgen_dense_%s", e->kn.function) : NULL;
   int nparams;
@@ -630,7 +628,6 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
     graph_constants(e, e->constants, false, body);
   }
   sb_free(&procs);
-  e->indent = 0;
 
   int64_t scratch_static;
   const char *scratch = graph_scratch_bytes(e, index, &scratch_static);

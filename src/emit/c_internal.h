@@ -9,7 +9,6 @@
 
 typedef struct Emitter {
   StrBuf *out;  /* file-level text: signatures, the graph's wrappers */
-  int indent;
   LoopList *cur; /* function bodies: the statement list being built */
   StrBuf *dump;  /* --dump=loops (emit_c_file only), or NULL */
   const Kernel *k;
@@ -246,9 +245,5 @@ void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *w
 const char *graph_outlines_text(Emitter *e);
 /* --dump=loops: the outlined groups' trees (G_run's shows their calls). */
 void graph_outlines_dump(Emitter *e);
-
-/* ---- c_emit.c ---- */
-/* One line of file-level C at the current indentation. */
-void line(Emitter *e, const char *fmt, ...) LG_PRINTF(2, 3);
 
 #endif
