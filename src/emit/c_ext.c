@@ -23,6 +23,7 @@ typedef struct {
   bool grouped;   /* a softmax with the ops before and after it (emit_ext_op) */
   bool in_region; /* in a graph's parallel region (emit_ext_op) */
   const OpPlan *chunk_group; /* OpPlace's (emit_ext_op) */
+  const Schedule *sched;     /* the op's (rows_parallel, rows_tile) */
 } ExtCall;
 
 static const TensorParam *tensor_of(const ExtCall *c, int i) { return &c->e->k->tensors[c->x->tensors[i]]; }
@@ -396,7 +397,7 @@ static void call_softmax(ExtCall *c) {
  * OpenMP chunk. */
 static long long row_tile(ExtCall *c) {
   use_helper(c->e->helpers_used, "lgen_row_chunk");
-  const Schedule *s = c->e->sched;
+  const Schedule *s = c->sched;
   return s && s->rows_parallel ? (long long)s->rows_tile : -1;
 }
 
@@ -806,9 +807,10 @@ static void call(ExtCall *c) {
   diag_bug(c->e->opt->diag, "no call for template %s", c->x->tmpl);
 }
 
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region,
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool grouped, bool in_region,
                       const OpPlan *chunk_group) {
-  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region, .chunk_group = chunk_group};
+  ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region, .chunk_group = chunk_group,
+               .sched = s};
   e->op = op;
   put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
                                               c.x->tmpl)));
@@ -818,7 +820,7 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool groupe
       c.call->par = PAR_WORKSHARING;
     return c.call;
   }
-  if (c.x->rows_loop && !(e->sched && e->sched->rows_parallel)) { /* one thread: no region to open */
+  if (c.x->rows_loop && !(s && s->rows_parallel)) { /* one thread: no region to open */
     call(&c);
     return c.call;
   }

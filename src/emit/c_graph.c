@@ -142,10 +142,9 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
   for (int i = 0; i < k->nops; i++) {
     const OpPlan *op_plan = &e->opt->plans[index][i];
     int64_t v;
-    e->sched = &op_plan->s;
     emitter_view(e, op_plan->view.k);
     const OpPlace place = graph_place();
-    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &place, &v);
+    const char *bytes = op_scratch_bytes(e, op_plan->view.op, &op_plan->s, &place, &v);
     emitter_view(e, k);
     if (v >= 0) {
       most = v > most ? v : most;
@@ -228,13 +227,12 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
  * needs `omp single`. */
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
-  e->sched = &op_plan->s;
   OpPlace place = graph_place();
   emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
                                                         op_plan->prologue_tensor, &place)
                                         : op_plan->view.k);
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
-  emit_op(e, op_plan->view.op, i, region && !own, &place);
+  emit_op(e, op_plan->view.op, &op_plan->s, i, region && !own, &place);
   emitter_view(e, k);
   return region && (own || !loops_has_worksharing(code));
 }
@@ -269,13 +267,11 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
     member.s.parallel[d] = member.s.parallel_reg[d] = false;
   const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
   row_group_bindings(&member, &k->ops[m], rows, values, bound);
-  e->sched = &member.s;
   emitter_view(e, member.view.k);
   OpPlace place = graph_place();
   place.bound_dims = bound;
   place.chunk_group = chunk_group;
-  emit_op(e, member.view.op, m, false, &place);
-  e->sched = NULL;
+  emit_op(e, member.view.op, &member.s, m, false, &place);
   emitter_view(e, k);
 }
 
@@ -327,8 +323,7 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
                                               after >= 0 ? ", then the op after it on them" : "")));
   const OpPlan *head = &e->opt->plans[index][first];
   const OpPlan *chunk_group = head->nchunk_local ? head : NULL;
-  e->sched = &e->opt->plans[index][sm].s;
-  LoopNode *call = emit_ext_op(e, &k->ops[sm], sm, true, region, chunk_group);
+  LoopNode *call = emit_ext_op(e, &k->ops[sm], &e->opt->plans[index][sm].s, sm, true, region, chunk_group);
   LoopNode *chunks = loops_find_parallel(&code);
   if (before >= 0)
     loops_insert_before(&chunks->body, call, softmax_member(e, index, before, chunk_group));

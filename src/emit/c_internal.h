@@ -35,7 +35,6 @@ typedef struct Emitter {
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
-  const Schedule *sched;
   struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
   /* c_graph.c: the graph's outlined groups (Outline*), collected while
    * its run body is built, for their functions */
@@ -71,7 +70,7 @@ enum {
 };
 
 /* Where an op's code goes, as far as its nest must know, besides its
- * schedule (e->sched): the decisions of fusion (c_graph.c) and of the
+ * schedule (emit_op's s): the decisions of fusion (c_graph.c) and of the
  * view ABI (c_view.c) that the builder carries out for this op alone. They
  * are not the file's state, so they are emit_op's argument (kept on the
  * nest, read by access_str) rather than Emitter fields. Zero: an op alone,
@@ -181,23 +180,24 @@ void emit_view_checks(Emitter *e);
 /* A non-structured op (op->ext) as its template's call; returns the call.
  * A softmax `grouped` with the ops before and after it runs chunk by chunk
  * in a loop of its own, where they join it; chunk_group: OpPlace's. */
-LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, int index, bool grouped, bool in_region,
+LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool grouped, bool in_region,
                       const OpPlan *chunk_group);
 
 /* ---- c_loops.c ---- */
-/* The op under e->sched, into e->cur. `in_region`: in a model graph's
+/* The op under schedule s, into e->cur. `in_region`: in a model graph's
  * parallel region (G_run is one region: a fork/join per op costs as much
  * as a small op), whose threads share the op's parallel loops as
  * orphaned `omp for`s; its nest is built as it would run alone and
  * loops_join_region moves it in. `place`: NULL for an op alone. */
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpPlace *place);
+void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool in_region, const OpPlace *place);
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);
-/* The scratch bytes op's pack buffers need under e->sched (`place` as
+/* The scratch bytes op's pack buffers need under s (`place` as
  * emit_op will see it: its packing fields): a C size_t expression in the
  * kernel's sizes, and its value, or -1 when it depends on them. */
-const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const OpPlace *place, int64_t *value);
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const Schedule *s, const OpPlace *place,
+                             int64_t *value);
 
 /* ---- c_view.c ---- */
 /* The C type of a strided view of rank `rank` over elements of type t

@@ -1388,7 +1388,7 @@ static void emit_from(Nest *n, int i, bool region_done, bool acc_done) {
 }
 
 /* The whole op as one BLAS call (schedule's library_call): C += A * B. */
-static void emit_library_call(Emitter *e, const StructuredOp *op) {
+static void emit_library_call(Emitter *e, const StructuredOp *op, const char *function) {
   GemmShape g;
   if (!match_gemm(e->k, op, &g))
     return; /* schedule_verify rejected it already */
@@ -1415,11 +1415,11 @@ static void emit_library_call(Emitter *e, const StructuredOp *op) {
                         arena_printf(a, "(int)%s", N)};
   LoopNode *node = put(e, loops_if(a, arena_printf(a, "%s > 0 && %s > 0 && %s > 0", M, N, K)));
   node->braces = BRACES_NONE;
-  loops_append(&node->body, loops_call(a, e->sched->library_call, 14, args));
+  loops_append(&node->body, loops_call(a, function, 14, args));
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpPlace *place,
-                      bool *at_store, bool *at_load);
+static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool attached,
+                      const OpPlace *place, bool *at_store, bool *at_load);
 
 /* An init or epilogue that the op's schedule keeps no accumulators for (a
  * parallel loop inside its reductions, a split reduction, a library call)
@@ -1438,15 +1438,13 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
   memset(s.pack, 0, sizeof s.pack); /* its scratch is not in the op's reservation */
-  const Schedule *saved = e->sched;
-  e->sched = &s;
   put(e, loops_comment(e->arena, arena_printf(e->arena, "the %s of comprehension %d, %s it (its schedule keeps no "
                                                         "accumulators)", before ? "init" : "epilogue", index + 1,
                                                         before ? "before" : "after")));
   bool single = in_region && worksharing && !threads;
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, E, index, true, place, &at_store, &at_load);
+  emit_nest(e, E, &s, index, true, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
@@ -1454,23 +1452,22 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
     loops_splice(&put(e, loops_block(e->arena, REGION_SINGLE))->body, &nest);
   else
     loops_splice(e->cur, &nest);
-  e->sched = saved;
   e->op = op;
 }
 
-void emit_op(Emitter *e, const StructuredOp *op, int index, bool in_region, const OpPlace *place) {
+void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool in_region, const OpPlace *place) {
   const OpPlace alone = {0};
   if (!place)
     place = &alone;
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
-    emit_ext_op(e, op, index, false, in_region, place->chunk_group);
+    emit_ext_op(e, op, s, index, false, in_region, place->chunk_group);
     return;
   }
   /* the init goes first when the nest cannot start from it, which is known
    * once the nest is built */
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, op, index, false, place, &at_store, &at_load);
+  emit_nest(e, op, s, index, false, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
@@ -1491,24 +1488,24 @@ bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
   return first >= 0 && op->dims[loops[first].dim].kind == ITER_REDUCTION;
 }
 
-/* The op's nest under e->sched; *at_store and *at_load get whether its
+/* The op's nest under s; *at_store and *at_load get whether its
  * epilogue and init are applied in it (else they run as nests of their
  * own). `attached`: the nest of an init or epilogue. */
-static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attached, const OpPlace *place,
-                      bool *at_store, bool *at_load) {
+static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool attached,
+                      const OpPlace *place, bool *at_store, bool *at_load) {
   *at_store = *at_load = false;
-  if (e->sched->library_call) {
+  if (s->library_call) {
     e->op = op;
     if (!attached && op->origin)
       put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
-    emit_library_call(e, op);
+    emit_library_call(e, op, s->library_call);
     return;
   }
   Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
   n->index = index;
-  n->s = e->sched;
+  n->s = s;
   n->place = *place;
   e->op = op;
   n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
@@ -1558,14 +1555,15 @@ static void emit_nest(Emitter *e, const StructuredOp *op, int index, bool attach
   nest_release(e, n);
 }
 
-const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const OpPlace *place, int64_t *value) {
+const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const Schedule *s, const OpPlace *place,
+                             int64_t *value) {
   *value = 0;
-  if (op->ext || e->sched->library_call) /* an ext op's scratch is a workspace tensor of its own */
+  if (op->ext || s->library_call) /* an ext op's scratch is a workspace tensor of its own */
     return "0";
   Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
-  n->s = e->sched;
+  n->s = s;
   n->place = *place;
   const StructuredOp *saved = e->op;
   e->op = op;

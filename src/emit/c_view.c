@@ -185,7 +185,6 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
     schedule_none(&k->ops[i], &none);
     int mark = names_mark(&e->kn.table);
     e->cur = k->nops > 1 ? &put(e, loops_block(a, REGION_NONE))->body : &nest;
-    e->sched = scheduled ? &plan->s : &none;
     /* the scheduled nest indexes the op's view of the tensors (reshape.h
      * renumbers them) */
     emitter_view(e, scheduled ? plan->view.k : k);
@@ -198,7 +197,7 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
     }
     e->kn.tensors = vdata;
     const OpPlace place = {.stride_names = (const char *const *const *)vstrides};
-    emit_op(e, scheduled ? plan->view.op : &k->ops[i], i, false, &place);
+    emit_op(e, scheduled ? plan->view.op : &k->ops[i], scheduled ? &plan->s : &none, i, false, &place);
     emitter_view(e, k);
     e->cur = &nest;
     names_release(&e->kn.table, mark);
