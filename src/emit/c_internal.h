@@ -21,12 +21,10 @@ typedef struct Emitter {
   bool needs_fma;
   bool widens_f16, narrows_f16;
   bool uses_bool;        /* a template's payload function casts to lgen_bool (c_ext.c) */
-  bool uses_cblas;
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* model graphs */
   StrBuf *constants;     /* file-scope arrays (or extern declarations) of their constants */
-  bool has_graphs;       /* G mallocs the workspace: <stdlib.h> */
-  unsigned includes;     /* other headers the file needs (INC_*): templates' */
+  unsigned includes;     /* headers the file needs (INC_*) besides those its helpers and graphs need */
   bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
   bool uses_byte_literals; /* constants as string literals of their bytes (c_consts.c) */
   bool weights_file;      /* pre-packed arrays are defined for the --weights file */

@@ -1392,7 +1392,7 @@ static void emit_library_call(Emitter *e, const StructuredOp *op, const char *fu
   GemmShape g;
   if (!match_gemm(e->k, op, &g))
     return; /* schedule_verify rejected it already */
-  e->uses_cblas = true;
+  e->includes |= INC_CBLAS;
   const char *dims[3];
   for (int i = 0; i < 3; i++)
     dims[i] = affine_str(e, op->dims[i].extent);
