@@ -246,13 +246,13 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
     constant_bytes_definition(out, e, tp, symbol, n);
   } else if (tp->type == TY_F16) {
     sb_printf(out, "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n%s", decl);
-    constant_body(out, tp, n, true, &e->needs_math);
+    constant_body(out, tp, n, true, &e->needs.math);
     sb_printf(out, "#else\n%s", decl);
-    constant_body(out, tp, n, false, &e->needs_math);
+    constant_body(out, tp, n, false, &e->needs.math);
     sb_puts(out, "#endif\n");
   } else {
     sb_puts(out, decl);
-    constant_body(out, tp, n, false, &e->needs_math);
+    constant_body(out, tp, n, false, &e->needs.math);
   }
 }
 

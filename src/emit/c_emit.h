@@ -145,6 +145,16 @@ void c_float_literal(StrBuf *out, double value, ElemType t);
 /* An integer constant of type t, exactly (v as elem_int_wrap gives it). */
 void c_int_literal(StrBuf *out, int64_t v, ElemType t);
 
+/* What the expressions written so far need of the file (its preludes and
+ * headers): one per output file, which every ExprCtx writing into the file
+ * points at. */
+typedef struct {
+  bool math;        /* libm: <math.h> */
+  bool fma;         /* LGEN_FMAF (and <math.h>) */
+  bool widens_f16;  /* LGEN_F16_TO_F32 */
+  bool narrows_f16; /* LGEN_F32_TO_F16 */
+} ExprNeeds;
+
 typedef struct {
   const StructuredOp *op;
   const char **operand_values; /* C expression that reads each operand */
@@ -154,10 +164,7 @@ typedef struct {
   StrBuf *helpers;             /* static inline helper definitions, deduplicated */
   PtrVec *helper_names;
   Arena *arena;
-  bool needs_math;
-  bool widens_f16;  /* uses LGEN_F16_TO_F32 */
-  bool narrows_f16; /* uses LGEN_F32_TO_F16 */
-  bool needs_fma;
+  ExprNeeds *needs; /* the file's */
 } ExprCtx;
 
 /* The C function computing fn (exp, log, tanh, erf) for type t; emits

@@ -154,7 +154,7 @@ static const char *wrap_helper(ExprCtx *ctx, const char *stem, char op, ElemType
 static void arg(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int i) {
   bool widen = ctx->op->nodes[n->args[i]].type == TY_F16 && n->op != SOP_SELECT;
   if (widen) {
-    ctx->widens_f16 = true;
+    ctx->needs->widens_f16 = true;
     sb_puts(out, "LGEN_F16_TO_F32(");
   }
   c_expr(out, ctx, n->args[i]);
@@ -378,7 +378,7 @@ static const char *vmath_helper(ExprCtx *ctx, const char *fn) {
     if (strcmp(table[i].fn, fn) != 0)
       continue;
     const char *name = arena_printf(ctx->arena, "lgen_%s_f32", fn);
-    ctx->needs_fma = true; /* the helpers use LGEN_FMAF */
+    ctx->needs->fma = true; /* the helpers use LGEN_FMAF */
     if (!helper_seen(ctx, "lgen_bits_f32"))
       sb_printf(ctx->helpers, "%s\n", vmath_prelude);
     if (table[i].calls_exp && !helper_seen(ctx, "lgen_exp_f32"))
@@ -394,7 +394,7 @@ static const char *vmath_helper(ExprCtx *ctx, const char *fn) {
  * tanh, erf) on values of type t, its helpers emitted once: lgen's
  * vectorisable f32 helper, or libm's for f64. */
 const char *c_math_function(ExprCtx *ctx, const char *fn, ElemType t) {
-  ctx->needs_math = true;
+  ctx->needs->math = true;
   const char *helper = t == TY_F32 ? vmath_helper(ctx, fn) : NULL;
   if (helper)
     return helper;
@@ -404,7 +404,7 @@ const char *c_math_function(ExprCtx *ctx, const char *fn, ElemType t) {
 }
 
 static void math_call(StrBuf *out, ExprCtx *ctx, const char *fn, const PayloadNode *n) {
-  ctx->needs_math = true; /* libm, also for the helpers under LGEN_LIBM_MATH */
+  ctx->needs->math = true; /* libm, also for the helpers under LGEN_LIBM_MATH */
   ElemType t = n->type;
   const char *helper = t == TY_F64 ? NULL : vmath_helper(ctx, fn);
   if (helper) {
@@ -564,7 +564,7 @@ static void convert(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, bool is_uns
 static void c_constant(StrBuf *out, ExprCtx *ctx, const PayloadNode *n) {
   switch (n->type) {
   case TY_F16:
-    ctx->narrows_f16 = true;
+    ctx->needs->narrows_f16 = true;
     sb_puts(out, "LGEN_F32_TO_F16(");
     c_float_literal(out, n->fvalue, TY_F32);
     sb_putc(out, ')');
@@ -585,7 +585,7 @@ void c_expr(StrBuf *out, ExprCtx *ctx, int index) {
   bool narrow = n->kind == PN_OP && n->type == TY_F16 && !ctx->node_names[index] && n->op != SOP_SELECT &&
                 n->op != SOP_MAXF && n->op != SOP_MINF && n->op != SOP_MAXIMUMF && n->op != SOP_MINIMUMF;
   if (narrow) {
-    ctx->narrows_f16 = true;
+    ctx->needs->narrows_f16 = true;
     sb_puts(out, "LGEN_F32_TO_F16(");
   }
   c_expr_node(out, ctx, n, index);
@@ -623,7 +623,7 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
       const PayloadNode *m = &ctx->op->nodes[n->args[i]];
       if (m->kind != PN_OP || m->op != SOP_MULF || ctx->node_names[n->args[i]])
         continue;
-      ctx->needs_fma = true;
+      ctx->needs->fma = true;
       sb_printf(out, "%s(", n->type == TY_F32 ? "LGEN_FMAF" : "LGEN_FMA");
       c_expr(out, ctx, m->args[0]);
       sb_puts(out, ", ");
@@ -739,7 +739,7 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_MAXF:
   case SOP_MINF: {
     const char *cmp = n->op == SOP_MAXF ? ">" : "<";
-    ctx->widens_f16 |= in == TY_F16;
+    ctx->needs->widens_f16 |= in == TY_F16;
     const char *body = in == TY_F16 ? arena_printf(ctx->arena, "LGEN_F16_TO_F32(a) %s LGEN_F16_TO_F32(b) ? a : b", cmp)
                                     : arena_printf(ctx->arena, "a %s b ? a : b", cmp);
     /* operands are passed unwidened: the helper compares and returns one */
@@ -780,11 +780,11 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
     math_call(out, ctx, "erf", n);
     return;
   case SOP_POWF:
-    ctx->needs_math = true;
+    ctx->needs->math = true;
     call2(out, ctx, n->type == TY_F64 ? "pow" : "powf", n);
     return;
   case SOP_REMF:
-    ctx->needs_math = true;
+    ctx->needs->math = true;
     call2(out, ctx, n->type == TY_F64 ? "fmod" : "fmodf", n);
     return;
   case SOP_CMPF_OEQ:
@@ -823,7 +823,7 @@ static void c_expr_node(StrBuf *out, ExprCtx *ctx, const PayloadNode *n, int ind
   case SOP_MAXIMUMF:
   case SOP_MINIMUMF: {
     const char *cmp = n->op == SOP_MAXIMUMF ? ">" : "<";
-    ctx->widens_f16 |= in == TY_F16;
+    ctx->needs->widens_f16 |= in == TY_F16;
     const char *body =
         in == TY_F16 ? arena_printf(ctx->arena, "LGEN_F16_TO_F32(a) %s LGEN_F16_TO_F32(b) || LGEN_F16_TO_F32(a) != LGEN_F16_TO_F32(a) ? a : b", cmp)
                      : arena_printf(ctx->arena, "a %s b || a != a ? a : b", cmp);

@@ -99,11 +99,8 @@ static void substitute(StrBuf *out, const char *text, const char *const *keys, c
 
 /* The C function computing fn (exp, log, ...) on type t for a template. */
 static const char *ext_math_function(Emitter *e, const char *fn, ElemType t) {
-  ExprCtx ctx = {.helpers = e->helpers, .helper_names = e->helper_names, .arena = e->arena};
-  const char *name = c_math_function(&ctx, fn, t);
-  e->needs_math |= ctx.needs_math;
-  e->needs_fma |= ctx.needs_fma;
-  return name;
+  ExprCtx ctx = {.helpers = e->helpers, .helper_names = e->helper_names, .arena = e->arena, .needs = &e->needs};
+  return c_math_function(&ctx, fn, t);
 }
 
 /* The template instantiated for value type t and index type it (once per
@@ -166,13 +163,13 @@ static void instantiate(ExtCall *c, ElemType t, ElemType it, bool indexed) {
   if (t == TY_F16 && (strstr(text, "@TOF32@") || strstr(text, "@TOC@"))) {
     values[7] = "LGEN_F16_TO_F32";
     values[8] = "LGEN_F32_TO_F16";
-    e->widens_f16 = e->narrows_f16 = true;
+    e->needs.widens_f16 = e->needs.narrows_f16 = true;
   }
   /* ... and to @C@ and back: the same but for f64, which stays double */
   values[12] = t == TY_F64 ? "(double)" : values[7];
   values[13] = values[8];
   if (strstr(text, "@CFMA@"))
-    e->needs_fma = true;
+    e->needs.fma = true;
   /* @EXP@, @LOG@, @EXPNEG@ (on @T@) and @CEXP@, @CEXPNEG@, @CTANH@ (on
    * @C@): lgen's vectorisable f32 helpers (defined before the template's
    * text, once per file), libm's for f64 */
@@ -565,13 +562,9 @@ static const char *payload_body(ExtCall *c, const char *text, const ElemType *ty
   for (int i = 0; i < nnames; i++)
     values[i] = names[i];
   ExprCtx ctx = {.op = &op, .operand_values = values, .node_names = node_names, .helpers = e->helpers,
-                 .helper_names = e->helper_names, .arena = e->arena};
+                 .helper_names = e->helper_names, .arena = e->arena, .needs = &e->needs};
   StrBuf body = {0};
   c_expr(&body, &ctx, count - 1);
-  e->needs_math |= ctx.needs_math;
-  e->needs_fma |= ctx.needs_fma;
-  e->widens_f16 |= ctx.widens_f16;
-  e->narrows_f16 |= ctx.narrows_f16;
   e->uses_bool |= strstr(sb_cstr(&body), "lgen_bool") != NULL; /* i1 ops (std_ori, ...) cast to it */
   const char *s = arena_strdup(e->arena, sb_cstr(&body));
   sb_free(&body);
@@ -673,7 +666,7 @@ static void call_fft(ExtCall *c) {
   int out = c->x->ninputs; /* first output */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  e->needs_math = true; /* the twiddles' cos and sin */
+  e->needs.math = true; /* the twiddles' cos and sin */
   int nscr = x->ninputs + x->noutputs, r = tensor_of(c, 0)->rank;
   const char *o = name_of(c, out), *ws = name_of(c, nscr), *tw = name_of(c, nscr + 1);
   int inverse = attr_int(c, "inverse", 0);
@@ -766,7 +759,7 @@ static void call_rnn(ExtCall *c) {
   ElemType t = tensor_of(c, 0)->type, ct = t == TY_F64 ? TY_F64 : TY_F32;
   bool lens = ext_attr_int(x, "with_lens", 0) != 0;
   instantiate(c, t, lens ? tensor_of(c, x->ninputs - 1)->type : TY_I64, true);
-  e->needs_math = true; /* Softplus's log1p */
+  e->needs.math = true; /* Softplus's log1p */
   const char *kind = ext_attr_string(x, "kind", "lstm");
   StrBuf f = {0};
   static const char *const act[3] = {"af", "ag", "ah"}, *const alpha[3] = {"alpha_f", "alpha_g", "alpha_h"},

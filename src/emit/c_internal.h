@@ -17,9 +17,7 @@ typedef struct Emitter {
   Arena *arena;
   StrBuf *helpers;
   PtrVec *helper_names;
-  bool needs_math;
-  bool needs_fma;
-  bool widens_f16, narrows_f16;
+  ExprNeeds needs;        /* of the expressions written (c_expr.c) */
   bool uses_bool;        /* a template's payload function casts to lgen_bool (c_ext.c) */
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   /* model graphs */

@@ -98,7 +98,7 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
   const StructuredOp *op = e->op;
   ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
                  .helper_names = e->helper_names, .arena = e->arena, .dim_names = e->dim_names,
-                 .size_names = (const char *const *)e->kn.sizes};
+                 .size_names = (const char *const *)e->kn.sizes, .needs = &e->needs};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
   int *uses = use_counts(op, e->arena);
   bool *branch = arena_alloc(e->arena, (size_t)op->nnodes + 1);
@@ -139,10 +139,6 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     for (int y = 0; y < op->nyields; y++)
       put(e, loops_store(e->arena, targets[y], tmp[y]));
   }
-  e->needs_math |= ctx.needs_math;
-  e->needs_fma |= ctx.needs_fma;
-  e->widens_f16 |= ctx.widens_f16;
-  e->narrows_f16 |= ctx.narrows_f16;
 }
 
 /* ---- building the nest ---- */
@@ -592,7 +588,7 @@ static const char *pad_literal(Emitter *e, const Operand *o) {
   ElemType t = e->k->tensors[o->tensor].type;
   StrBuf sb = {0};
   if (t == TY_F16) {
-    e->narrows_f16 = true;
+    e->needs.narrows_f16 = true;
     sb_puts(&sb, "LGEN_F32_TO_F16(");
     c_float_literal(&sb, o->pad_value, TY_F32);
     sb_putc(&sb, ')');

@@ -500,16 +500,13 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
   for (int o = 0; o < P->noperands; o++)
     values[o] = P->operands[o].shape_only ? "" : access_str(e, &n->place, &P->operands[o]);
   ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
-                 .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes};
+                 .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes,
+                 .needs = &e->needs};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
   StrBuf sb = {0};
   c_expr(&sb, &ctx, P->yields[0].value);
   const char *v = arena_printf(e->arena, "(%s)", sb_cstr(&sb));
   sb_free(&sb);
-  e->needs_math |= ctx.needs_math;
-  e->needs_fma |= ctx.needs_fma;
-  e->widens_f16 |= ctx.widens_f16;
-  e->narrows_f16 |= ctx.narrows_f16;
   e->op = saved_op;
   e->dim_names = saved_names;
   return v;
