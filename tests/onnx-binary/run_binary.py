@@ -274,6 +274,10 @@ def group_badpb(opts, work):
         ("fieldzero", varint(0) + varint(1), r"field number 0"),
         ("packed_odd", field(7, field(5, field(4, b"\x01\x02\x03"))), r"float_data.*not a multiple of 4"),
         ("garbage", bytes(range(255, 0, -3)) * 4, None),
+        # a tag padded to 6 bytes (field 1, ir_version): valid protobuf that
+        # the walker passes, but protobuf-c reads tags of 5 bytes at most
+        ("padded_tag", b"\x88\x80\x80\x80\x80\x00" + varint(8),
+         r"^\S+: byte 0 \(model\): error: protobuf-c cannot decode this ModelProto$"),
     ]
     # a node whose attribute's ints run past its end: the path names both
     attr = field(1, b"pads") + field(8, b"\x01\x02\xff")  # ints packed: ends inside a varint

@@ -2580,16 +2580,19 @@ static int add_node(Graph *g, GraphNode *n, const char **out_names) {
 
 /* A def's shape expression with its size symbols replaced by the graph's
  * dims bound to them; NULL for what a graph cannot give (attributes). */
+/* A def's tensor extent with its size symbols bound. The front-ends build
+ * extents from integers and size symbols only (tc_sema's lower_shape
+ * refuses attributes, opdsl gives any other extent a size of its own,
+ * tc_classic infers outputs from inputs' extents and where-ranges of sizes),
+ * and bind_sizes has bound every symbol, so the result is never NULL. */
 static AffineExpr *subst_sizes(Graph *g, const AffineExpr *e, AffineExpr *const *binding) {
   switch (e->kind) {
   case AE_CONST:
     return graph_dim_const(g, e->value);
   case AE_SIZE:
     return binding[e->index];
-  case AE_NEG: {
-    AffineExpr *l = subst_sizes(g, e->lhs, binding);
-    return l ? dim_sub(g, graph_dim_const(g, 0), l) : NULL;
-  }
+  case AE_NEG:
+    return dim_sub(g, graph_dim_const(g, 0), subst_sizes(g, e->lhs, binding));
   case AE_ADD:
   case AE_SUB:
   case AE_MUL:
@@ -2597,8 +2600,6 @@ static AffineExpr *subst_sizes(Graph *g, const AffineExpr *e, AffineExpr *const 
   case AE_CEILDIV:
   case AE_MOD: {
     AffineExpr *l = subst_sizes(g, e->lhs, binding), *r = subst_sizes(g, e->rhs, binding);
-    if (!l || !r)
-      return NULL;
     if (e->kind == AE_ADD)
       return dim_add(g, l, r);
     if (e->kind == AE_SUB)
@@ -2610,7 +2611,7 @@ static AffineExpr *subst_sizes(Graph *g, const AffineExpr *e, AffineExpr *const 
     return dim_div(g, e->kind, l, r);
   }
   default:
-    return NULL;
+    diag_bug(g->diag, "a def's tensor extent uses a dim or an attribute (kind %d)", (int)e->kind);
   }
 }
 
@@ -2652,9 +2653,6 @@ static void check_call_inputs(Graph *g, const GraphNode *n, const Kernel *def, A
                   elem_type_name(tp->type), tp->rank);
     for (int d = 0; d < tp->rank; d++) {
       AffineExpr *want = subst_sizes(g, tp->shape[d], binding);
-      if (!want)
-        graph_error(g, n->path, "%sthe shape of '%s' of '%s' uses attributes, which a graph cannot give",
-                    graph_node_desc(g, n), tp->name, def->name);
       if (!dims_equal(g, want, v->shape[d]))
         graph_error(g, n->path, "%s'%s' has shape %s, but '%s' of '%s' needs dim %d to be %s",
                     graph_node_desc(g, n), v->name, value_shape_str(g, v), tp->name, def->name, d,
@@ -2696,9 +2694,6 @@ int graph_add_call(Graph *g, const Kernel *def, const char *node_name, int ninpu
     outs[k].rank = tp->rank;
     for (int d = 0; d < tp->rank; d++) {
       outs[k].shape[d] = subst_sizes(g, tp->shape[d], binding);
-      if (!outs[k].shape[d])
-        graph_error(g, path, "%sthe shape of '%s' of '%s' uses attributes, which a graph cannot give", desc,
-                    tp->name, def->name);
     }
     const char *given = out_names ? out_names[k] : NULL;
     generated[k] = !given;
