@@ -415,14 +415,14 @@ static void put_le(uint8_t *p, uint64_t bits, int bytes) {
     p[i] = (uint8_t)(bits >> (8 * i));
 }
 
-/* IEEE binary16, rounded to nearest even; `d` is finite and in range, or
- * an infinity or NaN. */
+/* IEEE binary16, rounded to nearest even; `d` is finite and below 65520
+ * in magnitude (put_number refuses the rest), or an infinity or NaN. */
 static uint16_t f16_bits(double d) {
   uint16_t sign = signbit(d) ? 0x8000 : 0;
   double a = fabs(d);
   if (isnan(d))
     return (uint16_t)(sign | 0x7E00);
-  if (isinf(d) || a >= 65520.0)
+  if (isinf(d))
     return (uint16_t)(sign | 0x7C00);
   if (a < 0x1p-14) {
     /* subnormal: a multiple of 2^-24 */

@@ -196,6 +196,29 @@ Test(loader, sorts_nodes_by_dependency_then_file_order) {
   unit_free(l.u);
 }
 
+/* The producer map grows (64 slots, then 128, ...) while it holds names: a
+ * chain of 100 nodes listed last to first still sorts into one order. */
+Test(loader, a_long_chain_listed_backwards) {
+  StrBuf sb = {0};
+  sb_puts(&sb, HEAD X23 "\"outputs\": [\"v99\"],\n\"nodes\": [\n");
+  for (int i = 99; i >= 0; i--) {
+    char in[16];
+    snprintf(in, sizeof in, i ? "v%d" : "x", i - 1);
+    sb_printf(&sb, "{\"name\": \"n%d\", \"op\": \"relu\", \"inputs\": [\"%s\"], \"outputs\": [\"v%d\"]}%s\n", i, in, i,
+              i ? "," : "");
+  }
+  sb_puts(&sb, "]}\n");
+  Load l = load_ok(sb_cstr(&sb));
+  sb_free(&sb);
+  cr_assert_eq(l.g->nodes.len, 100);
+  for (int i = 0; i < 100; i++) {
+    char want[16];
+    snprintf(want, sizeof want, "n%d", i);
+    cr_assert_str_eq(GRAPH_NODE(l.g, i)->name, want, "node %d is %s", i, GRAPH_NODE(l.g, i)->name);
+  }
+  unit_free(l.u);
+}
+
 Test(loader, symbolic_dims_become_symbols) {
   Load l = load_ok(HEAD "\"inputs\": [{\"name\": \"x\", \"type\": \"f32\", \"shape\": [\"N\", 4, \"M\"]}],\n"
                         "\"outputs\": [{\"name\": \"y\", \"type\": \"f32\", \"shape\": [\"N\", 4, \"M\"]}],\n"
@@ -255,6 +278,8 @@ Test(loader, constant_data_in_every_spelling) {
                             "{\"name\": \"f\", \"type\": \"f32\", \"shape\": [5],"
                             " \"data\": [1, -2.5, \"NaN\", \"Infinity\", \"-Infinity\"]},\n"
                             "{\"name\": \"h\", \"type\": \"f16\", \"shape\": [2, 2], \"data\": [1, 65504, 6e-8, -2]},\n"
+                            "{\"name\": \"r\", \"type\": \"f16\", \"shape\": [8],"
+                            " \"data\": [2047.9, 0.99999, 2049, 2051, 65519, \"-Infinity\", -3.0517e-5, \"NaN\"]},\n"
                             "{\"name\": \"b\", \"type\": \"i1\", \"shape\": [3], \"data\": [true, false, 1]},\n"
                             "{\"name\": \"i\", \"type\": \"i64\", \"shape\": [], \"data\": -9223372036854775808},\n"
                             "{\"name\": \"e\", \"type\": \"f32\", \"shape\": [2], \"base64\": \"AACAPwAAAEA=\"}\n"
@@ -270,6 +295,14 @@ Test(loader, constant_data_in_every_spelling) {
   cr_assert_eq(le16(h, 1), 0x7BFF);
   cr_assert_eq(le16(h, 2), 0x0001); /* the smallest subnormal */
   cr_assert_eq(le16(h, 3), 0xC000);
+  /* rounded to nearest even, as NumPy's float16 rounds them: into the next
+   * binade (2047.9, 0.99999), ties to even (2049, 2051), the last value
+   * that rounds to the largest finite one (65520 is refused), an infinity,
+   * a subnormal, NaN */
+  const GraphValue *r = const_named(&l, "r");
+  static const unsigned want16[8] = {0x6800, 0x3C00, 0x6800, 0x6802, 0x7BFF, 0xFC00, 0x8200, 0x7E00};
+  for (int i = 0; i < 8; i++)
+    cr_assert_eq(le16(r, i), want16[i], "element %d: %#x, not %#x", i, le16(r, i), want16[i]);
   const GraphValue *b = const_named(&l, "b");
   cr_assert_eq(((const uint8_t *)b->data)[0], 1);
   cr_assert_eq(((const uint8_t *)b->data)[1], 0);
