@@ -244,6 +244,24 @@ def ops(lib, text):
                    {"N": n, "C": c, "W": w, "F": f, "KW": kw})
         ref = sum(np.einsum("ncw,fc->nfw", i[:, :, k:k + w - kw + 1].astype(np.float64), wt[:, :, k]) for k in range(kw))
         yield "conv1d window range %s" % str((n, c, w, f, kw)), close(o, ref)
+    for n in [1, 6, 17]:
+        x, y = f32(n, lo=-2, hi=2), f32(n, lo=-2, hi=2)
+        # beyond 2^24, where a max or min through float would round
+        a = rng.integers(-2000000000, 2000000000, n).astype(np.int32)
+        a[0] = 16777215
+        a[-1] = 0
+        u = rng.integers(0, 256, n).astype(np.uint8)
+        u[0] = 255  # above 200 and above 127: an unsigned compare
+        f, mx, mn, um, cnt = run(lib, text, "intmath", [x, y, a, u],
+                                 [((n,), np.float32), ((n,), np.int32), ((n,), np.int32), ((n,), np.uint8),
+                                  ((n,), np.int32)], {"N": n})
+        xd, yd = x.astype(np.float64), y.astype(np.float64)
+        yield "intmath fma %d" % n, close(f, xd * yd + 0.5 + (xd * 2 + yd))
+        a64, u64 = a.astype(np.int64), u.astype(np.int64)
+        yield "intmath signed max %d" % n, close(mx, np.maximum(a64, 1 - a64).astype(np.int32))
+        yield "intmath signed min %d" % n, close(mn, np.minimum(a64 + 3, 16777217).astype(np.int32))
+        yield "intmath unsigned max and min %d" % n, close(um, (np.maximum(u64, 200) - np.minimum(u64, 9)).astype(np.uint8))
+        yield "intmath bool arithmetic %d" % n, close(cnt, (((a > 0).astype(np.int32) + (u > 100)) * 2 - ((x < y).astype(np.int32) - (a == 0))).astype(np.int32))
     for n in [3, 7, 20]:
         a = f32(n)
         (b,) = run(lib, text, "shift", [a], [((n - 2,), np.float32)], {"N": n})
