@@ -1328,12 +1328,11 @@ static void unary_attrs(Infer *s) {
   }
 }
 
+/* Every input is there: elementwise ops have none optional, so check_arity
+ * has refused an omitted one ("input %d is required"). */
 static void infer_elementwise(Infer *s) {
   int nin = s->n->ninputs;
   int first = s->n->op == GOP_WHERE ? 1 : 0; /* where's cond is i1; a, b agree */
-  for (int i = 0; i < nin; i++)
-    if (!has_input(s, i))
-      graph_error(s->g, s->n->path, "%sinput %d is missing", s->desc, i);
   for (int i = first + 1; i < nin; i++)
     want_same_type(s, first, i);
   if (s->n->op == GOP_WHERE && in_value(s, 0)->type != TY_I1)
