@@ -291,6 +291,19 @@ def group_badpb(opts, work):
         with open(os.path.join(d, name + ".onnx"), "wb") as f:
             f.write(blob)
         expect_located_error(opts, d, name + ".onnx", "badpb %s" % name, want)
+    # an error in a node of a graph over 16 KB: the locator indexes the
+    # graph's nodes once (its cache) and finds the 251st
+    big = numpy_helper.from_array(np.arange(5000, dtype=np.float32), "big")
+    nodes = [helper.make_node("Relu", ["x" if i == 0 else "t%d" % i], ["t%d" % (i + 1)], name="n%d" % i)
+             for i in range(300)]
+    nodes[250].op_type = "NoSuchOp"
+    chain = helper.make_model(helper.make_graph(
+        nodes, "chain", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("t300", TensorProto.FLOAT, [2])], [big]), opset_imports=opset(13))
+    with open(os.path.join(d, "bignode.onnx"), "wb") as f:
+        f.write(chain.SerializeToString())
+    expect_located_error(opts, d, "bignode.onnx", "badpb bignode: a node of a large graph is located by its path",
+                         r"^\S+: byte \d+ \(graph\.node\[250\] 'n250'[^)]*\): error: .*NoSuchOp")
     # a bad value in a valid message: located by the importer at its field
     model.graph.initializer[0].raw_data = b"\x00" * 7
     with open(os.path.join(d, "rawlen.onnx"), "wb") as f:
