@@ -278,8 +278,8 @@ Test(loader, constant_data_in_every_spelling) {
                             "{\"name\": \"f\", \"type\": \"f32\", \"shape\": [5],"
                             " \"data\": [1, -2.5, \"NaN\", \"Infinity\", \"-Infinity\"]},\n"
                             "{\"name\": \"h\", \"type\": \"f16\", \"shape\": [2, 2], \"data\": [1, 65504, 6e-8, -2]},\n"
-                            "{\"name\": \"r\", \"type\": \"f16\", \"shape\": [8],"
-                            " \"data\": [2047.9, 0.99999, 2049, 2051, 65519, \"-Infinity\", -3.0517e-5, \"NaN\"]},\n"
+                            "{\"name\": \"r\", \"type\": \"f16\", \"shape\": [9],"
+                            " \"data\": [2047.9, 0.99999, 2049, 2051, 65519, \"-Infinity\", -3.0517e-5, \"NaN\", 0.375]},\n"
                             "{\"name\": \"b\", \"type\": \"i1\", \"shape\": [3], \"data\": [true, false, 1]},\n"
                             "{\"name\": \"i\", \"type\": \"i64\", \"shape\": [], \"data\": -9223372036854775808},\n"
                             "{\"name\": \"e\", \"type\": \"f32\", \"shape\": [2], \"base64\": \"AACAPwAAAEA=\"}\n"
@@ -300,9 +300,21 @@ Test(loader, constant_data_in_every_spelling) {
    * that rounds to the largest finite one (65520 is refused), an infinity,
    * a subnormal, NaN */
   const GraphValue *r = const_named(&l, "r");
-  static const unsigned want16[8] = {0x6800, 0x3C00, 0x6800, 0x6802, 0x7BFF, 0xFC00, 0x8200, 0x7E00};
-  for (int i = 0; i < 8; i++)
+  static const unsigned want16[9] = {0x6800, 0x3C00, 0x6800, 0x6802, 0x7BFF, 0xFC00, 0x8200, 0x7E00, 0x3600};
+  for (int i = 0; i < 9; i++)
     cr_assert_eq(le16(r, i), want16[i], "element %d: %#x, not %#x", i, le16(r, i), want16[i]);
+  /* and read back as the builder folds them: normal, subnormal, above and
+   * below 1, infinite, NaN; as integers, saturated */
+  static const double back[9] = {2048, 1, 2048, 2052, 65504, -INFINITY, -0x200p-24, 0, 0.375};
+  for (int i = 0; i < 9; i++)
+    if (i != 7)
+      cr_assert_eq(graph_const_f(r, i), back[i], "element %d reads %a, not %a", i, graph_const_f(r, i), back[i]);
+  cr_assert(isnan(graph_const_f(r, 7)));
+  cr_assert_eq(graph_const_f(h, 2), 0x1p-24);
+  cr_assert_eq(graph_const_f(h, 3), -2.0);
+  cr_assert_eq(graph_const_i(r, 3), 2052);
+  cr_assert_eq(graph_const_i(r, 5), INT64_MIN);
+  cr_assert_eq(graph_const_i(r, 8), 0);
   const GraphValue *b = const_named(&l, "b");
   cr_assert_eq(((const uint8_t *)b->data)[0], 1);
   cr_assert_eq(((const uint8_t *)b->data)[1], 0);
