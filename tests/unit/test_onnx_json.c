@@ -182,7 +182,9 @@ Test(onnx_json, typed_initializer_fields) {
   Onnx *o = loaded(MODEL("13", F32_IN("x", D(3)),
                          "{'name': 'a', 'dims': ['3'], 'dataType': 1, 'floatData': [1.5, 'NaN', '-Infinity']},"
                          "{'name': 'b', 'dims': ['2'], 'dataType': 7, 'int64Data': ['-5', '9000000000']},"
-                         "{'name': 'c', 'dims': ['2'], 'dataType': 10, 'int32Data': [15360, 49152]}",
+                         "{'name': 'c', 'dims': ['2'], 'dataType': 10, 'int32Data': [15360, 49152]},"
+                         "{'name': 'd', 'dims': ['3'], 'dataType': 11, 'doubleData': ['Infinity', '-0.125', 2.5e-300]},"
+                         "{'name': 'u', 'dims': ['2'], 'dataType': 13, 'uint64Data': [7, '18446744073709551615']}",
                          "{'opType': 'Add', 'input': ['x', 'a'], 'output': ['y']}", OUT("y")));
   Graph *g = o->g;
   const GraphValue *a = GRAPH_VALUE(g, graph_find(g, "a")), *b = GRAPH_VALUE(g, graph_find(g, "b")),
@@ -195,7 +197,29 @@ Test(onnx_json, typed_initializer_fields) {
   cr_assert_eq(c->type, TY_F16);
   cr_assert_float_eq(graph_const_f(c, 0), 1.0, 1e-9);
   cr_assert_float_eq(graph_const_f(c, 1), -2.0, 1e-9);
+  /* doubles: the strings JSON has no literal for, and numbers as strings */
+  const GraphValue *d = GRAPH_VALUE(g, graph_find(g, "d")), *u = GRAPH_VALUE(g, graph_find(g, "u"));
+  cr_assert_eq(d->type, TY_F64);
+  cr_assert(isinf(graph_const_f(d, 0)) && graph_const_f(d, 0) > 0);
+  cr_assert_eq(graph_const_f(d, 1), -0.125);
+  cr_assert_eq(graph_const_f(d, 2), 2.5e-300);
+  /* uint64Data: a JSON number or a string of digits; read as an int64, the
+   * largest saturates */
+  cr_assert_eq(graph_const_i(u, 0), 7);
+  cr_assert_eq(graph_const_i(u, 1), INT64_MAX);
   free_onnx(o);
+}
+
+Test(onnx_json, bad_numbers_and_bytes_in_initializers) {
+  expect_error(MODEL("13", F32_IN("x", D(3)), "{'name': 'a', 'dims': ['1'], 'dataType': 11, 'doubleData': [true]}",
+                     "{'opType': 'Relu', 'input': ['x'], 'output': ['y']}", OUT("y")),
+               4, 79, "expected a number");
+  expect_error(MODEL("13", F32_IN("x", D(3)), "{'name': 'a', 'dims': ['1'], 'dataType': 11, 'doubleData': ['1e']}",
+                     "{'opType': 'Relu', 'input': ['x'], 'output': ['y']}", OUT("y")),
+               4, 79, "'1e' is not a number");
+  expect_error(MODEL("13", F32_IN("x", D(3)), "{'name': 'a', 'dims': ['1'], 'dataType': 1, 'rawData': 'AB$='}",
+                     "{'opType': 'Relu', 'input': ['x'], 'output': ['y']}", OUT("y")),
+               4, 74, "initializer 'a': rawData is not valid base64");
 }
 
 Test(onnx_json, declared_output_shape_is_checked) {
