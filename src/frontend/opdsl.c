@@ -224,7 +224,8 @@ static AffineExpr *symbol(Inst *s, int sym, Loc loc) {
       return affine_leaf(s->arena, AE_ATTR, s->attr_of_arg[arg], elem);
     const OpdslChoice *c = choice(s->b, s->op->name, a->name);
     if (c && c->nints != a->attr_map->nresults)
-      inst_error(s, c->loc, "'%s' takes %d integers, not %d", a->name, a->attr_map->nresults, c->nints);
+      inst_error(s, c->loc, "'%s' takes %d integer%s, not %d", a->name, a->attr_map->nresults,
+                 a->attr_map->nresults == 1 ? "" : "s", c->nints);
     if (!c && a->ndefaults < 0)
       inst_error(s, a->loc, "the index attribute '%s' has no default, so it must be given", a->name);
     return affine_const(s->arena, c ? c->ints[elem] : a->defaults[elem]);
