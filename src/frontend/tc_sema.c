@@ -452,8 +452,8 @@ static int lower_expr(Sema *s, const AstExpr *e, const AstTensorUse *lhs, int wa
                                      .type = cast_type, .nargs = 1, .args = {x}, .loc = e->loc});
   }
   ScalarOp op;
-  if (!scalar_op_lookup(e->callee, &op))
-    diag_error(s->diag, e->loc, "unknown operation '%s'", e->callee);
+  if (!scalar_op_lookup(e->callee, &op)) /* tc_parse refuses any other callee */
+    diag_bug(s->diag, "unknown operation '%s' got past the parser", e->callee);
   for (int i = 0; i < e->nred; i++) {
     if (find_attr(s, e->red[i]) >= 0 || find_size(s, e->red[i]) >= 0 || find_tensor(s, e->red[i]) >= 0)
       diag_error(s->diag, e->red_loc[i], "'%s' is not a dim: a reduction list names index variables", e->red[i]);
