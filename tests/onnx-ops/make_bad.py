@@ -154,6 +154,10 @@ resize("resize_policy.onnx", "node 'rs' (Resize): unknown keep_aspect_ratio_poli
 resize("resize_policy_symbolic.onnx", "node 'rs' (Resize): keep_aspect_ratio_policy needs static sizes and dims",
        ["x", "", "", "sz"], [ten("sz", [2], [8, 8], T.INT64)], opset=18, x=[vi("x", [1, 1, "H", 4])], axes=[2, 3],
        keep_aspect_ratio_policy="not_larger")
+resize("resize_to_zero.onnx", "node 'rs' (Resize): dim 2: resizing 4 elements to 0 is not supported",
+       ["x", "", "", "sz"], [ten("sz", [4], [1, 1, 0, 4], T.INT64)])
+resize("resize_linear_int.onnx", "node 'rs' (Resize): linear interpolation of i32 values is not supported",
+       ["x", "", "sc"], [sc4], x=[vi("x", [1, 1, 4, 4], T.INT32)], mode="linear")
 resize("resize_scale_negative.onnx", "node 'rs' (Resize): scale -2 of dim 2 is not a positive scale lgen can apply",
        ["x", "", "sc"], [ten("sc", [4], [1, 1, -2, 2])])
 resize("resize_symbolic_sizes.onnx", "node 'rs' (Resize): dim 2 of 't2' is symbolic (H) and resized to 7, not an integer multiple of it (fix the dim with --dim)",
