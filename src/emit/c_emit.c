@@ -591,9 +591,10 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   GraphNames gn = graph_names(e);
   LoopList tree = {0};
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
-  graph_run_body(e, &tree, index, plan, gn.workspace, &groups);
+  PtrVec outlines = {0};
+  graph_run_body(e, &tree, index, plan, gn.workspace, &groups, &outlines);
   dump_loops(e, k, &tree);
-  graph_outlines_dump(e);
+  graph_outlines_dump(e, &outlines);
   /* G_run's parameters, as graph_declaration writes them: its register
    * blocks' functions are outlined (and printed into `procs`) first */
   LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(k->ntensors + k->nsizes + 2));
@@ -622,7 +623,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   e->out = &head;
   char *body = out->data + at; /* out is not written to until head goes in */
   StrBuf outlined = {0}; /* the groups that are functions of their own */
-  graph_outline_definitions(e, &outlined, index, gn.workspace);
+  graph_outline_definitions(e, &outlines, &outlined, index, gn.workspace);
   sb_puts(&head, sb_cstr(&procs)); /* before G_run's doc: the functions G_run calls */
   if (outlined.len || procs.len) {
     StrBuf both = {0};
@@ -1052,10 +1053,11 @@ static void rebuild_run_bodies(Emitter *e, const Module *m, StrBuf *defs) {
     kernel_names_init_outlines(&e->kn, e->k, e->opt->prefix, e->opt->plans[i], e->arena);
     GraphNames gn = graph_names(e);
     LoopList tree = {0};
-    graph_run_body(e, &tree, i, graph_plan(e->opt, i), gn.workspace, NULL);
+    PtrVec outlines = {0};
+    graph_run_body(e, &tree, i, graph_plan(e->opt, i), gn.workspace, NULL, &outlines);
     const char *text = tree_text(e, &tree);
-    if (e->outlines.len) /* and the outlined groups' code */
-      text = arena_printf(e->arena, "%s%s", text, graph_outlines_text(e));
+    if (outlines.len) /* and the outlined groups' code */
+      text = arena_printf(e->arena, "%s%s", text, graph_outlines_text(e, &outlines));
     graph_constants(e, defs, true, text);
   }
 }

@@ -717,10 +717,10 @@ void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *re
     }
 }
 
-void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws) {
+void graph_outline_definitions(Emitter *e, const PtrVec *outlines, StrBuf *out, int index, const char *ws) {
   const Kernel *k = e->k;
-  for (int i = 0; i < e->outlines.len; i++) {
-    Outline *o = e->outlines.items[i];
+  for (int i = 0; i < outlines->len; i++) {
+    Outline *o = outlines->items[i];
     if (!o->libcall) { /* its register blocks' functions, before it */
       LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(o->n + k->nsizes + 1));
       int nparams = 0;
@@ -759,9 +759,9 @@ void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *w
   }
 }
 
-void graph_outlines_dump(Emitter *e) {
-  for (int i = 0; e->dump && i < e->outlines.len; i++) {
-    const Outline *o = e->outlines.items[i];
+void graph_outlines_dump(Emitter *e, const PtrVec *outlines) {
+  for (int i = 0; e->dump && i < outlines->len; i++) {
+    const Outline *o = outlines->items[i];
     if (o->libcall)
       continue;
     sb_puts(e->dump, "## after loops: ");
@@ -771,21 +771,22 @@ void graph_outlines_dump(Emitter *e) {
   }
 }
 
-const char *graph_outlines_text(Emitter *e) {
+const char *graph_outlines_text(Emitter *e, const PtrVec *outlines) {
   const char *text = "";
-  for (int i = 0; i < e->outlines.len; i++)
-    text = arena_printf(e->arena, "%s%s", text, tree_text(e, &((const Outline *)e->outlines.items[i])->body));
+  for (int i = 0; i < outlines->len; i++)
+    text = arena_printf(e->arena, "%s%s", text, tree_text(e, &((const Outline *)outlines->items[i])->body));
   return text;
 }
 
 /* Before a group's code is built: the group as a function (NULL: inline
- * code). Its parameters get no pointer declarations inside: the group's
- * code is built with a RunMemory whose params are the function's. */
-static Outline *outline_begin(Emitter *e, int index, int first) {
+ * code), added to `outlines`. Its parameters get no pointer declarations
+ * inside: the group's code is built with a RunMemory whose params are the
+ * function's. */
+static Outline *outline_begin(Emitter *e, PtrVec *outlines, int index, int first) {
   if (!e->opt->plans[index][first].outline)
     return NULL;
   Outline *o = outline_of(e, index, first);
-  vec_push(e->arena, &e->outlines, o);
+  vec_push(e->arena, outlines, o);
   return o;
 }
 
@@ -861,7 +862,7 @@ static void split_regions(Emitter *e, LoopList *ops, const PtrVec *libcalls, con
 }
 
 void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
-                    ProfileGroups *groups) {
+                    ProfileGroups *groups, PtrVec *outlines) {
   const Kernel *k = e->k;
   e->cur = body;
   if (e->opt->checks)
@@ -871,7 +872,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     groups = &none;
   bool region = graph_wants_region(e, index);
   const RunMemory mem = run_memory(e, plan, ws);
-  memset(&e->outlines, 0, sizeof e->outlines);
+  memset(outlines, 0, sizeof *outlines);
   PtrVec libcalls = {0}; /* their blocks in `ops` */
   LoopList ops = {0};
   /* in the region: a run's fork is the run's, not its first group's */
@@ -884,7 +885,7 @@ void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *pla
     if (op_plan->is_prologue) /* its consumer's pack copy computes it */
       continue;
     int mark = names_mark(&e->kn.table); /* each op's names are its block's */
-    Outline *outline = outline_begin(e, index, i);
+    Outline *outline = outline_begin(e, outlines, index, i);
     RunMemory group_mem = mem; /* an outlined group's: its function's parameters */
     group_mem.params = outline ? outline->param : NULL;
     if (op_plan->group_size > 1) {

@@ -32,9 +32,6 @@ typedef struct Emitter {
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
   struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
-  /* c_graph.c: the graph's outlined groups (Outline*), collected while
-   * its run body is built, for their functions */
-  PtrVec outlines;
 } Emitter;
 
 /* The emit files, bottom up. Each calls only files above it in this list,
@@ -219,9 +216,11 @@ typedef struct {
   int n, cap;
   const char **ops;
 } ProfileGroups;
-/* G_run's body; `groups` (or NULL) gets the groups that the profile times. */
+/* G_run's body; `groups` (or NULL) gets the groups that the profile times,
+ * and `outlines` the groups that are functions of their own (outline and
+ * libcall: the functions below take it). */
 void graph_run_body(Emitter *e, LoopList *body, int index, const BufferPlan *plan, const char *ws,
-                    ProfileGroups *groups);
+                    ProfileGroups *groups, PtrVec *outlines);
 /* The scratch area's size: C statements that leave it in
  * lgen_scratch_bytes; *value gets it, or -1 when it is symbolic. */
 const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value);
@@ -236,10 +235,10 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan);
 void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *restrict_kw);
 /* After graph_run_body: the outlined groups' definitions, and the libcalls'
  * prototypes, which G_run calls (ws: the workspace parameter's name). */
-void graph_outline_definitions(Emitter *e, StrBuf *out, int index, const char *ws);
+void graph_outline_definitions(Emitter *e, const PtrVec *outlines, StrBuf *out, int index, const char *ws);
 /* The outlined groups' code, as one C text (which constants it reads). */
-const char *graph_outlines_text(Emitter *e);
+const char *graph_outlines_text(Emitter *e, const PtrVec *outlines);
 /* --dump=loops: the outlined groups' trees (G_run's shows their calls). */
-void graph_outlines_dump(Emitter *e);
+void graph_outlines_dump(Emitter *e, const PtrVec *outlines);
 
 #endif
