@@ -207,12 +207,12 @@ static void constant_bytes_definition(StrBuf *out, Emitter *e, const TensorParam
     literal_byte(out, p[i], next);
   }
   sb_printf(out, "\"\n};\nstatic const %s *const %s = %s.v;\n", c_type_name(tp->type), symbol, object);
-  e->uses_byte_literals = true;
+  e->consts.byte_literals = true;
 }
 
 /* Constant tp gets the next 64-byte aligned place in the blob. */
 static void blob_place(Emitter *e, const TensorParam *tp, const char *symbol) {
-  WeightsLayout *l = e->collect;
+  WeightsLayout *l = e->consts.collect;
   int64_t n = const_count(tp);
   if (n < 0)
     diag_bug(e->opt->diag, "constant %s has a symbolic shape", tp->name);
@@ -227,7 +227,7 @@ static void blob_place(Emitter *e, const TensorParam *tp, const char *symbol) {
       memcpy(more, l->entries, sizeof *more * (size_t)l->n);
     l->entries = more;
   }
-  l->entries[l->n++] = (WeightsEntry){e->graph_index, symbol, tp->name, tp->type, n, offset, tp->data};
+  l->entries[l->n++] = (WeightsEntry){e->consts.graph, symbol, tp->name, tp->type, n, offset, tp->data};
   l->size = offset + bytes;
 }
 
@@ -241,7 +241,7 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
                                   c_type_name(tp->type), symbol, (long long)(n > 0 ? n : 1));
   if (n < 0) /* graphs fold shapes of constants to numbers */
     diag_bug(e->opt->diag, "constant %s has a symbolic shape", tp->name);
-  e->uses_align64 = true;
+  e->consts.align64 = true;
   if (!external && bytes_form(e, tp, n)) {
     constant_bytes_definition(out, e, tp, symbol, n);
   } else if (tp->type == TY_F16) {
@@ -259,7 +259,7 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
 /* A constant's array where it is defined (this file, or the --weights
  * file), else an extern declaration of it. */
 static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol, bool external_file) {
-  if (e->collect) { /* the blob's layout pass: no C, a place in the blob */
+  if (e->consts.collect) { /* the blob's layout pass: no C, a place in the blob */
     blob_place(e, tp, symbol);
     return;
   }
@@ -278,7 +278,7 @@ static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const
  * CNN's blob); a --weights=FILE.c file keeps them all, so that it defines
  * every constant. */
 void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
-  bool only_read = e->collect || (!external_file && !e->opt->separate_weights);
+  bool only_read = e->consts.collect || (!external_file && !e->opt->separate_weights);
   /* the constants' symbols, looked for in one pass over the body */
   const char **symbols = arena_alloc(e->arena, sizeof(char *) * (size_t)(e->k->ntensors + 1));
   int n = 0;
@@ -315,6 +315,6 @@ const char *packed_constant(Emitter *e, int op_index, int t, const void *data, i
   tp->shape = arena_alloc(e->arena, sizeof *tp->shape);
   tp->shape[0] = affine_const(e->arena, count);
   tp->data = data;
-  constant_array(e->constants, e, tp, symbol, e->weights_file);
+  constant_array(e->consts.defs, e, tp, symbol, e->consts.weights_file);
   return symbol;
 }

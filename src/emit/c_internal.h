@@ -7,6 +7,17 @@
 #include "loops/loops.h"
 #include "schedule/schedule.h"
 
+/* Where a graph's constants go (c_consts.c writes them; the file's writer,
+ * c_emit.c, sets it up and puts the preludes they need at the top). */
+typedef struct {
+  StrBuf *defs;           /* file-scope arrays (or extern declarations) of the constants */
+  bool weights_file;      /* pre-packed arrays are defined for the --weights file */
+  WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
+  int graph;              /* the graph being emitted (WeightsEntry.graph) */
+  bool align64;           /* LGEN_ALIGN64 on constant arrays: its prelude */
+  bool byte_literals;     /* constants as string literals of their bytes: their prelude */
+} ConstantsOut;
+
 typedef struct Emitter {
   StrBuf *out;  /* file-level text: signatures, the graph's wrappers */
   LoopList *cur; /* function bodies: the statement list being built */
@@ -20,14 +31,8 @@ typedef struct Emitter {
   ExprNeeds needs;        /* of the expressions written (c_expr.c) */
   bool uses_bool;        /* a template's payload function casts to lgen_bool (c_ext.c) */
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
-  /* model graphs */
-  StrBuf *constants;     /* file-scope arrays (or extern declarations) of their constants */
   unsigned includes;     /* headers the file needs (INC_*) besides those its helpers and graphs need */
-  bool uses_align64;     /* LGEN_ALIGN64 on constant arrays */
-  bool uses_byte_literals; /* constants as string literals of their bytes (c_consts.c) */
-  bool weights_file;      /* pre-packed arrays are defined for the --weights file */
-  WeightsLayout *collect; /* emit_weights_layout's pass: constants are laid out here */
-  int graph_index;        /* the graph being emitted (WeightsEntry.graph) */
+  ConstantsOut consts;   /* model graphs' constants */
   /* the op being emitted */
   const StructuredOp *op;
   const char **dim_names; /* C expression of each dim's current value */
