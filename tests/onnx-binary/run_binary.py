@@ -304,6 +304,16 @@ def group_badpb(opts, work):
         f.write(chain.SerializeToString())
     expect_located_error(opts, d, "bignode.onnx", "badpb bignode: a node of a large graph is located by its path",
                          r"^\S+: byte \d+ \(graph\.node\[250\] 'n250'[^)]*\): error: .*NoSuchOp")
+    # an initializer of 2^41 elements (and no data): refused by its dims
+    big = TensorProto(name="w", data_type=TensorProto.FLOAT, dims=[1 << 20, 1 << 21])
+    huge = helper.make_model(helper.make_graph(
+        [helper.make_node("Add", ["x", "w"], ["y"])], "g", [x],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])], [big]), opset_imports=opset(13))
+    with open(os.path.join(d, "hugeinit.onnx"), "wb") as f:
+        f.write(huge.SerializeToString())
+    expect_located_error(opts, d, "hugeinit.onnx", "badpb hugeinit: an initializer of 2^41 elements",
+                         r"\(graph\.initializer\[0\] 'w', dims\[1\]\): error: initializer 'w' would have more "
+                         r"than 2\^40 elements$")
     # a bad value in a valid message: located by the importer at its field
     model.graph.initializer[0].raw_data = b"\x00" * 7
     with open(os.path.join(d, "rawlen.onnx"), "wb") as f:

@@ -288,6 +288,13 @@ one("conv_kernel_shape_count.onnx", "node 'n' (Conv): 'kernel_shape' has 1 value
     ["x", "w"], [vi("x", [1, 1, 4, 4])], w33, kernel_shape=[3])
 one("conv_kernel_shape_extent.onnx", "node 'n' (Conv): kernel_shape[1] = 2, but the filter's extent is 3", "Conv",
     ["x", "w"], [vi("x", [1, 1, 4, 4])], w33, kernel_shape=[3, 2])
+one("conv_negative_pads.onnx", "node 'n' (Conv): negative pads are not supported", "Conv", ["x", "w"],
+    [vi("x", [1, 1, 4, 4])], w33, pads=[0, -1, 0, 0])
+one("flatten_axis.onnx", "node 'n' (Flatten): axis 3 is out of range for rank 2", "Flatten", ["x"], x23, axis=3)
+one("unsqueeze_axis_twice.onnx", "node 'n' (Unsqueeze): axis 1 is given twice", "Unsqueeze", ["x", "a"], x23,
+    [ten("a", [2], [1, -3], I64)])
+one("tile_repeats_long.onnx", "node 'n' (Tile): the input 'repeats' is too long", "Tile", ["x", "r"], x23,
+    [ten("r", [4097], [1] * 4097, I64)])
 one("conv_auto_pad_symbolic.onnx", "node 'n' (Conv): auto_pad needs static filter extents", "Conv", ["x", "w"],
     [vi("x", [1, 1, 4, 4]), vi("w", [1, 1, "K", 3])], auto_pad="SAME_UPPER")
 one("gather_no_indices.onnx", "node 'n' (Gather): input 1 is required", "Gather", ["x"], x23)
