@@ -276,12 +276,12 @@ static int64_t tensor_dims(Onnx *cx, const OnnxTensor *t, const char *path, cons
 }
 
 /* offset and length of external data: decimal strings. */
-static int64_t external_int(Onnx *cx, const char *s, const char *path) {
+static int64_t external_int(Onnx *cx, const OnnxEntry *e, const char *path, const char *what) {
   char *end;
   errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (end == s || *end || errno == ERANGE)
-    graph_error(cx->g, path, "'%s' is not a 64-bit integer", s);
+  long long x = strtoll(e->value, &end, 10);
+  if (end == e->value || *end || errno == ERANGE)
+    graph_error(cx->g, path, "%s: external data %s '%s' is not a 64-bit integer", what, e->key, e->value);
   return (int64_t)x;
 }
 
@@ -297,9 +297,9 @@ static const uint8_t *external_data(Onnx *cx, const OnnxTensor *t, const char *p
     if (strcmp(e->key, "location") == 0)
       location = e->value;
     else if (strcmp(e->key, "offset") == 0)
-      offset = external_int(cx, e->value, vp);
+      offset = external_int(cx, e, vp, what);
     else if (strcmp(e->key, "length") == 0)
-      length = external_int(cx, e->value, vp);
+      length = external_int(cx, e, vp, what);
     if (offset < 0)
       graph_error(cx->g, vp, "%s: negative external data offset %lld", what, (long long)offset);
   }

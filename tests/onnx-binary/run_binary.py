@@ -389,6 +389,14 @@ def group_files(opts, work):
         deps = open(os.path.join(d, "out.d")).read() if rc == 0 else ""
         check("files %s: data inside the folder is read and -MD lists it" % label,
               rc == 0 and ("w.bin" in deps or "w4.bin" in deps), err + deps)
+    # an external data offset that is not a number: one error at it
+    for label, fname in forms("w.bin", offset="8x")[:2]:
+        rc, so, err = run_form(fname)
+        errs = [l for l in err.splitlines() if "error:" in l]
+        check("files %s: an offset of '8x' is refused" % label,
+              rc == 1 and len(errs) == 1 and
+              errs[0].endswith("error: initializer 'w': external data offset '8x' is not a 64-bit integer")
+              and not os.path.exists(os.path.join(d, "out.c")), "exit %s: %s" % (rc, err.strip()[:500]))
     for label, fname in forms("sub/../link_in.bin"):
         rc, _, err = run_form(fname)
         check("files %s: a symlink that stays inside is read" % label, rc == 0, err)
