@@ -304,6 +304,12 @@ one("range_two_starts.onnx", "node 'n' (Range): the input 'start' ('a') must hol
 one("range_zero_float_delta.onnx",
     "node 'n' (Range): Range needs a finite start and limit and a non-zero, finite delta", "Range", ["a", "b", "c"],
     [], [ten("a", [], [0.0]), ten("b", [], [3.0]), ten("c", [], [0.0])])
+one("range_float_long.onnx", "node 'n' (Range): Range of 1e+07 elements is too long to fold", "Range",
+    ["a", "b", "c"], [], [ten("a", [], [0.0]), ten("b", [], [1.0]), ten("c", [], [1e-7])])
+one("convtranspose_symbolic_filter.onnx", "node 'n' (ConvTranspose): the filter's shape must be static",
+    "ConvTranspose", ["x", "w"], [vi("x", [1, 2, 4, 4]), vi("w", [2, 1, "K", 3])])
+one("resize_scales_long.onnx", "node 'n' (Resize): the input 'scales' is too long", "Resize", ["x", "", "sc"],
+    rx, [ten("sc", [4097], [1.0] * 4097)])
 one("softmax_rank0.onnx", "node 'n' (Softmax): the input must have rank 1 or more", "Softmax", ["x"], [vi("x", [])])
 one("topk_no_k.onnx", "node 'n' (TopK): the attribute 'k' is required", "TopK", ["x"], x23, opset=1, outs=("v", "i"))
 one("topk_k_two.onnx", "node 'n' (TopK): K must hold one element, not 2", "TopK", ["x", "k"], x23,
