@@ -537,11 +537,6 @@ static void call_sort(ExtCall *c) {
        rows(c, 0, attr_int(c, "axis", -1)), attr_int(c, "descending", 0), cmp ? cmp : "0", row_tile(c));
 }
 
-/* A payload expression over two scalars of type t (build_ext.c has parsed
- * it: a text with a call) as a static function of them, named `role`_OUT
- * after the op's first output, returning `want` (scan's combiner: t; a
- * sort's comparator: i1, as int); NULL for a text without a call (scan's
- * add, mul, max and min). */
 /* The C expression of a payload expression over scalars `names` of
  * `types` (build_ext.c has parsed it), its value of type `want`; used[i]
  * says whether it reads names[i] (NULL: not asked). */
