@@ -67,6 +67,9 @@ typedef struct {
                                literals of their little-endian bytes (--constants=values) */
   const char *abi;          /* a def's kernel ABI: "dense" (NULL means dense) or "view" (each
                                tensor a strided memref descriptor; model graphs stay dense) */
+  const char *conv_algorithm; /* a graph conv's algorithm where neither a schedule file nor its
+                                 `algorithm` attribute sets one: "auto" (NULL means auto:
+                                 Winograd F(2x2, 3x3) where it pays) or "direct" */
 } lgen_options;
 
 typedef struct {

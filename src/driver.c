@@ -505,9 +505,12 @@ static void compile_graph(Compilation *cx, Graph *g) {
   dump_graph(cx, "parse", g, NULL);
   int nchoices;
   ConvAlgoChoice *choices = conv_choices(cx, options->name ? options->name : g->name, &nchoices);
-  /* choices, folding and accuracy, not fusion: --fuse=none keeps them */
-  graph_conv_algorithms(g, choices, nchoices, notes(cx, r, "conv algorithms", false));
+  /* folding, choices and accuracy, not fusion: --fuse=none keeps them. A
+   * scale and shift folds into a conv's filter before the conv becomes
+   * another algorithm's ops. */
   graph_fold_scale_shift(g, notes(cx, r, "folded", false));
+  bool auto_winograd = !options->conv_algorithm || strcmp(options->conv_algorithm, "direct") != 0;
+  graph_conv_algorithms(g, choices, nchoices, auto_winograd, notes(cx, r, "conv algorithms", false));
   if (fusion)
     graph_share_inputs(g, notes(cx, r, "input sharing", false));
   if (fusion)

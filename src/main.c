@@ -77,6 +77,9 @@ static const char usage_text[] =
     "                        little-endian bytes (bytes, the default: compiles fast) or as\n"
     "                        lists of values (any byte order)\n"
     "  --fuse=auto|none      fuse a graph's elementwise producers into consumers (auto)\n"
+    "  --conv-algorithm=auto|direct\n"
+    "                        a graph's 3x3 stride-1 convs by Winograd F(2x2, 3x3) where\n"
+    "                        it pays (auto), or each by its own loop nest (direct)\n"
     "  --dim NAME=VALUE      fix the symbolic dim NAME of the model graphs (repeatable)\n"
     "  --input-shape NAME=D0,D1,...\n"
     "                        give graph input NAME this shape (repeatable)\n"
@@ -333,6 +336,11 @@ static void parse_args(int argc, char **argv, Options *o) {
       if (strcmp(v, "auto") != 0 && strcmp(v, "none") != 0)
         usage_error("unknown --fuse mode '%s' (expected auto or none)", v);
       o->lib.fuse = v;
+    } else if (long_option(a, "--conv-algorithm", &v)) {
+      v = option_value(argc, argv, &i, v);
+      if (strcmp(v, "auto") != 0 && strcmp(v, "direct") != 0)
+        usage_error("unknown --conv-algorithm '%s' (expected auto or direct)", v);
+      o->lib.conv_algorithm = v;
     } else {
       usage_error("unknown option '%s'", a);
     }

@@ -347,11 +347,14 @@ typedef struct {
   const char *algorithm; /* direct, im2col, winograd or winograd6 */
   Loc loc;
 } ConvAlgoChoice;
-/* Each conv_2d_nhwc_hwcf runs by its algorithm (the node's `algorithm`
- * attribute, or the file's choice): direct leaves it; im2col and winograd
- * replace it by their ops (lgen(1), SCHEDULES). One note per conv with a
- * choice. A choice that names no conv or does not apply is a located error. */
-void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices, PtrVec *notes);
+/* Each 2-D conv (conv_2d_nhwc_hwcf, or conv with one group) runs by its
+ * algorithm (the file's choice, the node's `algorithm` attribute, or with
+ * auto_winograd Winograd F(2x2, 3x3) where it pays): direct leaves it;
+ * im2col and winograd replace it by their ops (lgen(1), SCHEDULES). One
+ * note per conv with a choice. A choice that names no conv or does not
+ * apply is a located error. */
+void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices, bool auto_winograd,
+                           PtrVec *notes);
 /* Rewriting helpers: the nodes appended from index `first` on take the
  * place of the node at `at`, which leaves the graph; the last appended node
  * writes value y instead of its own (so readers of y are unchanged). */

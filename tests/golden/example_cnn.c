@@ -192,6 +192,144 @@ static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
 #endif
 #endif
 
+/* templates/winograd_input.c for f32 */
+/* Winograd input transform: V = B^T d B for every n x n tile d of the
+ * zero-padded NHWC input [nb, h, w, c], n = m + 2 for output tiles of m x m
+ * (m 2 or 6); tiles start every m rows and columns (th x tw of them per
+ * image, p = (b * th + y) * tw + x) and V is [n, n, nb * th * tw, c], so that
+ * each of the n * n points is one matmul.
+ * F(2x2, 3x3): B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1].
+ * F(6x6, 3x3): row k of B^T (k < 7) holds the coefficients, lowest power
+ * first, of the product of (x - q) over the finite points q but the k-th
+ * (row 0 negated, see winograd_filter.c), row 7 those of the product over
+ * all seven.
+ * Channels go in blocks of 32: the tile's rows of a block are copied (or
+ * zeroed in the padding) into a local array, so that the arithmetic runs
+ * over contiguous channels and vectorizes. */
+static void lgen_winograd_input_f32(const float *restrict x, float *restrict v,
+                                    int64_t nb, int64_t h, int64_t w, int64_t c, int64_t th,
+                                    int64_t tw, int64_t ph, int64_t pw, int m)
+{
+  static const double b6[8][8] = {
+    {1, 0, -21. / 4, 0, 21. / 4, 0, -1, 0}, {0, 1, 1, -17. / 4, -17. / 4, 1, 1, 0},
+    {0, -1, 1, 17. / 4, -17. / 4, -1, 1, 0}, {0, .5, .25, -5. / 2, -5. / 4, 2, 1, 0},
+    {0, -.5, .25, 5. / 2, -5. / 4, -2, 1, 0}, {0, 2, 4, -5. / 2, -5, .5, 1, 0},
+    {0, -2, 4, 5. / 2, -5, -.5, 1, 0}, {0, -1, 0, 21. / 4, 0, -21. / 4, 0, 1}};
+  int64_t tiles = nb * th * tw;
+  int n = m + 2;
+  LGEN_OMP(omp for)
+  for (int64_t p = 0; p < tiles; p++) {
+    int64_t b = p / (th * tw), y0 = p / tw % th * m - ph, x0 = p % tw * m - pw;
+    for (int64_t k0 = 0; k0 < c; k0 += 32) {
+      int64_t kn = c - k0 < 32 ? c - k0 : 32;
+      float d[8][8][32], t[8][8][32];
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+          int64_t iy = y0 + i, ix = x0 + j;
+          int outside = iy < 0 || iy >= h || ix < 0 || ix >= w;
+          const float *restrict s = outside ? 0 : x + ((b * h + iy) * w + ix) * c + k0;
+          for (int64_t k = 0; k < kn; k++)
+            d[i][j][k] = s ? s[k] : (float)0;
+        }
+      if (m == 6) {
+        for (int i = 0; i < 8; i++) /* B^T d */
+          for (int j = 0; j < 8; j++)
+            for (int64_t k = 0; k < kn; k++) {
+              float acc = (float)0;
+              for (int a = 0; a < 8; a++)
+                acc += (float)b6[i][a] * d[a][j][k];
+              t[i][j][k] = acc;
+            }
+        for (int i = 0; i < 8; i++) /* (B^T d) B */
+          for (int j = 0; j < 8; j++) {
+            float *restrict q = v + (int64_t)(i * 8 + j) * tiles * c + p * c + k0;
+            for (int64_t k = 0; k < kn; k++) {
+              float acc = (float)0;
+              for (int a = 0; a < 8; a++)
+                acc += t[i][a][k] * (float)b6[j][a];
+              q[k] = acc;
+            }
+          }
+        continue;
+      }
+      for (int j = 0; j < 4; j++) /* B^T d */
+        for (int64_t k = 0; k < kn; k++) {
+          t[0][j][k] = d[0][j][k] - d[2][j][k];
+          t[1][j][k] = d[1][j][k] + d[2][j][k];
+          t[2][j][k] = d[2][j][k] - d[1][j][k];
+          t[3][j][k] = d[1][j][k] - d[3][j][k];
+        }
+      for (int i = 0; i < 4; i++) { /* (B^T d) B */
+        float *restrict q = v + (int64_t)(i * 4) * tiles * c + p * c + k0;
+        for (int64_t k = 0; k < kn; k++) {
+          q[0 * tiles * c + k] = t[i][0][k] - t[i][2][k];
+          q[1 * tiles * c + k] = t[i][1][k] + t[i][2][k];
+          q[2 * tiles * c + k] = t[i][2][k] - t[i][1][k];
+          q[3 * tiles * c + k] = t[i][1][k] - t[i][3][k];
+        }
+      }
+    }
+  }
+}
+
+/* templates/winograd_output.c for f32 */
+/* Winograd output transform: Y = A^T M A for every tile's n x n products M
+ * [n, n, nb * th * tw, f] (n = m + 2), written as the m x m output tile at
+ * (m y, m x) of the NHWF result [nb, oh, ow, f] (cut at the edges).
+ * F(2x2, 3x3): A^T = [1 1 1 0; 0 1 -1 -1].
+ * F(6x6, 3x3): row i of A^T is p^i over the finite points p (0, 1, -1, 2,
+ * -2, 1/2, -1/2), then 0 but for the last row's 1 (the point at
+ * infinity). */
+static void lgen_winograd_output_f32(const float *restrict mm, float *restrict out,
+                                     int64_t nb, int64_t oh, int64_t ow, int64_t f, int64_t th,
+                                     int64_t tw, int m)
+{
+  static const double a6[6][8] = {
+    {1, 1, 1, 1, 1, 1, 1, 0}, {0, 1, -1, 2, -2, .5, -.5, 0}, {0, 1, 1, 4, 4, .25, .25, 0},
+    {0, 1, -1, 8, -8, 1. / 8, -1. / 8, 0}, {0, 1, 1, 16, 16, 1. / 16, 1. / 16, 0},
+    {0, 1, -1, 32, -32, 1. / 32, -1. / 32, 1}};
+  int64_t tiles = nb * th * tw;
+  int n = m + 2;
+  LGEN_OMP(omp for)
+  for (int64_t p = 0; p < tiles; p++) {
+    int64_t b = p / (th * tw), y0 = p / tw % th * m, x0 = p % tw * m;
+    for (int64_t k = 0; k < f; k++) {
+      float s[8][8], t[6][8];
+      for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++)
+          s[i][j] = mm[(int64_t)(i * n + j) * tiles * f + p * f + k];
+      if (m == 6) {
+        for (int i = 0; i < 6; i++) /* A^T M */
+          for (int j = 0; j < 8; j++) {
+            float acc = (float)0;
+            for (int a = 0; a < 8; a++)
+              acc += (float)a6[i][a] * s[a][j];
+            t[i][j] = acc;
+          }
+        for (int i = 0; i < 6 && y0 + i < oh; i++) /* (A^T M) A */
+          for (int j = 0; j < 6 && x0 + j < ow; j++) {
+            float acc = (float)0;
+            for (int a = 0; a < 8; a++)
+              acc += t[i][a] * (float)a6[j][a];
+            out[((b * oh + y0 + i) * ow + x0 + j) * f + k] = acc;
+          }
+        continue;
+      }
+      for (int j = 0; j < 4; j++) { /* A^T M */
+        t[0][j] = s[0][j] + s[1][j] + s[2][j];
+        t[1][j] = s[1][j] - s[2][j] - s[3][j];
+      }
+      for (int i = 0; i < 2; i++) { /* (A^T M) A */
+        float y[2] = {t[i][0] + t[i][1] + t[i][2], t[i][1] - t[i][2] - t[i][3]};
+        for (int j = 0; j < 2; j++)
+          if (y0 + i < oh && x0 + j < ow)
+            out[((b * oh + y0 + i) * ow + x0 + j) * f + k] = y[j];
+      }
+    }
+  }
+}
+
+
 #ifdef LGEN_PROFILE
 /* -DLGEN_PROFILE: each graph's run times its groups (an op with what is
  * fused into it, or a row-fused group) and counts their floating-point
@@ -268,31 +406,31 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
 }
 #endif
 extern const float lgenpk1_cnn_conv0_W_folded[432];
-extern const float lgenpk3_cnn_conv1_W_folded[2304];
-extern const float lgenpk5_cnn_conv2_W_folded[2304];
+extern const float lgenpk4_cnn_t24[4096];
+extern const float lgenpk8_cnn_t32[4096];
 extern const float lgen_cnn_fc_b[10];
 extern const float lgen_cnn_fc_out[160];
 extern const float lgen_cnn_conv0_W_folded[432];
 extern const float lgen_cnn_conv0_bias_folded[16];
-extern const float lgen_cnn_conv1_W_folded[2304];
 extern const float lgen_cnn_conv1_bias_folded[16];
-extern const float lgen_cnn_conv2_W_folded[2304];
 extern const float lgen_cnn_conv2_bias_folded[16];
+extern const float lgen_cnn_t24[4096];
+extern const float lgen_cnn_t32[4096];
 
-/* a register block of conv0: Conv + relu0: Relu (epilogue) */
+/* a register block of conv0: Conv */
 LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,
-    const float *restrict conv0_bias_folded, float *restrict n0_padded_input, float *restrict r0,
+    const float *restrict conv0_bias_folded, float *restrict n0, float *restrict n0_padded_input,
     const int64_t f_t0, const int64_t o0, const float *restrict conv0_W_folded_pack, int64_t f_r,
     int64_t o1_r)
 {
-  float r0_acc[4][16];
+  float n0_acc[4][16];
   if (o1_n < 4 || f_n < 16)
     for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
       for (int64_t f_i = 0; f_i < 16; ++f_i)
-        r0_acc[o1_i][f_i] = (float)0;
+        n0_acc[o1_i][f_i] = (float)0;
   for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
     for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      r0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
+      n0_acc[o1_i][f_i] = conv0_bias_folded[(f_r + f_i)];
     }
   }
   for (int64_t c = 0; c < 3; ++c) {
@@ -301,10 +439,10 @@ LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,
         for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
           LGEN_OMP_SIMD(omp simd)
           for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-            r0_acc[o1_i][f_i] = LGEN_FMAF(
+            n0_acc[o1_i][f_i] = LGEN_FMAF(
                 n0_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 3 + c],
                 conv0_W_folded_pack[(((((f_r - f_t0) / 16) * 3 + c) * 3 + k0) * 3 + k1) * 16 + f_i],
-                r0_acc[o1_i][f_i]);
+                n0_acc[o1_i][f_i]);
           }
         }
       }
@@ -312,92 +450,94 @@ LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,
   }
   for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
     for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      const float t0 = r0_acc[o1_i][f_i];
-      r0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+      n0[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = n0_acc[o1_i][f_i];
     }
   }
 }
 
-/* a register block of conv1: Conv + relu1: Relu (epilogue) */
-LGEN_BLOCK void lgen_cnn_block2(int64_t o1_n, int64_t o1_off, int64_t f_n,
-    const float *restrict conv1_bias_folded, float *restrict n1_padded_input, float *restrict r1,
-    const int64_t f_t0, const int64_t o0, const float *restrict conv1_W_folded_pack, int64_t f_r,
-    int64_t o1_r)
+/* a register block of Conv */
+LGEN_BLOCK void lgen_cnn_block2(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict t25,
+    float *restrict t26, const int64_t b0, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict t24_pack, int64_t m_r, int64_t n_r)
 {
-  float r1_acc[4][16];
-  if (o1_n < 4 || f_n < 16)
-    for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
-      for (int64_t f_i = 0; f_i < 16; ++f_i)
-        r1_acc[o1_i][f_i] = (float)0;
-  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      r1_acc[o1_i][f_i] = conv1_bias_folded[(f_r + f_i)];
+  float t26_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        t26_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t26_acc[m_i][n_i] = 0x0p+0f;
+      }
     }
-  }
-  for (int64_t c = 0; c < 16; ++c) {
-    for (int64_t k0 = 0; k0 < 3; ++k0) {
-      for (int64_t k1 = 0; k1 < 3; ++k1) {
-        for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-          LGEN_OMP_SIMD(omp simd)
-          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-            r1_acc[o1_i][f_i] = LGEN_FMAF(
-                n1_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                conv1_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) * 3 + k1) * 16 +
-                f_i], r1_acc[o1_i][f_i]);
-          }
-        }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t26_acc[m_i][n_i] = t26[(b0 * 256 + (m_r + m_off + m_i)) * 16 + (n_r + n_i)];
       }
     }
   }
-  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      const float t0 = r1_acc[o1_i][f_i];
-      r1[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t26_acc[m_i][n_i] = LGEN_FMAF(t25[(b0 * 256 + (m_r + m_off + m_i)) * 16 + k],
+            t24_pack[((((n_r - n_t0) / 16) * 1 + b0 - b0) * (k_t0_end - k_t0) + k - k_t0) *
+            16 + n_i], t26_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      t26[(b0 * 256 + (m_r + m_off + m_i)) * 16 + (n_r + n_i)] = t26_acc[m_i][n_i];
     }
   }
 }
 
-/* a register block of conv2: Conv */
-LGEN_BLOCK void lgen_cnn_block3(int64_t o1_n, int64_t o1_off, int64_t f_n,
-    const float *restrict conv2_bias_folded, float *restrict n2, float *restrict n2_padded_input,
-    const int64_t f_t0, const int64_t o0, const float *restrict conv2_W_folded_pack, int64_t f_r,
-    int64_t o1_r)
+/* a register block of Conv */
+LGEN_BLOCK void lgen_cnn_block3(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict t33,
+    float *restrict t34, const int64_t b0, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
+    const float *restrict t32_pack, int64_t m_r, int64_t n_r)
 {
-  float n2_acc[4][16];
-  if (o1_n < 4 || f_n < 16)
-    for (int64_t o1_i = 0; o1_i < 4; ++o1_i)
-      for (int64_t f_i = 0; f_i < 16; ++f_i)
-        n2_acc[o1_i][f_i] = (float)0;
-  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      n2_acc[o1_i][f_i] = conv2_bias_folded[(f_r + f_i)];
+  float t34_acc[6][16];
+  if (m_n < 6 || n_n < 16)
+    for (int64_t m_i = 0; m_i < 6; ++m_i)
+      for (int64_t n_i = 0; n_i < 16; ++n_i)
+        t34_acc[m_i][n_i] = (float)0;
+  if (k_t0 == 0) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t34_acc[m_i][n_i] = 0x0p+0f;
+      }
     }
-  }
-  for (int64_t c = 0; c < 16; ++c) {
-    for (int64_t k0 = 0; k0 < 3; ++k0) {
-      for (int64_t k1 = 0; k1 < 3; ++k1) {
-        for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-          LGEN_OMP_SIMD(omp simd)
-          for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-            n2_acc[o1_i][f_i] = LGEN_FMAF(
-                n2_padded_input[((o0 + k0) * 34 + ((o1_r + o1_off + o1_i) + k1)) * 16 + c],
-                conv2_W_folded_pack[(((((f_r - f_t0) / 16) * 16 + c) * 3 + k0) * 3 + k1) * 16 +
-                f_i], n2_acc[o1_i][f_i]);
-          }
-        }
+  } else {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t34_acc[m_i][n_i] = t34[(b0 * 256 + (m_r + m_off + m_i)) * 16 + (n_r + n_i)];
       }
     }
   }
-  for (int64_t o1_i = 0; o1_i < o1_n; ++o1_i) {
-    for (int64_t f_i = 0; f_i < f_n; ++f_i) {
-      n2[(o0 * 32 + (o1_r + o1_off + o1_i)) * 16 + (f_r + f_i)] = n2_acc[o1_i][f_i];
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
+    for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+      LGEN_OMP_SIMD(omp simd)
+      for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+        t34_acc[m_i][n_i] = LGEN_FMAF(t33[(b0 * 256 + (m_r + m_off + m_i)) * 16 + k],
+            t32_pack[((((n_r - n_t0) / 16) * 1 + b0 - b0) * (k_t0_end - k_t0) + k - k_t0) *
+            16 + n_i], t34_acc[m_i][n_i]);
+      }
+    }
+  }
+  for (int64_t m_i = 0; m_i < m_n; ++m_i) {
+    for (int64_t n_i = 0; n_i < n_n; ++n_i) {
+      t34[(b0 * 256 + (m_r + m_off + m_i)) * 16 + (n_r + n_i)] = t34_acc[m_i][n_i];
     }
   }
 }
 
-/* a register block of residual: Add + relu2: Relu + gap: GlobalAveragePool */
-LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, float *restrict r0, float *restrict n2,
-    float *restrict p, int64_t d1_r)
+/* a register block of Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool */
+LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, const float *restrict conv2_bias_folded,
+    float *restrict n0, float *restrict t35, float *restrict p, int64_t d1_r)
 {
   float p_acc[16];
   if (d1_n < 16)
@@ -410,9 +550,10 @@ LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, float *restrict r0, float *restric
     for (int64_t r3 = 0; r3 < 32; ++r3) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
-        const float t2 = n2[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
-            r0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-        p_acc[d1_i] = p_acc[d1_i] + ((t2 < 0x0p+0f) ? 0x0p+0f : t2);
+        const float t3 = n0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
+        const float t7 = (t35[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+            conv2_bias_folded[(d1_r + d1_i)]) + ((t3 < 0x0p+0f) ? 0x0p+0f : t3);
+        p_acc[d1_i] = p_acc[d1_i] + ((t7 < 0x0p+0f) ? 0x0p+0f : t7);
       }
     }
   }
@@ -444,7 +585,7 @@ LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *res
 }
 
 /* model graph cnn: (x: f32(1, 3, 32, 32)) -> (y: f32(1, 10))
- * 8 ops, 8 constants, 12 intermediates in the workspace (205184 bytes).
+ * 12 ops, 8 constants, 20 intermediates in the workspace (655488 bytes).
  * cnn_run uses the caller's workspace (64-byte aligned, cnn_workspace_size bytes);
  * its last 128 bytes keep the run's thread count (one thread or the full team,
  * whichever ran faster) from run to run.
@@ -452,23 +593,27 @@ LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *res
  */
 size_t cnn_workspace_size(void)
 {
-  return 205184;
+  return 655488;
 }
 
 #ifdef LGEN_PROFILE
-static const char *const cnn_profile_ops[8] = {
+static const char *const cnn_profile_ops[12] = {
   "conv0: Conv -> n0_padded_input",
-  "conv0: Conv + relu0: Relu (epilogue) -> r0",
-  "conv1: Conv -> n1_padded_input",
-  "conv1: Conv + relu1: Relu (epilogue) -> r1",
-  "conv2: Conv -> n2_padded_input",
-  "conv2: Conv -> n2",
-  "residual: Add + relu2: Relu + gap: GlobalAveragePool -> p",
+  "conv0: Conv -> n0",
+  "relu0: Relu + Conv -> t22",
+  "Conv",
+  "Conv -> t26",
+  "Conv",
+  "Conv + relu1: Relu -> t30",
+  "Conv",
+  "Conv -> t34",
+  "Conv",
+  "Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool -> p",
   "fc: Gemm -> y",
 };
-static double cnn_profile_seconds[8], cnn_profile_flops[8];
-static long long cnn_profile_calls[8];
-static lgen_profile cnn_profile_data = {0, 0, 8, cnn_profile_seconds, cnn_profile_flops,
+static double cnn_profile_seconds[12], cnn_profile_flops[12];
+static long long cnn_profile_calls[12];
+static lgen_profile cnn_profile_data = {0, 0, 12, cnn_profile_seconds, cnn_profile_flops,
     cnn_profile_calls, cnn_profile_ops};
 #endif
 void cnn_run(const float *restrict x, float *restrict y, void *restrict workspace)
@@ -509,9 +654,9 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
 #endif
     {
       const float *restrict conv0_bias_folded = lgen_cnn_conv0_bias_folded;
+      float *restrict n0 = (float *)((char *)workspace + 524288);
       float *restrict n0_padded_input = (float *)workspace;
-      float *restrict r0 = (float *)((char *)workspace + 73984);
-      /* conv0: Conv + relu0: Relu (epilogue) */
+      /* conv0: Conv */
       {
         const int64_t claim_total = (((16) - (0) + 15) / 16) * (32);
         const int64_t claim_chunk = (claim_total + 31) / 32;
@@ -528,7 +673,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
               const float *restrict conv0_W_folded_pack = lgenpk1_cnn_conv0_W_folded;
               for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
                 for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  lgen_cnn_block1(4, 0, 16, conv0_bias_folded, n0_padded_input, r0, f_t0, o0,
+                  lgen_cnn_block1(4, 0, 16, conv0_bias_folded, n0, n0_padded_input, f_t0, o0,
                       conv0_W_folded_pack, f_r, o1_r);
                 }
               }
@@ -540,155 +685,193 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       }
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 1, 901120);
+    lgen_profile_lap(&cnn_profile_data, 1, 884736);
 #endif
     {
-      float *restrict r0 = (float *)((char *)workspace + 73984);
-      float *restrict n1_padded_input = (float *)workspace;
-      /* conv1: Conv */
+      if (lgen_claim(&claims[4], 1) == 0) { /* one thread runs it */
+        {
+          float *restrict n0 = (float *)((char *)workspace + 524288);
+          float *restrict t22 = (float *)((char *)workspace + 262144);
+          /* relu0: Relu + Conv */
+          LGEN_OMP_SIMD(omp simd)
+          for (int64_t d1 = 0; d1 < 16384; ++d1) {
+            const float t0 = n0[d1];
+            t22[d1] = (t0 < 0x0p+0f) ? 0x0p+0f : t0;
+          }
+        }
+        lgen_finish(&claims[5], 1);
+      }
+      lgen_wait(&claims[5], 1);
+    }
+#ifdef LGEN_PROFILE
+    lgen_profile_lap(&cnn_profile_data, 2, 16384);
+#endif
+    {
+      float *restrict t22 = (float *)((char *)workspace + 262144);
+      float *restrict t25 = (float *)workspace;
+      /* op 4: winograd_input_transform (templates/winograd_input.c) */
+      lgen_winograd_input_f32(t22, t25, 1, 32, 32, 16, 16, 16, 1, 1, 2);
+    }
+#ifdef LGEN_PROFILE
+    lgen_profile_lap(&cnn_profile_data, 3, 0);
+#endif
+    {
+      float *restrict t25 = (float *)workspace;
+      float *restrict t26 = (float *)((char *)workspace + 262144);
+      /* Conv */
       {
-        const int64_t claim_total_2 = (34) * (34);
+        const int64_t claim_total_2 = (16) * (((256) - (0) + 2729) / 2730);
         const int64_t claim_chunk_2 = (claim_total_2 + 31) / 32;
-        for (int64_t claim_first_2 = lgen_claim(&claims[4],
+        for (int64_t claim_first_2 = lgen_claim(&claims[6],
             claim_chunk_2); claim_first_2 < claim_total_2; claim_first_2 = lgen_claim(
-            &claims[4], claim_chunk_2)) { /* chunks claimed as the threads come */
+            &claims[6], claim_chunk_2)) { /* chunks claimed as the threads come */
           for (int64_t claim_it_2 = claim_first_2; claim_it_2 < lgen_min(
               claim_first_2 + claim_chunk_2, claim_total_2); ++claim_it_2) {
-            const int64_t d2 = claim_it_2 / ((34));
-            const int64_t d3 = (claim_it_2) % (34);
+            const int64_t b0 = claim_it_2 / ((((256) - (0) + 2729) / 2730));
+            const int64_t m_t0 = 0 + ((claim_it_2) % (((256) - (0) + 2729) / 2730)) * 2730;
             {
-              LGEN_OMP_SIMD(omp simd)
-              for (int64_t d1 = 0; d1 < 16; ++d1) {
-                n1_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                    0 <= (d3 - 1) && (d3 - 1) < 32 ? r0[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] :
-                    0x0p+0f;
+              const int64_t m_t0_end = lgen_min(m_t0 + 2730, 256);
+              for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
+                const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
+                for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 16) {
+                  const int64_t n_t0_end = lgen_min(n_t0 + 16, 16);
+                  /* t24_pack: packed at generation time */
+                  const float *restrict t24_pack = lgenpk4_cnn_t24 + (b0 * 256);
+                  for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                    const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                    for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                      if (m_len == 6) { /* a full register block: constant extents */
+                        lgen_cnn_block2(6, 0, 16, t25, t26, b0, k_t0, k_t0_end, n_t0, t24_pack,
+                            m_r, n_r);
+                      } else {
+                        if (m_len & 4)
+                          lgen_cnn_block2(4, m_len & ~(int64_t)7, 16, t25, t26, b0, k_t0, k_t0_end,
+                              n_t0, t24_pack, m_r, n_r);
+                      }
+                    }
+                  }
+                }
               }
             }
-          }
-          lgen_finish(&claims[5], lgen_min(claim_first_2 + claim_chunk_2, claim_total_2) -
+          } /* claim_it_2 */
+          lgen_finish(&claims[7], lgen_min(claim_first_2 + claim_chunk_2, claim_total_2) -
               claim_first_2);
-        }
-        lgen_wait(&claims[5], claim_total_2);
+        } /* claim_first_2 */
+        lgen_wait(&claims[7], claim_total_2);
       }
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 2, 0);
+    lgen_profile_lap(&cnn_profile_data, 4, 2097152);
 #endif
     {
-      const float *restrict conv1_bias_folded = lgen_cnn_conv1_bias_folded;
-      float *restrict n1_padded_input = (float *)workspace;
-      float *restrict r1 = (float *)((char *)workspace + 139520);
-      /* conv1: Conv + relu1: Relu (epilogue) */
+      float *restrict t26 = (float *)((char *)workspace + 262144);
+      float *restrict t27 = (float *)((char *)workspace + 589824);
+      /* op 6: winograd_output_transform (templates/winograd_output.c) */
+      lgen_winograd_output_f32(t26, t27, 1, 32, 32, 16, 16, 16, 2);
+    }
+#ifdef LGEN_PROFILE
+    lgen_profile_lap(&cnn_profile_data, 5, 0);
+#endif
+    {
+      if (lgen_claim(&claims[8], 1) == 0) { /* one thread runs it */
+        {
+          const float *restrict conv1_bias_folded = lgen_cnn_conv1_bias_folded;
+          float *restrict t27 = (float *)((char *)workspace + 589824);
+          float *restrict t30 = (float *)((char *)workspace + 589824);
+          /* Conv + relu1: Relu */
+          for (int64_t d1 = 0; d1 < 1024; ++d1) {
+            LGEN_OMP_SIMD(omp simd)
+            for (int64_t d3 = 0; d3 < 16; ++d3) {
+              const float t2 = t27[d1 * 16 + d3] + conv1_bias_folded[d3];
+              t30[d1 * 16 + d3] = (t2 < 0x0p+0f) ? 0x0p+0f : t2;
+            }
+          }
+        }
+        lgen_finish(&claims[9], 1);
+      }
+      lgen_wait(&claims[9], 1);
+    }
+#ifdef LGEN_PROFILE
+    lgen_profile_lap(&cnn_profile_data, 6, 32768);
+#endif
+    {
+      float *restrict t30 = (float *)((char *)workspace + 589824);
+      float *restrict t33 = (float *)workspace;
+      /* op 8: winograd_input_transform (templates/winograd_input.c) */
+      lgen_winograd_input_f32(t30, t33, 1, 32, 32, 16, 16, 16, 1, 1, 2);
+    }
+#ifdef LGEN_PROFILE
+    lgen_profile_lap(&cnn_profile_data, 7, 0);
+#endif
+    {
+      float *restrict t33 = (float *)workspace;
+      float *restrict t34 = (float *)((char *)workspace + 262144);
+      /* Conv */
       {
-        const int64_t claim_total_3 = (((16) - (0) + 15) / 16) * (32);
+        const int64_t claim_total_3 = (16) * (((256) - (0) + 2729) / 2730);
         const int64_t claim_chunk_3 = (claim_total_3 + 31) / 32;
-        for (int64_t claim_first_3 = lgen_claim(&claims[6],
+        for (int64_t claim_first_3 = lgen_claim(&claims[10],
             claim_chunk_3); claim_first_3 < claim_total_3; claim_first_3 = lgen_claim(
-            &claims[6], claim_chunk_3)) { /* chunks claimed as the threads come */
+            &claims[10], claim_chunk_3)) { /* chunks claimed as the threads come */
           for (int64_t claim_it_3 = claim_first_3; claim_it_3 < lgen_min(
               claim_first_3 + claim_chunk_3, claim_total_3); ++claim_it_3) {
-            const int64_t f_t0 = 0 + (claim_it_3 / ((32))) * 16;
-            const int64_t o0 = (claim_it_3) % (32);
+            const int64_t b0 = claim_it_3 / ((((256) - (0) + 2729) / 2730));
+            const int64_t m_t0 = 0 + ((claim_it_3) % (((256) - (0) + 2729) / 2730)) * 2730;
             {
-              const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
-              /* conv1_W_folded_pack: packed at generation time */
-              const float *restrict conv1_W_folded_pack = lgenpk3_cnn_conv1_W_folded;
-              for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-                for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  lgen_cnn_block2(4, 0, 16, conv1_bias_folded, n1_padded_input, r1, f_t0, o0,
-                      conv1_W_folded_pack, f_r, o1_r);
+              const int64_t m_t0_end = lgen_min(m_t0 + 2730, 256);
+              for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
+                const int64_t k_t0_end = lgen_min(k_t0 + 384, 16);
+                for (int64_t n_t0 = 0; n_t0 < 16; n_t0 += 16) {
+                  const int64_t n_t0_end = lgen_min(n_t0 + 16, 16);
+                  /* t32_pack: packed at generation time */
+                  const float *restrict t32_pack = lgenpk8_cnn_t32 + (b0 * 256);
+                  for (int64_t m_r = m_t0; m_r < m_t0_end; m_r += 6) {
+                    const int64_t m_len = lgen_min(6, m_t0_end - m_r);
+                    for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
+                      if (m_len == 6) { /* a full register block: constant extents */
+                        lgen_cnn_block3(6, 0, 16, t33, t34, b0, k_t0, k_t0_end, n_t0, t32_pack,
+                            m_r, n_r);
+                      } else {
+                        if (m_len & 4)
+                          lgen_cnn_block3(4, m_len & ~(int64_t)7, 16, t33, t34, b0, k_t0, k_t0_end,
+                              n_t0, t32_pack, m_r, n_r);
+                      }
+                    }
+                  }
                 }
               }
             }
-          }
-          lgen_finish(&claims[7], lgen_min(claim_first_3 + claim_chunk_3, claim_total_3) -
+          } /* claim_it_3 */
+          lgen_finish(&claims[11], lgen_min(claim_first_3 + claim_chunk_3, claim_total_3) -
               claim_first_3);
-        }
-        lgen_wait(&claims[7], claim_total_3);
+        } /* claim_first_3 */
+        lgen_wait(&claims[11], claim_total_3);
       }
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 3, 4734976);
+    lgen_profile_lap(&cnn_profile_data, 8, 2097152);
 #endif
     {
-      float *restrict r1 = (float *)((char *)workspace + 139520);
-      float *restrict n2_padded_input = (float *)workspace;
-      /* conv2: Conv */
-      {
-        const int64_t claim_total_4 = (34) * (34);
-        const int64_t claim_chunk_4 = (claim_total_4 + 31) / 32;
-        for (int64_t claim_first_4 = lgen_claim(&claims[8],
-            claim_chunk_4); claim_first_4 < claim_total_4; claim_first_4 = lgen_claim(
-            &claims[8], claim_chunk_4)) { /* chunks claimed as the threads come */
-          for (int64_t claim_it_4 = claim_first_4; claim_it_4 < lgen_min(
-              claim_first_4 + claim_chunk_4, claim_total_4); ++claim_it_4) {
-            const int64_t d2 = claim_it_4 / ((34));
-            const int64_t d3 = (claim_it_4) % (34);
-            {
-              LGEN_OMP_SIMD(omp simd)
-              for (int64_t d1 = 0; d1 < 16; ++d1) {
-                n2_padded_input[(d2 * 34 + d3) * 16 + d1] = 0 <= (d2 - 1) && (d2 - 1) < 32 &&
-                    0 <= (d3 - 1) && (d3 - 1) < 32 ? r1[((d2 - 1) * 32 + (d3 - 1)) * 16 + d1] :
-                    0x0p+0f;
-              }
-            }
-          }
-          lgen_finish(&claims[9], lgen_min(claim_first_4 + claim_chunk_4, claim_total_4) -
-              claim_first_4);
-        }
-        lgen_wait(&claims[9], claim_total_4);
-      }
+      float *restrict t34 = (float *)((char *)workspace + 262144);
+      float *restrict t35 = (float *)workspace;
+      /* op 10: winograd_output_transform (templates/winograd_output.c) */
+      lgen_winograd_output_f32(t34, t35, 1, 32, 32, 16, 16, 16, 2);
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 4, 0);
-#endif
-    {
-      const float *restrict conv2_bias_folded = lgen_cnn_conv2_bias_folded;
-      float *restrict n2 = (float *)((char *)workspace + 139520);
-      float *restrict n2_padded_input = (float *)workspace;
-      /* conv2: Conv */
-      {
-        const int64_t claim_total_5 = (((16) - (0) + 15) / 16) * (32);
-        const int64_t claim_chunk_5 = (claim_total_5 + 31) / 32;
-        for (int64_t claim_first_5 = lgen_claim(&claims[10],
-            claim_chunk_5); claim_first_5 < claim_total_5; claim_first_5 = lgen_claim(
-            &claims[10], claim_chunk_5)) { /* chunks claimed as the threads come */
-          for (int64_t claim_it_5 = claim_first_5; claim_it_5 < lgen_min(
-              claim_first_5 + claim_chunk_5, claim_total_5); ++claim_it_5) {
-            const int64_t f_t0 = 0 + (claim_it_5 / ((32))) * 16;
-            const int64_t o0 = (claim_it_5) % (32);
-            {
-              const int64_t f_t0_end = lgen_min(f_t0 + 16, 16);
-              /* conv2_W_folded_pack: packed at generation time */
-              const float *restrict conv2_W_folded_pack = lgenpk5_cnn_conv2_W_folded;
-              for (int64_t f_r = f_t0; f_r < f_t0_end; f_r += 16) {
-                for (int64_t o1_r = 0; o1_r < 32; o1_r += 4) {
-                  lgen_cnn_block3(4, 0, 16, conv2_bias_folded, n2, n2_padded_input, f_t0, o0,
-                      conv2_W_folded_pack, f_r, o1_r);
-                }
-              }
-            }
-          }
-          lgen_finish(&claims[11], lgen_min(claim_first_5 + claim_chunk_5, claim_total_5) -
-              claim_first_5);
-        }
-        lgen_wait(&claims[11], claim_total_5);
-      }
-    }
-#ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 5, 4718592);
+    lgen_profile_lap(&cnn_profile_data, 9, 0);
 #endif
     {
       if (lgen_claim(&claims[12], 1) == 0) { /* one thread runs it */
         {
-          float *restrict r0 = (float *)((char *)workspace + 73984);
-          float *restrict n2 = (float *)((char *)workspace + 139520);
-          float *restrict p = (float *)workspace;
-          /* residual: Add + relu2: Relu + gap: GlobalAveragePool */
+          const float *restrict conv2_bias_folded = lgen_cnn_conv2_bias_folded;
+          float *restrict n0 = (float *)((char *)workspace + 524288);
+          float *restrict t35 = (float *)workspace;
+          float *restrict p = (float *)((char *)workspace + 65536);
+          /* Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool */
           for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 128) {
             const int64_t d1_t0_end = lgen_min(d1_t0 + 128, 16);
             for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 16) {
-              lgen_cnn_block4(16, r0, n2, p, d1_r);
+              lgen_cnn_block4(16, conv2_bias_folded, n0, t35, p, d1_r);
             }
           }
         }
@@ -697,14 +880,14 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       lgen_wait(&claims[13], 1);
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 6, 49168);
+    lgen_profile_lap(&cnn_profile_data, 10, 81936);
 #endif
     {
       if (lgen_claim(&claims[14], 1) == 0) { /* one thread runs it */
         {
           const float *restrict fc_b = lgen_cnn_fc_b;
           const float *restrict fc_out = lgen_cnn_fc_out;
-          float *restrict f = (float *)workspace;
+          float *restrict f = (float *)((char *)workspace + 65536);
           /* fc: Gemm */
           for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 128) {
             const int64_t n_t0_end = lgen_min(n_t0 + 128, 10);
@@ -718,7 +901,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       lgen_wait(&claims[15], 1);
     }
 #ifdef LGEN_PROFILE
-    lgen_profile_lap(&cnn_profile_data, 7, 330);
+    lgen_profile_lap(&cnn_profile_data, 11, 330);
 #endif
   }
   lgen_team_done(team, team_threads, team_start);

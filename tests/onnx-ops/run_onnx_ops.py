@@ -381,6 +381,33 @@ def grouped_conv_cases():
     conv("conv_group3", 9, 9, 3, [1, 9, 4, 5], 51)  # groups of 3: the old block
 
 
+def winograd_conv_cases():
+    # 3x3 stride-1 convs with 16 channels or more in and out, which
+    # --conv-algorithm=auto (the default) computes by Winograd F(2x2, 3x3)
+    # through transposes (conv_algo.c): a constant filter (its transform
+    # folded at generation time) or an input one (transformed at run time),
+    # the bias, odd and prime extents (partial 2x2 tiles), asymmetric pads,
+    # a batch of 2, and a residual block whose activations are stored
+    # channels-last. tests/fft-conv.test checks that the choice is made.
+    def conv(name, c, f, x_shape, seed, bias=True, **attrs):
+        ins = ["x", "w", "b"] if bias else ["x", "w"]
+        inits = [weights("w", [f, c, 3, 3], seed, 0.2)] + ([weights("b", [f], seed + 1)] if bias else [])
+        add(name, [h.make_node("Conv", ins, ["u"], **attrs), h.make_node("Relu", ["u"], ["y"])],
+            [("x", T.FLOAT, x_shape)], ["y"], inits=inits, opset=13)
+    conv("conv_winograd_bias", 16, 16, [1, 16, 7, 9], 61, pads=[1, 1, 1, 1])
+    conv("conv_winograd_asym", 17, 33, [2, 17, 13, 11], 63, bias=False, pads=[0, 1, 2, 1])
+    conv("conv_winograd_nopad", 19, 16, [1, 19, 5, 3], 65)
+    add("conv_winograd_filter_input", [h.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
+        [("x", T.FLOAT, [1, 16, 6, 5]), ("w", T.FLOAT, [16, 16, 3, 3])], ["y"], opset=13)
+    add("conv_winograd_residual",
+        [h.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]), h.make_node("Relu", ["c1"], ["r1"]),
+         h.make_node("Conv", ["r1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]), h.make_node("Add", ["c2", "x"], ["s"]),
+         h.make_node("Relu", ["s"], ["y"])],
+        [("x", T.FLOAT, [1, 16, 11, 11])], ["y"],
+        inits=[weights("w1", [16, 16, 3, 3], 67, 0.2), weights("b1", [16], 68), weights("w2", [16, 16, 3, 3], 69, 0.2),
+               weights("b2", [16], 70)], opset=13)
+
+
 def rnn_cases():
     H, I = 5, 3
     for kind, G in (("RNN", 1), ("GRU", 3), ("LSTM", 4)):
@@ -642,6 +669,7 @@ def all_cases():
     math_cases()
     convtranspose_cases()
     grouped_conv_cases()
+    winograd_conv_cases()
     rnn_cases()
     rnn_symbolic_cases()
     control_cases()

@@ -987,6 +987,44 @@ static bool fold_fill(Fold *f) {
   return commit_data(f, data);
 }
 
+/* ---- the Winograd filter transform of a constant filter ---- */
+
+/* U = G g G^T per (c, f) of the HWCF filter g [3, 3, C, F], exactly as
+ * templates/winograd_filter.c defines it (F(2x2, 3x3) or F(6x6, 3x3)), in
+ * double and rounded once: a model's filters are constants, and their
+ * transform would otherwise run at every run. */
+static bool fold_winograd_filter(Fold *f) {
+  static const double g2[4][3] = {{1, 0, 0}, {.5, .5, .5}, {.5, -.5, .5}, {0, 0, 1}};
+  static const double g6[8][3] = {
+      {1, 0, 0}, {-2. / 9, -2. / 9, -2. / 9}, {-2. / 9, 2. / 9, -2. / 9}, {1. / 90, 1. / 45, 2. / 45},
+      {1. / 90, -1. / 45, 2. / 45}, {32. / 45, 16. / 45, 8. / 45}, {32. / 45, -16. / 45, 8. / 45}, {0, 0, 1}};
+  const GraphValue *g = f->in[0];
+  int64_t m = attr_int(f->n, "output_tile_size", 2), n = m + 2;
+  if (f->nin != 1 || !g || has_sym(g) || !elem_type_is_float(g->type) || f->ins[0].rank != 4 ||
+      f->ins[0].dim[0] != 3 || f->ins[0].dim[1] != 3 || (m != 2 && m != 6))
+    return false;
+  const double(*gm)[3] = m == 2 ? g2 : g6;
+  int64_t cf = f->ins[0].dim[2] * f->ins[0].dim[3];
+  void *data = new_data(f);
+  for (int64_t e = 0; e < cf; e++) {
+    double t[8][3];
+    for (int a = 0; a < n; a++) /* G g */
+      for (int j = 0; j < 3; j++) {
+        t[a][j] = 0;
+        for (int i = 0; i < 3; i++)
+          t[a][j] += gm[a][i] * read_num(g, (i * 3 + j) * cf + e).f;
+      }
+    for (int a = 0; a < n; a++) /* (G g) G^T */
+      for (int b = 0; b < n; b++) {
+        double acc = 0;
+        for (int j = 0; j < 3; j++)
+          acc += t[a][j] * gm[b][j];
+        write_num(f->out->type, data, (a * n + b) * cf + e, num_f(acc));
+      }
+  }
+  return commit_data(f, data);
+}
+
 /* ---- reductions ---- */
 
 static bool reduced_axes(const Fold *f, bool *reduced) {
@@ -1301,6 +1339,8 @@ bool graph_fold_node(Graph *g, GraphNode *n) {
     return fold_contract(&f);
   case GC_SOURCE:
     return fold_fill(&f);
+  case GC_EXT:
+    return n->op == GOP_WINOGRAD_FILTER_TRANSFORM && fold_winograd_filter(&f);
   /* GC_SHAPE (shape) never comes here: the builder gives its value
    * directly (add_shape_value), symbolic dims and all */
   default:
