@@ -67,7 +67,8 @@ static inline int64_t lgen_team_check(const lgen_team *t) {
   uint64_t sum = (((uint64_t)t->runs * 31 + (uint64_t)t->next_try) * 31 + (uint64_t)t->gap) * 31;
   return (int64_t)((sum + (uint64_t)t->trying) & 0x7fffffffffffffff) ^ 0x6c67656e;
 }
-/* a size's median time (of two, the longer); 0 with none */
+/* a size's median time (of two, the shorter: one slow early run must not
+ * decide); 0 with none */
 static inline double lgen_team_estimate(const double *s) {
   double a = s[0], b = s[1], c = s[2];
   if (!(a > 0))
@@ -75,7 +76,7 @@ static inline double lgen_team_estimate(const double *s) {
   if (!(b > 0))
     return a;
   if (!(c > 0))
-    return a > b ? a : b;
+    return a < b ? a : b;
   return a > b ? (b > c ? b : a > c ? c : a) : (a > c ? a : b > c ? c : b);
 }
 /* 1 if one thread ran faster, 0 if the full team did or either is unknown */
@@ -93,7 +94,7 @@ static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
   if (t->check != lgen_team_check(t) || t->runs < 0 || t->gap < 4 || t->gap > 64) {
     memset(t, 0, sizeof *t);
     t->gap = 4;
-    t->next_try = 2;
+    t->next_try = 3; /* after two timed full-team runs */
   }
   t->trying = t->runs >= t->next_try; /* the size that is not winning */
   t->check = lgen_team_check(t);

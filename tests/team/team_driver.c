@@ -75,13 +75,21 @@ static int scenarios(void) {
   n = simulate(&t, 400, 1.0, 5.0, -1, 1, sizes);
   printf("  one thread faster: %d of 400 runs at the full team\n", n);
   expect(n <= 20, "one thread is faster: at most 5% of runs take the full team");
-  expect(sizes[2] == 1 && sizes[3] == 1, "one thread is tried at the third run and kept");
+  expect(sizes[2] == 2 && sizes[3] == 1 && sizes[4] == 1,
+         "one thread is tried at the fourth run (after two timed at the full team) and kept");
   /* a cold first run (page faults, caches) five times slower at the full
    * team does not send the next runs to one thread */
   memset(&t, 0, sizeof t);
   n = simulate(&t, 13, 1.0, 0.55, 0, 5, NULL);
   printf("  a cold first run: %d of 13 runs at the full team\n", n);
   expect(n >= 11, "a cold first run does not make one thread look faster");
+  /* a slow second run too (still cold, or an interrupt): the full team's
+   * estimate is not that run, and the next runs stay at the full team */
+  memset(&t, 0, sizeof t);
+  n = simulate(&t, 1, 1.0, 0.55, 0, 5, NULL);
+  n += simulate(&t, 12, 1.0, 0.55, 0, 2, NULL);
+  printf("  two slow early runs: %d of 13 runs at the full team\n", n);
+  expect(n >= 11, "two slow early runs do not make one thread look faster");
   /* one slow run (an interrupt) does not change the choice */
   memset(&t, 0, sizeof t);
   simulate(&t, 200, 1.0, 0.55, -1, 1, NULL);
