@@ -397,6 +397,15 @@ def g_winograd6(r):
         w = r.uniform(-1, 1, (3, 3, c, f))
         ref = np.einsum("ai,ijcf,bj->abcf", G6, w, G6)
         g.output(g.node("winograd_filter_transform", [g.input(w)], output_tile_size=6), ref, 1e-14)
+    # a constant filter's transform is folded at generation time (fold.c),
+    # F(6x6) and F(2x2), in f64 and f32
+    g2 = np.array([[1, 0, 0], [.5, .5, .5], [.5, -.5, .5], [0, 0, 1]])
+    for c, f, t in ((3, 5, np.float64), (2, 7, np.float32), (16, 3, np.float32)):
+        w = r.uniform(-1, 1, (3, 3, c, f)).astype(t)
+        for m, gm in ((6, G6), (2, g2)):
+            ref = np.einsum("ai,ijcf,bj->abcf", gm, w.astype(np.float64), gm)
+            g.output(g.node("winograd_filter_transform", [g.const(w)], output_tile_size=m), ref.astype(t),
+                     1e-14 if t == np.float64 else 1e-7)
     for shape, p in (((1, 8, 8, 1), (0, 0, 0, 0)), ((2, 5, 7, 3), (1, 1, 1, 1)), ((1, 13, 3, 2), (0, 1, 2, 0)),
                      ((1, 3, 3, 37), (1, 1, 1, 1))):
         x = r.uniform(-1, 1, shape)
