@@ -159,18 +159,18 @@ static bool conv_shapes(const Graph *g, const GraphNode *n, int64_t *xs, int64_t
   return true;
 }
 
-/* Whether Winograd F(2x2, 3x3) computes the conv: 3x3, strides and
- * dilations 1, a float type. */
-static const char *winograd_refusal(const Graph *g, const GraphNode *n, const int64_t *ws) {
+/* Whether Winograd's transforms fit the conv: a 3x3 window, strides and
+ * dilations 1; and a float type. */
+static bool winograd_window(const Graph *g, const GraphNode *n, const int64_t *ws) {
   int64_t s[2], d[2];
   pair(g, n, "strides", s);
   pair(g, n, "dilations", d);
-  if (ws[0] != 3 || ws[1] != 3 || s[0] != 1 || s[1] != 1 || d[0] != 1 || d[1] != 1)
-    return "needs a 3x3 window, strides 1 and dilations 1";
+  return ws[0] == 3 && ws[1] == 3 && s[0] == 1 && s[1] == 1 && d[0] == 1 && d[1] == 1;
+}
+
+static bool winograd_type(const Graph *g, const GraphNode *n) {
   ElemType t = val(g, n->inputs[0])->type;
-  if (t != TY_F32 && t != TY_F64)
-    return "needs f32 or f64";
-  return NULL;
+  return t == TY_F32 || t == TY_F64;
 }
 
 /* The automatic choice (--conv-algorithm=auto): F(2x2, 3x3) wherever it
@@ -182,7 +182,7 @@ static const char *winograd_refusal(const Graph *g, const GraphNode *n, const in
  * 1.95x, 14x14 256->256 2.4x, 7x7 512->512 1.4x, 32x32 32->32 1.3x, and
  * 64x64 16->16 a tie; fewer channels make its matmuls too thin. */
 static bool winograd_pays(const Graph *g, const GraphNode *n, const int64_t *ws) {
-  return !winograd_refusal(g, n, ws) && val(g, n->inputs[0])->type == TY_F32 && ws[2] >= 16 && ws[3] >= 16;
+  return winograd_window(g, n, ws) && val(g, n->inputs[0])->type == TY_F32 && ws[2] >= 16 && ws[3] >= 16;
 }
 
 /* The conv's algorithm: the schedule file's, its attribute, or the
@@ -245,9 +245,10 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
       refuse(g, n, c, "needs static shapes", algo);
     if (n->op == GOP_CONV && !wino)
       refuse(g, n, c, "needs an NHWC conv (conv_2d_nhwc_hwcf)", algo);
-    const char *why = wino ? winograd_refusal(g, n, ws) : NULL;
-    if (why)
-      refuse(g, n, c, why, algo);
+    if (wino && !winograd_window(g, n, ws))
+      refuse(g, n, c, "needs a 3x3 window, strides 1 and dilations 1", algo);
+    if (wino && !winograd_type(g, n))
+      refuse(g, n, c, "needs f32 or f64", algo);
     int first = g->nodes.len;
     if (strcmp(algo, "im2col") == 0)
       im2col(g, n, ws, ys);
