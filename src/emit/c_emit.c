@@ -461,10 +461,7 @@ static const char *const profile_prelude =
     " * fused into it, or a row-fused group) and counts their floating-point\n"
     " * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()\n"
     " * clears it. The counters are static: profile one run at a time. */\n"
-    "#include <stdio.h>\n"
-    "#include <time.h>\n"
     "#if defined(_OPENMP)\n"
-    "#include <omp.h>\n"
     "static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }\n"
     "#else\n"
     "static inline int lgen_profile_keeper(void) { return 1; }\n"
@@ -955,6 +952,8 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
   inc |= graphs ? INC_STDDEF | INC_STDLIB : 0;
   inc |= e.needs.math || e.needs.fma ? INC_MATH : 0;
   inc |= module_uses_type(m, TY_F16) && (e.needs.widens_f16 || e.needs.narrows_f16) ? INC_STRING : 0;
+  inc |= e.needs.bits ? INC_STRING : 0;
+  inc |= graphs ? INC_OMP : 0; /* the profile's omp_get_thread_num */
   if (opt->header_name)
     sb_printf(out, "#include \"%s\"\n", opt->header_name);
   static const struct {
@@ -967,6 +966,8 @@ void emit_c_file(StrBuf *out, const Module *m, const EmitOptions *opt, Arena *ar
       sb_printf(out, "#include <%s>\n", headers[i].name);
   if (inc & INC_OMP)
     sb_puts(out, "#if defined(_OPENMP)\n#include <omp.h>\n#endif\n");
+  if (graphs) /* the profile's (profile_prelude) */
+    sb_printf(out, "#ifdef LGEN_PROFILE\n%s#include <time.h>\n#endif\n", inc & INC_STDIO ? "" : "#include <stdio.h>\n");
   if (opt->target && opt->target->vector_bytes == 64 && uses_register_blocks(m, opt))
     sb_puts(out, "/* the register blocks are sized for 512-bit vectors (--target); let gcc use them */\n"
                  "#if defined(__GNUC__) && !defined(__clang__) && defined(__AVX512F__)\n"

@@ -153,6 +153,7 @@ typedef struct {
   bool fma;         /* LGEN_FMAF (and <math.h>) */
   bool widens_f16;  /* LGEN_F16_TO_F32 */
   bool narrows_f16; /* LGEN_F32_TO_F16 */
+  bool bits;        /* the f32 math helpers' bit copies (memcpy: <string.h>) */
 } ExprNeeds;
 
 typedef struct {

@@ -196,7 +196,6 @@ static const char vmath_prelude[] =
     " * 1 ulp each (tests/vmath.test). Define LGEN_LIBM_MATH to call libm's\n"
     " * expf, logf, tanhf and erff instead. */\n"
     "#ifndef LGEN_LIBM_MATH\n"
-    "#include <string.h>\n"
     "static inline uint32_t lgen_bits_f32(float x) {\n"
     "  uint32_t u;\n"
     "  memcpy(&u, &x, sizeof u);\n"
@@ -379,6 +378,7 @@ static const char *vmath_helper(ExprCtx *ctx, const char *fn) {
       continue;
     const char *name = arena_printf(ctx->arena, "lgen_%s_f32", fn);
     ctx->needs->fma = true; /* the helpers use LGEN_FMAF */
+    ctx->needs->bits = true; /* and memcpy: <string.h> at the top of the file */
     if (!helper_seen(ctx, "lgen_bits_f32"))
       sb_printf(ctx->helpers, "%s\n", vmath_prelude);
     if (table[i].calls_exp && !helper_seen(ctx, "lgen_exp_f32"))

@@ -11,6 +11,10 @@
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#include <time.h>
+#endif
 
 #ifndef LGEN_BOOL_DEFINED
 #define LGEN_BOOL_DEFINED
@@ -349,10 +353,7 @@ static void lgen_winograd_output_f32(const float *restrict mm, float *restrict o
  * fused into it, or a row-fused group) and counts their floating-point
  * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()
  * clears it. The counters are static: profile one run at a time. */
-#include <stdio.h>
-#include <time.h>
 #if defined(_OPENMP)
-#include <omp.h>
 static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }
 #else
 static inline int lgen_profile_keeper(void) { return 1; }

@@ -7,6 +7,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#include <time.h>
+#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -42,10 +49,7 @@
  * fused into it, or a row-fused group) and counts their floating-point
  * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()
  * clears it. The counters are static: profile one run at a time. */
-#include <stdio.h>
-#include <time.h>
 #if defined(_OPENMP)
-#include <omp.h>
 static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }
 #else
 static inline int lgen_profile_keeper(void) { return 1; }

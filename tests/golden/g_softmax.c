@@ -8,6 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <math.h>
+#if defined(_OPENMP)
+#include <omp.h>
+#endif
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#include <time.h>
+#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -50,7 +57,6 @@ static inline int64_t lgen_floordiv(int64_t a, int64_t b) {
  * 1 ulp each (tests/vmath.test). Define LGEN_LIBM_MATH to call libm's
  * expf, logf, tanhf and erff instead. */
 #ifndef LGEN_LIBM_MATH
-#include <string.h>
 static inline uint32_t lgen_bits_f32(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);
@@ -477,10 +483,7 @@ static void lgen_softmax_f32(const float *restrict x, float *restrict y,
  * fused into it, or a row-fused group) and counts their floating-point
  * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()
  * clears it. The counters are static: profile one run at a time. */
-#include <stdio.h>
-#include <time.h>
 #if defined(_OPENMP)
-#include <omp.h>
 static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }
 #else
 static inline int lgen_profile_keeper(void) { return 1; }

@@ -11,6 +11,10 @@
 #if defined(_OPENMP)
 #include <omp.h>
 #endif
+#ifdef LGEN_PROFILE
+#include <stdio.h>
+#include <time.h>
+#endif
 
 /* OpenMP is optional: without it the pragmas vanish and the loops run
  * sequentially with the same results (up to reassociation of reductions). */
@@ -138,7 +142,6 @@ static inline int lgen_team_pick(lgen_team *t, int cap, double *start) {
  * 1 ulp each (tests/vmath.test). Define LGEN_LIBM_MATH to call libm's
  * expf, logf, tanhf and erff instead. */
 #ifndef LGEN_LIBM_MATH
-#include <string.h>
 static inline uint32_t lgen_bits_f32(float x) {
   uint32_t u;
   memcpy(&u, &x, sizeof u);
@@ -218,10 +221,7 @@ static inline float lgen_tanh_f32(float x) {
  * fused into it, or a row-fused group) and counts their floating-point
  * operations; NAME_profile(FILE *) prints the table, NAME_profile_reset()
  * clears it. The counters are static: profile one run at a time. */
-#include <stdio.h>
-#include <time.h>
 #if defined(_OPENMP)
-#include <omp.h>
 static inline int lgen_profile_keeper(void) { return omp_get_thread_num() == 0; }
 #else
 static inline int lgen_profile_keeper(void) { return 1; }
