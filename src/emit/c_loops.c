@@ -87,6 +87,49 @@ static bool loads(const StructuredOp *op, const char **operand_values, int i) {
   return op->nodes[i].kind == PN_READ && strchr(operand_values[op->nodes[i].operand], '[');
 }
 
+static bool ident_char(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* The length of the identifier `text` begins with (0: none). */
+static size_t ident_len(const char *text) {
+  size_t n = 0;
+  while (ident_char(text[n]))
+    n++;
+  return text[0] >= '0' && text[0] <= '9' ? 0 : n;
+}
+
+/* Whether `text` has the identifier name[0..len) as a token of its own. */
+static bool mentions(const char *text, const char *name, size_t len) {
+  for (const char *p = text; *p; p++)
+    if (strncmp(p, name, len) == 0 && !ident_char(p[len]) && (p == text || !ident_char(p[-1])))
+      return true;
+  return false;
+}
+
+/* Whether the yields can be stored one after another with no temporaries:
+ * no value reads what an earlier store wrote. Only by the text, so
+ * cautious: a value after a store must not name the stored variable, and
+ * when some target is memory (an element, not a scalar local) no value may
+ * read memory ('[', or '*' which might be a dereference), since two names
+ * of buffers may be one buffer (in place). */
+static bool stores_in_order(const char **targets, const char **values, int n) {
+  bool memory = false;
+  for (int y = 0; y < n; y++) {
+    size_t len = ident_len(targets[y]);
+    if (!len)
+      return false;
+    memory |= targets[y][len] != '\0';
+    for (int later = y + 1; later < n; later++)
+      if (mentions(values[later], targets[y], len))
+        return false;
+  }
+  for (int y = 0; memory && y < n; y++)
+    if (strpbrk(values[y], "[*"))
+      return false;
+  return true;
+}
+
 /* The statements of one iteration: temporaries for shared subexpressions,
  * for loads used twice, and for a select's two values, then one assignment
  * per yield to `targets[y]`. A select's values are computed before it,
@@ -126,13 +169,16 @@ static void emit_body(Emitter *e, const char **operand_values, const char **targ
     values[y] = arena_strdup(e->arena, sb_cstr(&sb));
     sb_free(&sb);
   }
-  if (op->nyields == 1) {
-    put(e, loops_store(e->arena, targets[0], strip_parens(e, values[0])));
+  if (op->nyields == 1 || stores_in_order(targets, values, op->nyields)) {
+    for (int y = 0; y < op->nyields; y++)
+      put(e, loops_store(e->arena, targets[y], strip_parens(e, values[y])));
   } else {
     /* every value is computed from the old outputs before any is stored */
     const char **tmp = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
     for (int y = 0; y < op->nyields; y++) {
-      tmp[y] = names_claim(&e->kn.table, arena_printf(e->arena, "y%d", y));
+      size_t n = ident_len(targets[y]); /* named after what it becomes: S_new for S[i] */
+      tmp[y] = names_claim(&e->kn.table, n ? arena_printf(e->arena, "%.*s_new", (int)n, targets[y])
+                                           : arena_printf(e->arena, "y%d", y));
       put(e, loops_let(e->arena, arena_printf(e->arena, "const %s", c_type_name(op->nodes[op->yields[y].value].type)),
                        tmp[y], strip_parens(e, values[y])));
     }

@@ -333,10 +333,10 @@ void g_diamond_run(const float *restrict x, float *restrict b, float *restrict c
       LGEN_OMP_SIMD(omp for simd)
       for (int64_t d0 = 0; d0 < N * 5; ++d0) {
         const float t1 = lgen_tanh_f32(x[d0]);
-        const float y0 = t1 + one[0];
-        const float y1 = t1 * two[0];
-        b[d0] = y0;
-        c[d0] = y1;
+        const float b_new = t1 + one[0];
+        const float c_new = t1 * two[0];
+        b[d0] = b_new;
+        c[d0] = c_new;
       }
     }
 #ifdef LGEN_PROFILE

@@ -147,22 +147,16 @@ void g_siblings_run(const float *restrict x, float *restrict m, float *restrict 
     for (int64_t d0 = 0; d0 < 4; ++d0) {
       float m_acc;
       float m2_acc;
-      const float y0 = 0x0p+0f;
-      const float y1 = 0x0p+0f;
-      m_acc = y0;
-      m2_acc = y1;
+      m_acc = 0x0p+0f;
+      m2_acc = 0x0p+0f;
       LGEN_OMP_SIMD(omp simd reduction(+:m_acc) reduction(+:m2_acc))
       for (int64_t r1 = 0; r1 < 64; ++r1) {
         const float t3 = x[d0 * 64 + r1];
-        const float y0_2 = m_acc + x[d0 * 64 + r1];
-        const float y1_2 = LGEN_FMAF(t3, t3, m2_acc);
-        m_acc = y0_2;
-        m2_acc = y1_2;
+        m_acc = m_acc + x[d0 * 64 + r1];
+        m2_acc = LGEN_FMAF(t3, t3, m2_acc);
       }
-      const float y0_3 = m_acc / 0x1p+6f;
-      const float y1_3 = m2_acc / 0x1p+6f;
-      m[d0 * 1 + 0] = y0_3;
-      m2[d0 * 1 + 0] = y1_3;
+      m[d0 * 1 + 0] = m_acc / 0x1p+6f;
+      m2[d0 * 1 + 0] = m2_acc / 0x1p+6f;
     }
   }
 #ifdef LGEN_PROFILE

@@ -331,10 +331,10 @@ void g_stored_run(const float *restrict x, float *restrict y1, float *restrict y
       LGEN_OMP_SIMD(omp for simd)
       for (int64_t d0 = 0; d0 < N * 5; ++d0) {
         const float t1 = lgen_tanh_f32(x[d0]);
-        const float y0 = t1;
-        const float y1_2 = t1 * two[0];
-        y1[d0] = y0;
-        y2[d0] = y1_2;
+        const float y1_new = t1;
+        const float y2_new = t1 * two[0];
+        y1[d0] = y1_new;
+        y2[d0] = y2_new;
       }
     }
 #ifdef LGEN_PROFILE

@@ -28,9 +28,9 @@ void sum_diff(const float *restrict X, const float *restrict Y, float *restrict 
 {
   LGEN_OMP_SIMD(omp parallel for simd)
   for (int64_t i = 0; i < N; ++i) {
-    const float y0 = X[i] + Y[i];
-    const float y1 = X[i] - Y[i];
-    S[i] = y0;
-    D[i] = y1;
+    const float S_new = X[i] + Y[i];
+    const float D_new = X[i] - Y[i];
+    S[i] = S_new;
+    D[i] = D_new;
   }
 }
