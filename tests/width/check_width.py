@@ -5,7 +5,9 @@ reads like careful hand-written C).
   check_width.py --templates DIR     every line of DIR/*.c, with each @KEY@
                                      placeholder replaced by the longest text
                                      src/emit/c_ext.c can put there
-  check_width.py FILE...             every line of generated C files
+  check_width.py FILE...             every line of generated C files, and
+                                     that their #includes are all at the top
+                                     (before the first line of code)
 
 Prints each offending line (file:line: N columns) and exits 1 if any.
 """
@@ -46,6 +48,32 @@ def check(path, lines, transform):
     return bad
 
 
+def late_includes(path, lines):
+    """#include lines after the first line of code (not a comment, a
+    preprocessor line or blank)."""
+    bad = 0
+    code = None
+    in_comment = False
+    for n, text in enumerate(lines, 1):
+        s = text.strip()
+        if in_comment:
+            in_comment = "*/" not in s
+            continue
+        if s.startswith("#include"):
+            if code:
+                print("%s:%d: #include after code (line %d): %s" % (path, n, code, s[:80]))
+                bad += 1
+            continue
+        if not s or s.startswith("#") or s.startswith("//"):
+            continue
+        if s.startswith("/*"):
+            in_comment = "*/" not in s[2:]
+            continue
+        if code is None:
+            code = n
+    return bad
+
+
 def main(argv):
     bad = 0
     if len(argv) == 3 and argv[1] == "--templates":
@@ -60,8 +88,9 @@ def main(argv):
     else:
         for f in argv[1:]:
             with open(f) as fh:
-                bad += check(f, fh.readlines(), lambda s: s)
-        print("%d files, %d lines over %d columns" % (len(argv) - 1, bad, LIMIT))
+                lines = fh.readlines()
+            bad += check(f, lines, lambda s: s) + late_includes(f, lines)
+        print("%d files, %d lines over %d columns or #includes after code" % (len(argv) - 1, bad, LIMIT))
     return 1 if bad else 0
 
 
