@@ -225,10 +225,11 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     names_release(&e->kn.table, mark);
   }
   e->cur = NULL;
-  dump_loops(e, k, &tree);
-  const char *dense_fn = e->opt->abi_view ? arena_printf(e->arena, "lgen_dense_%s", e->kn.function) : NULL;
   int nparams;
   const LoopVar *params = signature_params(e, false, &nparams);
+  loops_tidy_names(e->arena, &tree, params, nparams, names_plain, &e->kn.table);
+  dump_loops(e, k, &tree);
+  const char *dense_fn = e->opt->abi_view ? arena_printf(e->arena, "lgen_dense_%s", e->kn.function) : NULL;
   emit_procs(e, e->out, &tree, params, nparams,
               arena_printf(e->arena, dense_fn ? "%s_block" : "lgen_%s_block", dense_fn ? dense_fn : e->kn.function));
   StrBuf body = {0};
@@ -590,8 +591,6 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   ProfileGroups groups = {arena_printf(e->arena, "%s_profile_data", e->kn.function), 0, 0, NULL};
   PtrVec outlines = {0};
   graph_run_body(e, &tree, index, plan, gn.workspace, &groups, &outlines);
-  dump_loops(e, k, &tree);
-  graph_outlines_dump(e, &outlines);
   /* G_run's parameters, as graph_declaration writes them: its register
    * blocks' functions are outlined (and printed into `procs`) first */
   LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(k->ntensors + k->nsizes + 2));
@@ -606,6 +605,9 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   if (gn.weights)
     params[nparams++] = (LoopVar){"const void *restrict", gn.weights};
   params[nparams++] = (LoopVar){"void *restrict", gn.workspace};
+  loops_tidy_names(e->arena, &tree, params, nparams, names_plain, &e->kn.table);
+  dump_loops(e, k, &tree);
+  graph_outlines_dump(e, &outlines);
   StrBuf procs = {0};
   emit_procs(e, &procs, &tree, params, nparams, arena_printf(e->arena, "lgen_%s_block", e->kn.function));
   /* G_run's body is printed where it goes, at the end of the output; what

@@ -98,6 +98,8 @@ typedef struct {
   PtrVec claimed;     /* char*: the names taken, in order (names_mark/names_release) */
   StrMap next_suffix; /* base -> (int *) the lowest suffix not yet known taken */
   StrMap reserved, macros; /* c_names.c's lists, for lookups */
+  StrMap plain;       /* a local given a numbered suffix -> the name it wanted (names_plain) */
+  bool locals;        /* claims from now on are locals (a kernel's own names are claimed) */
 } NameTable;
 
 void names_init(NameTable *t, Arena *arena);
@@ -111,6 +113,12 @@ void names_take(NameTable *t, const char *name);
  * in scope clashes). */
 int names_mark(const NameTable *t);
 void names_release(NameTable *t, int mark);
+/* The name a local claimed as `name` wanted before a clash gave it a
+ * numbered suffix (k for k_2), when that name can be a local at all (not
+ * reserved, not one of the function's own): for loops_tidy_names, which
+ * gives it back where nothing in scope clashes. NULL otherwise. ctx: the
+ * NameTable. */
+const char *names_plain(void *ctx, const char *name);
 
 /* Names of one kernel's parameters and locals in C. */
 typedef struct {

@@ -128,9 +128,20 @@ const char *names_claim(NameTable *t, const char *base) {
     do
       name = arena_printf(t->arena, suffix, clean, (*next)++);
     while (is_taken(t, name));
+    if (t->locals)
+      strmap_put(&t->plain, t->arena, name, clean);
   }
   names_take(t, name);
   return name;
+}
+
+const char *names_plain(void *ctx, const char *name) {
+  const NameTable *t = ctx;
+  const char *plain = strmap_get(&t->plain, name);
+  if (!plain || strmap_has(&t->reserved, plain) || strmap_has(&t->macros, plain) ||
+      strncmp(plain, "lgen_", 5) == 0 || strncmp(plain, "LGEN_", 5) == 0 || strncmp(plain, "__", 2) == 0)
+    return NULL;
+  return plain;
 }
 
 int names_mark(const NameTable *t) { return t->claimed.len; }
@@ -233,12 +244,17 @@ void kernel_names_init_outlines(KernelNames *kn, const Kernel *k, const char *pr
   kn->attr_counts = arena_alloc(arena, sizeof(char *) * (size_t)(k->nattrs + 1));
   /* the function's own names (a graph's G, G_run, G_workspace_size) must
    * not be shadowed by a parameter */
-  names_take(&kn->table, kn->function);
-  names_take(&kn->table, arena_printf(arena, "%s_run", kn->function));
-  names_take(&kn->table, arena_printf(arena, "%s_workspace_size", kn->function));
+  const char *own[3] = {kn->function, arena_printf(arena, "%s_run", kn->function),
+                        arena_printf(arena, "%s_workspace_size", kn->function)};
+  for (int i = 0; i < 3; i++) { /* reserved too: loops_tidy_names gives no local these */
+    names_take(&kn->table, own[i]);
+    strmap_put(&kn->table.reserved, arena, own[i], (void *)own[i]);
+  }
   for (int j = 0; plans && j < k->nops; j++) /* G_run calls them: no local may hide one */
-    if (plans[j].outline)
+    if (plans[j].outline) {
       names_take(&kn->table, plans[j].outline);
+      strmap_put(&kn->table.reserved, arena, plans[j].outline, (void *)plans[j].outline);
+    }
   for (int i = 0; i < k->ntensors; i++)
     kn->tensors[i] = names_claim(&kn->table, k->tensors[i].name);
   kn->kernel_tensors = kn->tensors;
@@ -249,6 +265,7 @@ void kernel_names_init_outlines(KernelNames *kn, const Kernel *k, const char *pr
     if (k->attrs[i].is_array)
       kn->attr_counts[i] = names_claim(&kn->table, arena_printf(arena, "%s_count", k->attrs[i].name));
   }
+  kn->table.locals = true;
 }
 
 /* ---- text from the input inside comments and string literals ----

@@ -163,6 +163,16 @@ typedef struct {
 void loops_outline(Arena *arena, LoopList *tree, const LoopVar *params, int nparams, const char *prefix,
                    LoopList *procs);
 
+/* ---- names (tidy.c) ---- */
+/* The name a local called `name` wanted before a clash gave it a numbered
+ * suffix (k for k_2), or NULL (none, or one no local may have). */
+typedef const char *(*LoopPlainName)(void *ctx, const char *name);
+/* The pass that gives a suffixed local of a function's tree (its
+ * parameters params[0..nparams)) its plain name wherever no name in scope
+ * clashes with it and nothing in its scope mentions the plain name. */
+void loops_tidy_names(Arena *arena, LoopList *tree, const LoopVar *params, int nparams, LoopPlainName plain,
+                      void *ctx);
+
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,
  * names, types, arguments; not comments), depth first. What the C printer

@@ -561,12 +561,12 @@ LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, const float *restrict conv2_bias_f
   for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
     p_acc[d1_i] = 0x0p+0f;
   }
-  for (int64_t r2_2 = 0; r2_2 < 32; ++r2_2) {
+  for (int64_t r2 = 0; r2 < 32; ++r2) {
     for (int64_t r3 = 0; r3 < 32; ++r3) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t d1_i = 0; d1_i < d1_n; ++d1_i) {
-        const float t3 = n0[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)];
-        const float t7 = (t35[(r2_2 * 32 + r3) * 16 + (d1_r + d1_i)] +
+        const float t3 = n0[(r2 * 32 + r3) * 16 + (d1_r + d1_i)];
+        const float t7 = (t35[(r2 * 32 + r3) * 16 + (d1_r + d1_i)] +
             conv2_bias_folded[(d1_r + d1_i)]) + ((t3 < 0x0p+0f) ? 0x0p+0f : t3);
         p_acc[d1_i] = p_acc[d1_i] + ((t7 < 0x0p+0f) ? 0x0p+0f : t7);
       }
@@ -735,15 +735,15 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       float *restrict t26 = (float *)((char *)workspace + 262144);
       /* Conv */
       {
-        const int64_t claim_total_2 = (16) * (((256) - (0) + 2729) / 2730);
-        const int64_t claim_chunk_2 = (claim_total_2 + 31) / 32;
-        for (int64_t claim_first_2 = lgen_claim(&claims[6],
-            claim_chunk_2); claim_first_2 < claim_total_2; claim_first_2 = lgen_claim(
-            &claims[6], claim_chunk_2)) { /* chunks claimed as the threads come */
-          for (int64_t claim_it_2 = claim_first_2; claim_it_2 < lgen_min(
-              claim_first_2 + claim_chunk_2, claim_total_2); ++claim_it_2) {
-            const int64_t b0 = claim_it_2 / ((((256) - (0) + 2729) / 2730));
-            const int64_t m_t0 = 0 + ((claim_it_2) % (((256) - (0) + 2729) / 2730)) * 2730;
+        const int64_t claim_total = (16) * (((256) - (0) + 2729) / 2730);
+        const int64_t claim_chunk = (claim_total + 31) / 32;
+        for (int64_t claim_first = lgen_claim(&claims[6],
+            claim_chunk); claim_first < claim_total; claim_first = lgen_claim(
+            &claims[6], claim_chunk)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it = claim_first; claim_it < lgen_min(claim_first + claim_chunk,
+              claim_total); ++claim_it) {
+            const int64_t b0 = claim_it / ((((256) - (0) + 2729) / 2730));
+            const int64_t m_t0 = 0 + ((claim_it) % (((256) - (0) + 2729) / 2730)) * 2730;
             {
               const int64_t m_t0_end = lgen_min(m_t0 + 2730, 256);
               for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
@@ -768,11 +768,10 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                 }
               }
             }
-          } /* claim_it_2 */
-          lgen_finish(&claims[7], lgen_min(claim_first_2 + claim_chunk_2, claim_total_2) -
-              claim_first_2);
-        } /* claim_first_2 */
-        lgen_wait(&claims[7], claim_total_2);
+          } /* claim_it */
+          lgen_finish(&claims[7], lgen_min(claim_first + claim_chunk, claim_total) - claim_first);
+        } /* claim_first */
+        lgen_wait(&claims[7], claim_total);
       }
     }
 #ifdef LGEN_PROFILE
@@ -823,15 +822,15 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       float *restrict t34 = (float *)((char *)workspace + 262144);
       /* Conv */
       {
-        const int64_t claim_total_3 = (16) * (((256) - (0) + 2729) / 2730);
-        const int64_t claim_chunk_3 = (claim_total_3 + 31) / 32;
-        for (int64_t claim_first_3 = lgen_claim(&claims[10],
-            claim_chunk_3); claim_first_3 < claim_total_3; claim_first_3 = lgen_claim(
-            &claims[10], claim_chunk_3)) { /* chunks claimed as the threads come */
-          for (int64_t claim_it_3 = claim_first_3; claim_it_3 < lgen_min(
-              claim_first_3 + claim_chunk_3, claim_total_3); ++claim_it_3) {
-            const int64_t b0 = claim_it_3 / ((((256) - (0) + 2729) / 2730));
-            const int64_t m_t0 = 0 + ((claim_it_3) % (((256) - (0) + 2729) / 2730)) * 2730;
+        const int64_t claim_total = (16) * (((256) - (0) + 2729) / 2730);
+        const int64_t claim_chunk = (claim_total + 31) / 32;
+        for (int64_t claim_first = lgen_claim(&claims[10],
+            claim_chunk); claim_first < claim_total; claim_first = lgen_claim(
+            &claims[10], claim_chunk)) { /* chunks claimed as the threads come */
+          for (int64_t claim_it = claim_first; claim_it < lgen_min(claim_first + claim_chunk,
+              claim_total); ++claim_it) {
+            const int64_t b0 = claim_it / ((((256) - (0) + 2729) / 2730));
+            const int64_t m_t0 = 0 + ((claim_it) % (((256) - (0) + 2729) / 2730)) * 2730;
             {
               const int64_t m_t0_end = lgen_min(m_t0 + 2730, 256);
               for (int64_t k_t0 = 0; k_t0 < 16; k_t0 += 384) {
@@ -856,11 +855,10 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
                 }
               }
             }
-          } /* claim_it_3 */
-          lgen_finish(&claims[11], lgen_min(claim_first_3 + claim_chunk_3, claim_total_3) -
-              claim_first_3);
-        } /* claim_first_3 */
-        lgen_wait(&claims[11], claim_total_3);
+          } /* claim_it */
+          lgen_finish(&claims[11], lgen_min(claim_first + claim_chunk, claim_total) - claim_first);
+        } /* claim_first */
+        lgen_wait(&claims[11], claim_total);
       }
     }
 #ifdef LGEN_PROFILE

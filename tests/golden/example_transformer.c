@@ -665,12 +665,12 @@ LGEN_BLOCK void lgen_transformer_block1(int64_t m_n, int64_t m_off, int64_t n_n,
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k_2],
-            Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i],
+        q_shared_acc[m_i][n_i] = LGEN_FMAF(l1[(m_r + m_off + m_i) * 16 + k],
+            Wq_shared_pack[(((n_r - n_t0) / 16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i],
             q_shared_acc[m_i][n_i]);
       }
     }
@@ -684,7 +684,7 @@ LGEN_BLOCK void lgen_transformer_block1(int64_t m_n, int64_t m_off, int64_t n_n,
 
 /* a register block of qk: MatMul */
 LGEN_BLOCK void lgen_transformer_block2(int64_t m_n, int64_t m_off, int64_t n_n,
-    float *restrict qh, float *restrict scores, float *restrict kt_pack, int64_t b1_2, int64_t k_t0,
+    float *restrict qh, float *restrict scores, float *restrict kt_pack, int64_t b1, int64_t k_t0,
     const int64_t k_t0_end, int64_t n_t0, const int64_t kt_k_extent, int64_t m_r, int64_t n_r)
 {
   float scores_acc[6][16];
@@ -701,30 +701,30 @@ LGEN_BLOCK void lgen_transformer_block2(int64_t m_n, int64_t m_off, int64_t n_n,
   } else {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        scores_acc[m_i][n_i] = scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
+        scores_acc[m_i][n_i] = scores[(b1 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + k_2],
-            kt_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * kt_k_extent + k_2 - k_t0) * 16 +
-            n_i], scores_acc[m_i][n_i]);
+        scores_acc[m_i][n_i] = LGEN_FMAF(qh[(b1 * 8 + (m_r + m_off + m_i)) * 8 + k],
+            kt_pack[((((n_r - n_t0) / 16) * 1 + b1 - b1) * kt_k_extent + k - k_t0) * 16 + n_i],
+            scores_acc[m_i][n_i]);
       }
     }
   }
   for (int64_t m_i = 0; m_i < m_n; ++m_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      scores[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = scores_acc[m_i][n_i];
+      scores[(b1 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = scores_acc[m_i][n_i];
     }
   }
 }
 
 /* a register block of av: MatMul */
 LGEN_BLOCK void lgen_transformer_block3(int64_t m_n, int64_t m_off, int64_t n_n,
-    float *restrict attn, float *restrict ctx, float *restrict vh_pack, int64_t b1_2, int64_t k_t0,
+    float *restrict attn, float *restrict ctx, float *restrict vh_pack, int64_t b1, int64_t k_t0,
     const int64_t k_t0_end, int64_t n_t0, const int64_t vh_k_extent, int64_t m_r, int64_t n_r)
 {
   float ctx_acc[6][16];
@@ -741,23 +741,23 @@ LGEN_BLOCK void lgen_transformer_block3(int64_t m_n, int64_t m_off, int64_t n_n,
   } else {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        ctx_acc[m_i][n_i] = ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
+        ctx_acc[m_i][n_i] = ctx[(b1 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)];
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + k_2],
-            vh_pack[((((n_r - n_t0) / 16) * 1 + b1_2 - b1_2) * vh_k_extent + k_2 - k_t0) * 16 +
-            n_i], ctx_acc[m_i][n_i]);
+        ctx_acc[m_i][n_i] = LGEN_FMAF(attn[(b1 * 8 + (m_r + m_off + m_i)) * 8 + k],
+            vh_pack[((((n_r - n_t0) / 16) * 1 + b1 - b1) * vh_k_extent + k - k_t0) * 16 + n_i],
+            ctx_acc[m_i][n_i]);
       }
     }
   }
   for (int64_t m_i = 0; m_i < m_n; ++m_i) {
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      ctx[(b1_2 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = ctx_acc[m_i][n_i];
+      ctx[(b1 * 8 + (m_r + m_off + m_i)) * 8 + (n_r + n_i)] = ctx_acc[m_i][n_i];
     }
   }
 }
@@ -785,12 +785,12 @@ LGEN_BLOCK void lgen_transformer_block4(int64_t m_n, int64_t m_off, int64_t n_n,
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k_2], Wo_pack[(((n_r - n_t0) /
-            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], o_acc[m_i][n_i]);
+        o_acc[m_i][n_i] = LGEN_FMAF(ctx2[(m_r + m_off + m_i) * 16 + k], Wo_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], o_acc[m_i][n_i]);
       }
     }
   }
@@ -825,21 +825,21 @@ LGEN_BLOCK void lgen_transformer_block5(int64_t m_n, int64_t m_off, int64_t n_n,
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k_2], W1_pack[(((n_r - n_t0) /
-            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], gelu_acc[m_i][n_i]);
+        gelu_acc[m_i][n_i] = LGEN_FMAF(l2[(m_r + m_off + m_i) * 16 + k], W1_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], gelu_acc[m_i][n_i]);
       }
     }
   }
   if (k_t0_end == 16) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        const float t2_2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
-        gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2_2 * half[0]) *
-            (lgen_erf_f32((t2_2 / sqrt2[0])) + one[0]);
+        const float t2 = gelu_acc[m_i][n_i] + b1[(n_r + n_i)];
+        gelu[(m_r + m_off + m_i) * 32 + (n_r + n_i)] = (t2 * half[0]) *
+            (lgen_erf_f32((t2 / sqrt2[0])) + one[0]);
       }
     }
   } else {
@@ -875,12 +875,12 @@ LGEN_BLOCK void lgen_transformer_block6(int64_t m_n, int64_t m_off, int64_t n_n,
       }
     }
   }
-  for (int64_t k_2 = k_t0; k_2 < k_t0_end; ++k_2) {
+  for (int64_t k = k_t0; k < k_t0_end; ++k) {
     for (int64_t m_i = 0; m_i < m_n; ++m_i) {
       LGEN_OMP_SIMD(omp simd)
       for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-        y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k_2], W2_pack[(((n_r - n_t0) /
-            16) * (k_t0_end - k_t0) + k_2 - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
+        y_acc[m_i][n_i] = LGEN_FMAF(gelu[(m_r + m_off + m_i) * 32 + k], W2_pack[(((n_r - n_t0) /
+            16) * (k_t0_end - k_t0) + k - k_t0) * 16 + n_i], y_acc[m_i][n_i]);
       }
     }
   }
@@ -987,16 +987,16 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
       for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
         for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
-          const float t2_2 = x[d1 * 16 + (r2_o + r2_p)] - ln1_out[d1];
-          t4_acc_part[r2_p] = LGEN_FMAF(t2_2, t2_2, t4_acc_part[r2_p]);
+          const float t2 = x[d1 * 16 + (r2_o + r2_p)] - ln1_out[d1];
+          t4_acc_part[r2_p] = LGEN_FMAF(t2, t2, t4_acc_part[r2_p]);
         }
       }
       for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t4_acc = t4_acc + t4_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:t4_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {
-        const float t2_3 = x[d1 * 16 + r2] - ln1_out[d1];
-        t4_acc = LGEN_FMAF(t2_3, t2_3, t4_acc);
+        const float t2 = x[d1 * 16 + r2] - ln1_out[d1];
+        t4_acc = LGEN_FMAF(t2, t2, t4_acc);
       }
       t4[d1] = sqrtf(((t4_acc / 0x1p+4f) + onnx_t1[0]));
     }
@@ -1156,7 +1156,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     char *restrict lgen_scratch = (char *)workspace + 3072;
     /* qk: MatMul */
     float *restrict kt_pack = (float *)(lgen_scratch + 0);
-    for (int64_t b1_2 = 0; b1_2 < 2; ++b1_2) {
+    for (int64_t b1 = 0; b1 < 2; ++b1) {
       for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
         const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
         for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
@@ -1172,7 +1172,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
                     const int64_t n_l = n_o_p * 16 + n_i_p;
                     kt_pack[((n_o_p * 1 + b1_p) * kt_k_extent + k_p) * 16 + n_i_p] =
-                        n_l < kt_n_extent ? kt[((b1_2 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
+                        n_l < kt_n_extent ? kt[((b1 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
                         (n_t0 + n_l)] : (float)0;
                   }
                 }
@@ -1182,11 +1182,11 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
                 if (m_len == 6) {
-                  lgen_transformer_block2(6, 0, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
+                  lgen_transformer_block2(6, 0, 8, qh, scores, kt_pack, b1, k_t0, k_t0_end,
                       n_t0, kt_k_extent, m_r, n_r);
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_transformer_block2(1, m_i, 8, qh, scores, kt_pack, b1_2, k_t0, k_t0_end,
+                    lgen_transformer_block2(1, m_i, 8, qh, scores, kt_pack, b1, k_t0, k_t0_end,
                         n_t0, kt_k_extent, m_r, n_r);
                   }
                 }
@@ -1195,7 +1195,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           } /* n_t0 */
         } /* k_t0 */
       } /* m_t0 */
-    } /* b1_2 */
+    } /* b1 */
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 10, 2048);
@@ -1233,7 +1233,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     char *restrict lgen_scratch = (char *)workspace + 3072;
     /* av: MatMul */
     float *restrict vh_pack = (float *)(lgen_scratch + 0);
-    for (int64_t b1_2 = 0; b1_2 < 2; ++b1_2) {
+    for (int64_t b1 = 0; b1 < 2; ++b1) {
       for (int64_t m_t0 = 0; m_t0 < 8; m_t0 += 2730) {
         const int64_t m_t0_end = lgen_min(m_t0 + 2730, 8);
         for (int64_t k_t0 = 0; k_t0 < 8; k_t0 += 384) {
@@ -1249,7 +1249,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
                   for (int64_t n_i_p = 0; n_i_p < 16; ++n_i_p) {
                     const int64_t n_l = n_o_p * 16 + n_i_p;
                     vh_pack[((n_o_p * 1 + b1_p) * vh_k_extent + k_p) * 16 + n_i_p] =
-                        n_l < vh_n_extent ? vh[((b1_2 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
+                        n_l < vh_n_extent ? vh[((b1 + b1_p) * 8 + (k_t0 + k_p)) * 8 +
                         (n_t0 + n_l)] : (float)0;
                   }
                 }
@@ -1259,11 +1259,11 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
               const int64_t m_len = lgen_min(6, m_t0_end - m_r);
               for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
                 if (m_len == 6) {
-                  lgen_transformer_block3(6, 0, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
-                      n_t0, vh_k_extent, m_r, n_r);
+                  lgen_transformer_block3(6, 0, 8, attn, ctx, vh_pack, b1, k_t0, k_t0_end, n_t0,
+                      vh_k_extent, m_r, n_r);
                 } else {
                   for (int64_t m_i = 0; m_i < m_len; ++m_i) {
-                    lgen_transformer_block3(1, m_i, 8, attn, ctx, vh_pack, b1_2, k_t0, k_t0_end,
+                    lgen_transformer_block3(1, m_i, 8, attn, ctx, vh_pack, b1, k_t0, k_t0_end,
                         n_t0, vh_k_extent, m_r, n_r);
                   }
                 }
@@ -1272,7 +1272,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
           } /* n_t0 */
         } /* k_t0 */
       } /* m_t0 */
-    } /* b1_2 */
+    } /* b1 */
   }
 #ifdef LGEN_PROFILE
   lgen_profile_lap(&transformer_profile_data, 12, 2048);
@@ -1372,17 +1372,17 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
       for (int64_t r2_o = 0; r2_o < r2_split; r2_o += 16) {
         LGEN_OMP_SIMD(omp simd)
         for (int64_t r2_p = 0; r2_p < 16; ++r2_p) {
-          const float t6_2 = (x[d1 * 16 + (r2_o + r2_p)] + (o[d1 * 16 + (r2_o + r2_p)] +
+          const float t6 = (x[d1 * 16 + (r2_o + r2_p)] + (o[d1 * 16 + (r2_o + r2_p)] +
               bo[(r2_o + r2_p)])) - ln2_out[d1];
-          t15_acc_part[r2_p] = LGEN_FMAF(t6_2, t6_2, t15_acc_part[r2_p]);
+          t15_acc_part[r2_p] = LGEN_FMAF(t6, t6, t15_acc_part[r2_p]);
         }
       }
       for (int64_t r2_p = 0; r2_p < 16; ++r2_p)
         t15_acc = t15_acc + t15_acc_part[r2_p];
       LGEN_OMP_SIMD(omp simd reduction(+:t15_acc))
       for (int64_t r2 = r2_split; r2 < 16; ++r2) {
-        const float t6_3 = (x[d1 * 16 + r2] + (o[d1 * 16 + r2] + bo[r2])) - ln2_out[d1];
-        t15_acc = LGEN_FMAF(t6_3, t6_3, t15_acc);
+        const float t6 = (x[d1 * 16 + r2] + (o[d1 * 16 + r2] + bo[r2])) - ln2_out[d1];
+        t15_acc = LGEN_FMAF(t6, t6, t15_acc);
       }
       t15[d1] = sqrtf(((t15_acc / 0x1p+4f) + onnx_t2[0]));
     }

@@ -1,0 +1,239 @@
+/* tidy.c - the names pass (loops.h): a local that got a numbered suffix
+ * (k_2, t2_3) only because its plain name was taken somewhere else in the
+ * function gets the plain name back where no clash forces the suffix.
+ *
+ * The builders claim names from one table per function, and a name stays
+ * taken while the scope that claimed it is open: a tensor `k` of a model
+ * graph, declared in one op's block, made every loop over a dim k of every
+ * other op k_2, and two sibling loops of one op t2_2 and t2_3. Here a
+ * declaration (a let, an array, a buffer, a loop variable) whose name the
+ * namer says is a suffixed form of a plain one is renamed to the plain one
+ * when
+ *  - no parameter and no declaration of an enclosing scope has that name
+ *    (no shadowing), and
+ *  - the name is not an identifier anywhere in the new name's scope (the
+ *    declaration itself, then the rest of its list, or a loop's header and
+ *    body): nothing there can mean something else by it.
+ * C text is renamed token by token (not inside string and character
+ * literals, not member names). A register block's LN_PROC keeps what it
+ * reads of the enclosing scope under the same names, so loops_outline
+ * finds the same captures after the pass. */
+#include "loops/loops.h"
+
+#include <string.h>
+
+typedef struct {
+  Arena *arena;
+  LoopPlainName plain;
+  void *ctx;
+  const char **scope; /* the names in scope, outermost first */
+  int n, cap;
+} Tidy;
+
+static void push(Tidy *t, const char *name) {
+  if (t->n == t->cap) {
+    int cap = t->cap ? t->cap * 2 : 64;
+    const char **grown = arena_alloc(t->arena, sizeof *grown * (size_t)cap);
+    if (t->n)
+      memcpy(grown, t->scope, sizeof *grown * (size_t)t->n);
+    t->scope = grown;
+    t->cap = cap;
+  }
+  t->scope[t->n++] = name;
+}
+
+static bool in_scope(const Tidy *t, const char *name) {
+  for (int i = t->n - 1; i >= 0; i--)
+    if (strcmp(t->scope[i], name) == 0)
+      return true;
+  return false;
+}
+
+static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
+
+/* Finds the next identifier token of text from *p (skipping literals,
+ * numbers and member names): its start, with *len; NULL at the end. */
+static const char *next_ident(const char *text, const char **p, size_t *len) {
+  const char *q = *p;
+  while (*q) {
+    if (*q == '"' || *q == '\'') {
+      char quote = *q++;
+      while (*q && *q != quote)
+        q += q[0] == '\\' && q[1] ? 2 : 1;
+      if (*q)
+        q++;
+    } else if (*q >= '0' && *q <= '9') {
+      while (ident_char(*q) || *q == '.')
+        q++;
+    } else if (ident_start(*q)) {
+      const char *s = q;
+      while (ident_char(*q))
+        q++;
+      const char *b = s; /* the character before, spaces skipped */
+      while (b > text && b[-1] == ' ')
+        b--;
+      bool member = b > text && (b[-1] == '.' || (b[-1] == '>' && b - 1 > text && b[-2] == '-'));
+      if (!member) {
+        *p = q;
+        *len = (size_t)(q - s);
+        return s;
+      }
+    } else {
+      q++;
+    }
+  }
+  *p = q;
+  return NULL;
+}
+
+static bool text_mentions(const char *text, const char *name) {
+  if (!text || !strstr(text, name))
+    return false;
+  size_t want = strlen(name), len;
+  const char *p = text;
+  for (const char *s; (s = next_ident(text, &p, &len));)
+    if (len == want && memcmp(s, name, len) == 0)
+      return true;
+  return false;
+}
+
+/* text with every token `from` replaced by `to` (text itself when it has none). */
+static const char *rename_text(Arena *arena, const char *text, const char *from, const char *to) {
+  if (!text_mentions(text, from))
+    return text;
+  StrBuf sb = {0};
+  size_t want = strlen(from), len;
+  const char *p = text, *done = text;
+  for (const char *s; (s = next_ident(text, &p, &len));) {
+    if (len != want || memcmp(s, from, len) != 0)
+      continue;
+    sb_putn(&sb, done, (size_t)(s - done));
+    sb_puts(&sb, to);
+    done = p;
+  }
+  sb_puts(&sb, done);
+  const char *r = arena_strdup(arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
+}
+
+/* The C text fields of a node (as loops_each_text visits them). */
+#define NODE_TEXTS(n)                                                                                            \
+  {&(n)->threads, &(n)->var,  &(n)->lo,     &(n)->hi,   &(n)->step_expr, &(n)->next_value, &(n)->reduction,    \
+   &(n)->cond,    &(n)->type, &(n)->name,   &(n)->value, &(n)->extents,  &(n)->raw,        &(n)->bytes,        \
+   &(n)->base,    &(n)->offset, &(n)->slot, &(n)->thread, &(n)->target,  &(n)->fn,         &(n)->schedule}
+
+static bool list_mentions(const LoopList *list, const LoopNode *from, const char *name);
+
+static bool node_mentions(const LoopNode *n, const char *name) {
+  const char *const *texts[] = NODE_TEXTS(n);
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    if (text_mentions(*texts[i], name))
+      return true;
+  for (int i = 0; i < n->nargs; i++)
+    if (text_mentions(n->args[i], name))
+      return true;
+  for (int i = 0; i < n->nparams; i++)
+    if (text_mentions(n->ptypes[i], name) || text_mentions(n->pnames[i], name))
+      return true;
+  return list_mentions(&n->body, n->body.first, name) || list_mentions(&n->els, n->els.first, name);
+}
+
+/* Whether `name` is an identifier of the nodes of list from `from` on. */
+static bool list_mentions(const LoopList *list, const LoopNode *from, const char *name) {
+  (void)list;
+  for (const LoopNode *n = from; n; n = n->next)
+    if (node_mentions(n, name))
+      return true;
+  return false;
+}
+
+static void rename_list(Arena *arena, LoopNode *from, const char *old, const char *to);
+
+static void rename_node(Arena *arena, LoopNode *n, const char *old, const char *to) {
+  const char **texts[] = NODE_TEXTS(n);
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    if (*texts[i])
+      *texts[i] = rename_text(arena, *texts[i], old, to);
+  for (int i = 0; i < n->nargs; i++)
+    if (n->args[i])
+      n->args[i] = rename_text(arena, n->args[i], old, to);
+  for (int i = 0; i < n->nparams; i++) {
+    n->ptypes[i] = rename_text(arena, n->ptypes[i], old, to);
+    n->pnames[i] = rename_text(arena, n->pnames[i], old, to);
+  }
+  rename_list(arena, n->body.first, old, to);
+  rename_list(arena, n->els.first, old, to);
+}
+
+static void rename_list(Arena *arena, LoopNode *from, const char *old, const char *to) {
+  for (LoopNode *n = from; n; n = n->next)
+    rename_node(arena, n, old, to);
+}
+
+/* The plain name a declaration of `name` can have in the scope of n (n and
+ * what follows it in its list, or a loop's own header and body), or NULL. */
+static const char *plain_for(Tidy *t, const LoopNode *n, const char *name, bool loop) {
+  const char *plain = t->plain(t->ctx, name);
+  if (!plain || strcmp(plain, name) == 0 || in_scope(t, plain))
+    return NULL;
+  if (loop ? node_mentions(n, plain) : list_mentions(NULL, n, plain))
+    return NULL;
+  return plain;
+}
+
+static void tidy_list(Tidy *t, LoopList *list);
+
+static void tidy_node(Tidy *t, LoopNode *n) {
+  int mark = t->n;
+  switch (n->kind) {
+  case LN_FOR: {
+    const char *plain = plain_for(t, n, n->var, true);
+    if (plain)
+      rename_node(t->arena, n, n->var, plain);
+    push(t, n->var);
+    tidy_list(t, &n->body);
+    break;
+  }
+  case LN_PROC:
+    for (int i = 0; i < n->nparams; i++)
+      push(t, n->pnames[i]);
+    tidy_list(t, &n->body);
+    break;
+  default:
+    tidy_list(t, &n->body);
+    t->n = mark;
+    tidy_list(t, &n->els);
+    break;
+  }
+  t->n = mark;
+}
+
+static void tidy_list(Tidy *t, LoopList *list) {
+  int mark = t->n;
+  for (LoopNode *n = list->first; n; n = n->next) {
+    if (n->kind == LN_LET || n->kind == LN_ARRAY || n->kind == LN_ALLOC) {
+      const char *names[2] = {n->name, n->kind == LN_ALLOC && n->alloc == ALLOC_HEAP ? n->raw : NULL};
+      for (int i = 0; i < 2; i++) {
+        if (!names[i])
+          continue;
+        const char *plain = plain_for(t, n, names[i], false);
+        if (plain)
+          rename_list(t->arena, n, names[i], plain);
+        push(t, i == 0 ? n->name : n->raw);
+      }
+      continue;
+    }
+    tidy_node(t, n);
+  }
+  t->n = mark;
+}
+
+void loops_tidy_names(Arena *arena, LoopList *tree, const LoopVar *params, int nparams, LoopPlainName plain,
+                      void *ctx) {
+  Tidy t = {arena, plain, ctx, NULL, 0, 0};
+  for (int i = 0; i < nparams; i++)
+    push(&t, params[i].name);
+  tidy_list(&t, tree);
+}
