@@ -800,8 +800,16 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int
   ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region, .chunk_group = chunk_group,
                .sched = s};
   e->op = op;
-  put(e, loops_comment(e->arena, arena_printf(e->arena, "op %d: %s (templates/%s.c)", index + 1, c.x->kind,
-                                              c.x->tmpl)));
+  /* the graph node it computes, as the structured ops' groups say theirs:
+   * "top: topk (templates/topk.c)", "Softmax as online_softmax (...)" */
+  const char *what = arena_printf(e->arena, "op %d: %s", index + 1, c.x->kind);
+  if (op->origin) {
+    size_t n = strlen(op->origin), m = strlen(c.x->kind);
+    bool named = n >= m && strcmp(op->origin + n - m, c.x->kind) == 0;
+    what = named ? c_comment_text(e->arena, op->origin)
+                 : arena_printf(e->arena, "%s as %s", c_comment_text(e->arena, op->origin), c.x->kind);
+  }
+  put(e, loops_comment(e->arena, arena_printf(e->arena, "%s (templates/%s.c)", what, c.x->tmpl)));
   if (in_region || grouped) { /* every thread of the graph's region calls; the loops are shared */
     call(&c);
     if (!grouped) /* its loops are `omp for`s (the group's chunk loop is the softmax's) */

@@ -724,7 +724,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t22 = (float *)((char *)workspace + 262144);
       float *restrict t25 = (float *)workspace;
-      /* op 4: winograd_input_transform (templates/winograd_input.c) */
+      /* Conv as winograd_input_transform (templates/winograd_input.c) */
       lgen_winograd_input_f32(t22, t25, 1, 32, 32, 16, 16, 16, 1, 1, 2);
     }
 #ifdef LGEN_PROFILE
@@ -780,7 +780,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t26 = (float *)((char *)workspace + 262144);
       float *restrict t27 = (float *)((char *)workspace + 589824);
-      /* op 6: winograd_output_transform (templates/winograd_output.c) */
+      /* Conv as winograd_output_transform (templates/winograd_output.c) */
       lgen_winograd_output_f32(t26, t27, 1, 32, 32, 16, 16, 16, 2);
     }
 #ifdef LGEN_PROFILE
@@ -811,7 +811,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t30 = (float *)((char *)workspace + 589824);
       float *restrict t33 = (float *)workspace;
-      /* op 8: winograd_input_transform (templates/winograd_input.c) */
+      /* Conv as winograd_input_transform (templates/winograd_input.c) */
       lgen_winograd_input_f32(t30, t33, 1, 32, 32, 16, 16, 16, 1, 1, 2);
     }
 #ifdef LGEN_PROFILE
@@ -867,7 +867,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t34 = (float *)((char *)workspace + 262144);
       float *restrict t35 = (float *)workspace;
-      /* op 10: winograd_output_transform (templates/winograd_output.c) */
+      /* Conv as winograd_output_transform (templates/winograd_output.c) */
       lgen_winograd_output_f32(t34, t35, 1, 32, 32, 16, 16, 16, 2);
     }
 #ifdef LGEN_PROFILE

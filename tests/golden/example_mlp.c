@@ -970,7 +970,7 @@ void mlp_run(const float *restrict x, float *restrict y, int64_t N, void *restri
           lgen_floordiv(32 * N + 63, 64) * 64);
       float *restrict t8 = (float *)((char *)workspace + lgen_floordiv(48 * N + 63, 64) * 64 +
           lgen_floordiv(32 * N + 63, 64) * 64 + lgen_floordiv(4 * N + 63, 64) * 64);
-      /* op 4: online_softmax (templates/softmax.c) */
+      /* Softmax as online_softmax (templates/softmax.c) */
       {
         const int64_t lgen_units = lgen_softmax_units_f32((int64_t)(N), 1);
         const int64_t lgen_chunk = lgen_softmax_chunk_f32((int64_t)(N), 1, 0);

@@ -1206,7 +1206,7 @@ void transformer_run(const float *restrict x, float *restrict y, void *restrict 
     float *restrict t19 = (float *)((char *)workspace + 512);
     float *restrict t20 = (float *)((char *)workspace + 576);
     float *restrict t21 = (float *)((char *)workspace + 640);
-    /* op 12: online_softmax (templates/softmax.c) */
+    /* Softmax as online_softmax (templates/softmax.c) */
     LGEN_OMP(omp parallel)
     {
       {

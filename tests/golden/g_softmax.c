@@ -581,7 +581,7 @@ void g_softmax_run(const float *restrict x, float *restrict y, int64_t N, void *
     float *restrict t2 = (float *)((char *)workspace + lgen_floordiv(4 * N + 63, 64) * 64);
     float *restrict t3 = (float *)((char *)workspace + lgen_floordiv(4 * N + 63, 64) * 64 +
         lgen_floordiv(4 * N + 63, 64) * 64);
-    /* op 1: online_softmax (templates/softmax.c) */
+    /* div as online_softmax (templates/softmax.c) */
     LGEN_OMP(omp parallel)
     {
       {

@@ -340,7 +340,7 @@ void g_topk_run(const float *restrict x, float *restrict v, int32_t *restrict i,
 #endif
   {
     int64_t *restrict v_scratch = (int64_t *)workspace;
-    /* op 1: topk (templates/topk.c) */
+    /* top: topk (templates/topk.c) */
     LGEN_OMP(omp parallel)
     {
       lgen_topk_f32_i32(x, 0, v, i, v_scratch, 3, 100, 1, 4, 1, 0, LGEN_MAX_THREADS(), 0);
