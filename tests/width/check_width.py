@@ -8,6 +8,13 @@ reads like careful hand-written C).
   check_width.py FILE...             every line of generated C files, and
                                      that their #includes are all at the top
                                      (before the first line of code)
+  check_width.py --suffixes INPUT FILE...
+                                     no identifier of the generated FILEs has
+                                     a numbered suffix (k_2, t2_3) that is
+                                     not in the input file INPUT's text: a
+                                     name needs one only where a clash in
+                                     scope forces it, and the examples have
+                                     none
 
 Prints each offending line (file:line: N columns) and exits 1 if any.
 """
@@ -74,8 +81,28 @@ def late_includes(path, lines):
     return bad
 
 
+def numbered(path, lines, source):
+    bad = 0
+    seen = set()
+    for n, text in enumerate(lines, 1):
+        for name in re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*_[0-9]+\b", text):
+            if name not in source and name not in seen:
+                seen.add(name)
+                print("%s:%d: numbered suffix: %s" % (path, n, name))
+                bad += 1
+    return bad
+
+
 def main(argv):
     bad = 0
+    if len(argv) >= 3 and argv[1] == "--suffixes":
+        with open(argv[2], errors="replace") as fh:
+            source = fh.read()
+        for f in argv[3:]:
+            with open(f) as fh:
+                bad += numbered(f, fh.readlines(), source)
+        print("%d files, %d names with a numbered suffix" % (len(argv) - 3, bad))
+        return 1 if bad else 0
     if len(argv) == 3 and argv[1] == "--templates":
         files = sorted(glob.glob(os.path.join(argv[2], "*.c")))
         if not files:
