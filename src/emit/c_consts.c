@@ -134,11 +134,22 @@ static void constant_body(StrBuf *out, const TensorParam *tp, int64_t n, bool na
   sb_puts(out, " = {");
   if (n == 0 || !data)
     sb_puts(out, "0");
+  /* as many values a line as fit in 100 columns (LOOPS_WIDTH) */
+  StrBuf one = {0};
+  size_t line = 0; /* where the current line starts in out */
   for (int64_t i = 0; data && i < n; i++) {
-    sb_puts(out, i % 8 == 0 ? "\n  " : " ");
-    element_initializer(out, tp->type, data + i * bytes, native_f16, needs_math);
-    sb_putc(out, ',');
+    one.len = 0;
+    element_initializer(&one, tp->type, data + i * bytes, native_f16, needs_math);
+    sb_putc(&one, ',');
+    if (i == 0 || out->len - line + 1 + one.len > LOOPS_WIDTH) {
+      sb_puts(out, "\n  ");
+      line = out->len - 2;
+    } else {
+      sb_putc(out, ' ');
+    }
+    sb_putn(out, one.data, one.len);
   }
+  sb_free(&one);
   sb_puts(out, "\n};\n");
 }
 

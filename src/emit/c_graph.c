@@ -151,8 +151,9 @@ const char *graph_scratch_bytes(Emitter *e, int index, int64_t *value) {
       continue;
     }
     symbolic = true;
-    sb_printf(&steps, "  if ((size_t)(%s) > lgen_scratch_bytes)\n    lgen_scratch_bytes = (size_t)(%s);\n", bytes,
-              bytes);
+    /* lines of at most LOOPS_WIDTH columns, as the loop printer breaks them */
+    loops_put_line(&steps, 2, 6, arena_printf(e->arena, "if ((size_t)(%s) > lgen_scratch_bytes)", bytes));
+    loops_put_line(&steps, 4, 8, arena_printf(e->arena, "lgen_scratch_bytes = (size_t)(%s);", bytes));
   }
   /* after the largest need, the run's thread-count record (lgen_team) */
   int64_t team = graph_wants_region(e, index) ? LG_TEAM_BYTES : 0;

@@ -85,7 +85,8 @@ def numbered(path, lines, source):
     bad = 0
     seen = set()
     for n, text in enumerate(lines, 1):
-        for name in re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*_[0-9]+\b", text):
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', text)  # not in string literals (weights' bytes)
+        for name in re.findall(r"\b[A-Za-z_][A-Za-z0-9_]*_[0-9]+\b", code):
             if name not in source and name not in seen:
                 seen.add(name)
                 print("%s:%d: numbered suffix: %s" % (path, n, name))
