@@ -19,6 +19,40 @@ static void spaces(StrBuf *out, int n) {
 
 static void indent(StrBuf *out, int level) { spaces(out, 2 * level); }
 
+/* A block comment at `columns`, its words wrapped into " * " lines where it
+ * would pass LOOPS_WIDTH (a word longer than a line stays whole). The text
+ * is safe inside a comment already (the builders made it so). */
+static void put_comment(StrBuf *out, int columns, const char *text) {
+  size_t len = strlen(text);
+  if (columns + (int)len + 6 <= LOOPS_WIDTH) {
+    spaces(out, columns);
+    sb_printf(out, "/* %s */\n", text);
+    return;
+  }
+  const char *p = text;
+  for (bool first = true; *p; first = false) {
+    spaces(out, columns);
+    sb_puts(out, first ? "/* " : " * ");
+    int room = LOOPS_WIDTH - columns - 3; /* after the "/\* " or " * " */
+    size_t rest = strlen(p);
+    if ((int)rest + 3 <= room) { /* the rest and the " *\/" */
+      sb_puts(out, p);
+      sb_puts(out, " */\n");
+      return;
+    }
+    const char *cut = NULL; /* the last space that keeps the line within room */
+    for (const char *q = p; *q && q - p <= room; q++)
+      if (*q == ' ')
+        cut = q;
+    if (!cut) /* a word longer than a line: whole */
+      cut = strchr(p, ' ') ? strchr(p, ' ') : p + rest;
+    sb_putn(out, p, (size_t)(cut - p));
+    for (p = cut; *p == ' '; p++)
+      ;
+    sb_puts(out, *p ? "\n" : " */\n");
+  }
+}
+
 /* Where `text` may break and at what cost: after the space of ", ",
  * " = ", " ? ", " : ", " && ", " || " and the arithmetic operators, and
  * after an opening parenthesis; the deeper in parentheses and brackets, the
@@ -345,14 +379,11 @@ static void print_node_unguarded(StrBuf *out, const LoopNode *n, int level) {
     sb_puts(out, "LGEN_OMP(omp barrier)\n");
     return;
   case LN_COMMENT:
-    indent(out, level);
-    sb_printf(out, "/* %s */\n", n->text);
+    put_comment(out, 2 * level, n->text);
     return;
   case LN_PROC:
-    if (n->text) {
-      indent(out, level);
-      sb_printf(out, "/* %s */\n", n->text);
-    }
+    if (n->text)
+      put_comment(out, 2 * level, n->text);
     sb_printf(&line, "%s %s(", n->type, proc_name(n));
     for (int i = 0; i < n->nparams; i++) {
       sb_puts(&line, i ? ", " : "");

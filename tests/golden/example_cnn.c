@@ -470,7 +470,7 @@ LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,
   }
 }
 
-/* a register block of Conv */
+/* a register block of conv1: Conv */
 LGEN_BLOCK void lgen_cnn_block2(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict t25,
     float *restrict t26, const int64_t b0, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
     const float *restrict t24_pack, int64_t m_r, int64_t n_r)
@@ -510,7 +510,7 @@ LGEN_BLOCK void lgen_cnn_block2(int64_t m_n, int64_t m_off, int64_t n_n, float *
   }
 }
 
-/* a register block of Conv */
+/* a register block of conv2: Conv */
 LGEN_BLOCK void lgen_cnn_block3(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict t33,
     float *restrict t34, const int64_t b0, int64_t k_t0, const int64_t k_t0_end, int64_t n_t0,
     const float *restrict t32_pack, int64_t m_r, int64_t n_r)
@@ -550,7 +550,8 @@ LGEN_BLOCK void lgen_cnn_block3(int64_t m_n, int64_t m_off, int64_t n_n, float *
   }
 }
 
-/* a register block of Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool */
+/* a register block of conv2: Conv + relu0: Relu + residual: Add + relu2: Relu + gap:
+ * GlobalAveragePool */
 LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, const float *restrict conv2_bias_folded,
     float *restrict n0, float *restrict t35, float *restrict p, int64_t d1_r)
 {
@@ -615,15 +616,15 @@ size_t cnn_workspace_size(void)
 static const char *const cnn_profile_ops[12] = {
   "conv0: Conv -> n0_padded_input",
   "conv0: Conv -> n0",
-  "relu0: Relu + Conv -> t22",
-  "Conv",
-  "Conv -> t26",
-  "Conv",
-  "Conv + relu1: Relu -> t30",
-  "Conv",
-  "Conv -> t34",
-  "Conv",
-  "Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool -> p",
+  "relu0: Relu + conv1: Conv -> t22",
+  "conv1: Conv",
+  "conv1: Conv -> t26",
+  "conv1: Conv",
+  "conv1: Conv + relu1: Relu + conv2: Conv -> t30",
+  "conv2: Conv",
+  "conv2: Conv -> t34",
+  "conv2: Conv",
+  "conv2: Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool -> p",
   "fc: Gemm -> y",
 };
 static double cnn_profile_seconds[12], cnn_profile_flops[12];
@@ -707,7 +708,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
         {
           float *restrict n0 = (float *)((char *)workspace + 524288);
           float *restrict t22 = (float *)((char *)workspace + 262144);
-          /* relu0: Relu + Conv */
+          /* relu0: Relu + conv1: Conv */
           LGEN_OMP_SIMD(omp simd)
           for (int64_t d1 = 0; d1 < 16384; ++d1) {
             const float t0 = n0[d1];
@@ -724,7 +725,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t22 = (float *)((char *)workspace + 262144);
       float *restrict t25 = (float *)workspace;
-      /* Conv as winograd_input_transform (templates/winograd_input.c) */
+      /* conv1: Conv as winograd_input_transform (templates/winograd_input.c) */
       lgen_winograd_input_f32(t22, t25, 1, 32, 32, 16, 16, 16, 1, 1, 2);
     }
 #ifdef LGEN_PROFILE
@@ -733,7 +734,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t25 = (float *)workspace;
       float *restrict t26 = (float *)((char *)workspace + 262144);
-      /* Conv */
+      /* conv1: Conv */
       {
         const int64_t claim_total = (16) * (((256) - (0) + 2729) / 2730);
         const int64_t claim_chunk = (claim_total + 31) / 32;
@@ -780,7 +781,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t26 = (float *)((char *)workspace + 262144);
       float *restrict t27 = (float *)((char *)workspace + 589824);
-      /* Conv as winograd_output_transform (templates/winograd_output.c) */
+      /* conv1: Conv as winograd_output_transform (templates/winograd_output.c) */
       lgen_winograd_output_f32(t26, t27, 1, 32, 32, 16, 16, 16, 2);
     }
 #ifdef LGEN_PROFILE
@@ -792,7 +793,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           const float *restrict conv1_bias_folded = lgen_cnn_conv1_bias_folded;
           float *restrict t27 = (float *)((char *)workspace + 589824);
           float *restrict t30 = (float *)((char *)workspace + 589824);
-          /* Conv + relu1: Relu */
+          /* conv1: Conv + relu1: Relu + conv2: Conv */
           for (int64_t d1 = 0; d1 < 1024; ++d1) {
             LGEN_OMP_SIMD(omp simd)
             for (int64_t d3 = 0; d3 < 16; ++d3) {
@@ -811,7 +812,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t30 = (float *)((char *)workspace + 589824);
       float *restrict t33 = (float *)workspace;
-      /* Conv as winograd_input_transform (templates/winograd_input.c) */
+      /* conv2: Conv as winograd_input_transform (templates/winograd_input.c) */
       lgen_winograd_input_f32(t30, t33, 1, 32, 32, 16, 16, 16, 1, 1, 2);
     }
 #ifdef LGEN_PROFILE
@@ -820,7 +821,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t33 = (float *)workspace;
       float *restrict t34 = (float *)((char *)workspace + 262144);
-      /* Conv */
+      /* conv2: Conv */
       {
         const int64_t claim_total = (16) * (((256) - (0) + 2729) / 2730);
         const int64_t claim_chunk = (claim_total + 31) / 32;
@@ -867,7 +868,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
     {
       float *restrict t34 = (float *)((char *)workspace + 262144);
       float *restrict t35 = (float *)workspace;
-      /* Conv as winograd_output_transform (templates/winograd_output.c) */
+      /* conv2: Conv as winograd_output_transform (templates/winograd_output.c) */
       lgen_winograd_output_f32(t34, t35, 1, 32, 32, 16, 16, 16, 2);
     }
 #ifdef LGEN_PROFILE
@@ -880,7 +881,7 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
           float *restrict n0 = (float *)((char *)workspace + 524288);
           float *restrict t35 = (float *)workspace;
           float *restrict p = (float *)((char *)workspace + 65536);
-          /* Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool */
+          /* conv2: Conv + relu0: Relu + residual: Add + relu2: Relu + gap: GlobalAveragePool */
           for (int64_t d1_t0 = 0; d1_t0 < 16; d1_t0 += 128) {
             const int64_t d1_t0_end = lgen_min(d1_t0 + 128, 16);
             for (int64_t d1_r = d1_t0; d1_r < d1_t0_end; d1_r += 16) {

@@ -79,6 +79,14 @@ static void padding(const Graph *g, const GraphNode *n, int64_t *p) {
   }
 }
 
+/* The origin of the nodes a conv becomes: its own with its name
+ * ("conv1: Conv"), which the lowered ops carry into the C's comments and
+ * the profile (lower.c's node_origin names only a named node). */
+static const char *origin_of(Graph *g, const GraphNode *n) {
+  const char *op = n->origin ? n->origin : graph_op_info(n->op)->name;
+  return n->name && *n->name ? arena_printf(g->arena, "%s: %s", n->name, op) : op;
+}
+
 static void im2col(Graph *g, GraphNode *n, const int64_t *ws, const int64_t *ys) {
   int64_t k[2] = {ws[0], ws[1]}, s[2], d[2];
   pair(g, n, "strides", s);
@@ -88,14 +96,14 @@ static void im2col(Graph *g, GraphNode *n, const int64_t *ws, const int64_t *ys)
   GraphAttr a[4] = {ints_attr(g, "kernel", 2, k), ints_attr(g, "strides", 2, s), ints_attr(g, "dilations", 2, d),
                     ints_attr(g, "padding", 4, p)};
   int x = n->inputs[0], w = n->inputs[1];
-  int col = graph_add_node(g, GOP_IM2COL, NULL, 1, &x, 4, a, NULL, n->path, n->origin);
+  int col = graph_add_node(g, GOP_IM2COL, NULL, 1, &x, 4, a, NULL, n->path, origin_of(g, n));
   int64_t wshape[2] = {ws[0] * ws[1] * ws[2], ws[3]};
   GraphAttr ra = ints_attr(g, "shape", 2, wshape);
-  int wm = graph_add_node(g, GOP_RESHAPE, NULL, 1, &w, 1, &ra, NULL, n->path, n->origin);
+  int wm = graph_add_node(g, GOP_RESHAPE, NULL, 1, &w, 1, &ra, NULL, n->path, origin_of(g, n));
   int ins[2] = {col, wm};
-  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin);
+  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, origin_of(g, n));
   GraphAttr oa = ints_attr(g, "shape", 4, ys);
-  graph_add_node(g, GOP_RESHAPE, NULL, 1, &mm, 1, &oa, NULL, n->path, n->origin);
+  graph_add_node(g, GOP_RESHAPE, NULL, 1, &mm, 1, &oa, NULL, n->path, origin_of(g, n));
 }
 
 static GraphAttr perm_attr(Graph *g, int64_t a, int64_t b, int64_t c, int64_t d) {
@@ -103,7 +111,7 @@ static GraphAttr perm_attr(Graph *g, int64_t a, int64_t b, int64_t c, int64_t d)
 }
 
 static int transpose(Graph *g, const GraphNode *n, int x, GraphAttr perm) {
-  return graph_add_node(g, GOP_TRANSPOSE, NULL, 1, &x, 1, &perm, NULL, n->path, n->origin);
+  return graph_add_node(g, GOP_TRANSPOSE, NULL, 1, &x, 1, &perm, NULL, n->path, origin_of(g, n));
 }
 
 /* F(m x m, 3x3), m = 2 or 6 (winograd6). ys is the output's [N, OH, OW].
@@ -121,16 +129,16 @@ static void winograd(Graph *g, GraphNode *n, const int64_t *ys, int64_t m) {
     x = transpose(g, n, x, perm_attr(g, 0, 2, 3, 1));
     w = transpose(g, n, w, perm_attr(g, 2, 3, 1, 0)); /* FCHW -> HWCF */
   }
-  int u = graph_add_node(g, GOP_WINOGRAD_FILTER_TRANSFORM, NULL, 1, &w, 1, &ta, NULL, n->path, n->origin);
-  int v = graph_add_node(g, GOP_WINOGRAD_INPUT_TRANSFORM, NULL, 1, &x, 2, pa, NULL, n->path, n->origin);
+  int u = graph_add_node(g, GOP_WINOGRAD_FILTER_TRANSFORM, NULL, 1, &w, 1, &ta, NULL, n->path, origin_of(g, n));
+  int v = graph_add_node(g, GOP_WINOGRAD_INPUT_TRANSFORM, NULL, 1, &x, 2, pa, NULL, n->path, origin_of(g, n));
   int ins[2] = {v, u};
-  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, n->origin); /* (m+2)^2 [P,C] x [C,F] */
-  int y = graph_add_node(g, GOP_WINOGRAD_OUTPUT_TRANSFORM, NULL, 1, &mm, 2, sa, NULL, n->path, n->origin);
+  int mm = graph_add_node(g, GOP_MATMUL, NULL, 2, ins, 0, NULL, NULL, n->path, origin_of(g, n)); /* (m+2)^2 [P,C] x [C,F] */
+  int y = graph_add_node(g, GOP_WINOGRAD_OUTPUT_TRANSFORM, NULL, 1, &mm, 2, sa, NULL, n->path, origin_of(g, n));
   if (!nchw)
     return;
   if (n->ninputs > 2 && n->inputs[2] >= 0) { /* the bias, over the NHWF result's last dim */
     int yb[2] = {y, n->inputs[2]};
-    y = graph_add_node(g, GOP_ADD, NULL, 2, yb, 0, NULL, NULL, n->path, n->origin);
+    y = graph_add_node(g, GOP_ADD, NULL, 2, yb, 0, NULL, NULL, n->path, origin_of(g, n));
   }
   transpose(g, n, y, perm_attr(g, 0, 3, 1, 2));
 }
