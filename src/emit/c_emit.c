@@ -607,6 +607,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   params[nparams++] = (LoopVar){"void *restrict", gn.workspace};
   loops_tidy_names(e->arena, &tree, params, nparams, names_plain, &e->kn.table);
   dump_loops(e, k, &tree);
+  graph_outlines_tidy(e, &outlines, gn.workspace);
   graph_outlines_dump(e, &outlines);
   StrBuf procs = {0};
   emit_procs(e, &procs, &tree, params, nparams, arena_printf(e->arena, "lgen_%s_block", e->kn.function));

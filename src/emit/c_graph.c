@@ -718,21 +718,42 @@ void graph_outline_prototypes(Emitter *e, StrBuf *out, int index, const char *re
     }
 }
 
+/* An outlined group's function's parameters: its tensors, the sizes and
+ * the workspace `ws`. */
+static LoopVar *outline_params(Emitter *e, const Outline *o, const char *ws, int *count) {
+  const Kernel *k = e->k;
+  LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(o->n + k->nsizes + 1));
+  int nparams = 0;
+  for (int j = 0; j < o->n; j++)
+    params[nparams++] = (LoopVar){arena_printf(e->arena, "%s%s *%s", j < o->ninputs ? "const " : "",
+                                               c_type_name(k->tensors[o->tensors[j]].type),
+                                               o->restricted[j] ? "restrict" : ""),
+                                  e->kn.tensors[o->tensors[j]]};
+  for (int j = 0; j < k->nsizes; j++)
+    params[nparams++] = (LoopVar){"int64_t", e->kn.sizes[j]};
+  params[nparams++] = (LoopVar){"void *restrict", ws};
+  *count = nparams;
+  return params;
+}
+
+void graph_outlines_tidy(Emitter *e, const PtrVec *outlines, const char *ws) {
+  for (int i = 0; i < outlines->len; i++) {
+    Outline *o = outlines->items[i];
+    if (o->libcall)
+      continue;
+    int nparams;
+    const LoopVar *params = outline_params(e, o, ws, &nparams);
+    loops_tidy_names(e->arena, &o->body, params, nparams, names_plain, &e->kn.table);
+  }
+}
+
 void graph_outline_definitions(Emitter *e, const PtrVec *outlines, StrBuf *out, int index, const char *ws) {
   const Kernel *k = e->k;
   for (int i = 0; i < outlines->len; i++) {
     Outline *o = outlines->items[i];
     if (!o->libcall) { /* its register blocks' functions, before it */
-      LoopVar *params = arena_alloc(e->arena, sizeof *params * (size_t)(o->n + k->nsizes + 1));
-      int nparams = 0;
-      for (int j = 0; j < o->n; j++)
-        params[nparams++] = (LoopVar){arena_printf(e->arena, "%s%s *%s", j < o->ninputs ? "const " : "",
-                                                   c_type_name(k->tensors[o->tensors[j]].type),
-                                                   o->restricted[j] ? "restrict" : ""),
-                                      e->kn.tensors[o->tensors[j]]};
-      for (int j = 0; j < k->nsizes; j++)
-        params[nparams++] = (LoopVar){"int64_t", e->kn.sizes[j]};
-      params[nparams++] = (LoopVar){"void *restrict", ws};
+      int nparams;
+      const LoopVar *params = outline_params(e, o, ws, &nparams);
       emit_procs(e, out, &o->body, params, nparams, arena_printf(e->arena, "lgen_%s_block", o->name));
     }
     outline_doc(e, out, index, o);

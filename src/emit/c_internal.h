@@ -245,5 +245,7 @@ void graph_outline_definitions(Emitter *e, const PtrVec *outlines, StrBuf *out, 
 const char *graph_outlines_text(Emitter *e, const PtrVec *outlines);
 /* --dump=loops: the outlined groups' trees (G_run's shows their calls). */
 void graph_outlines_dump(Emitter *e, const PtrVec *outlines);
+/* loops_tidy_names on each outlined group's function (ws: the workspace's name). */
+void graph_outlines_tidy(Emitter *e, const PtrVec *outlines, const char *ws);
 
 #endif
