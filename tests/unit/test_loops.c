@@ -99,3 +99,64 @@ Test(loops_claim, singles_claimed_reductions_and_inner_loops_kept) {
   cr_assert(has(a, c, "LGEN_OMP(omp for) for (int64_t m = 0;"), "%s", c);
   arena_free(a);
 }
+
+/* ---- loops_tidy_names ---- */
+
+/* The namer's answer: a name ending in _N wanted what comes before it. */
+static const char *strip_suffix(void *ctx, const char *name) {
+  Arena *a = ctx;
+  const char *u = strrchr(name, '_');
+  if (!u || !u[1] || strspn(u + 1, "0123456789") != strlen(u + 1))
+    return NULL;
+  return arena_strndup(a, name, (size_t)(u - name));
+}
+
+/* Two sibling loops k_2 and k_3 that nothing else in scope names: both k. */
+Test(loops_tidy, sibling_loops_get_the_plain_name) {
+  Arena *a = arena_new();
+  LoopList f = {0};
+  for (int i = 2; i <= 3; i++) {
+    const char *k = arena_printf(a, "k_%d", i);
+    LoopNode *loop = loops_for(a, k, "0", "N", 1);
+    loops_append(&loop->body, loops_let(a, "const float", arena_printf(a, "t2_%d", i), arena_printf(a, "x[%s]", k)));
+    loops_append(&loop->body, loops_store(a, arena_printf(a, "y[%s]", k), arena_printf(a, "t2_%d * t2_%d", i, i)));
+    loops_append(&f, loop);
+  }
+  LoopVar params[3] = {{"int64_t", "N"}, {"const float *", "x"}, {"float *", "y"}};
+  loops_tidy_names(a, &f, params, 3, strip_suffix, a);
+  const char *c = print(a, &f);
+  cr_assert(has(a, c, "for (int64_t k = 0; k < N; ++k) { const float t2 = x[k]; y[k] = t2 * t2; }"), "%s", c);
+  cr_assert(!strstr(c, "k_2") && !strstr(c, "k_3") && !strstr(c, "t2_"), "%s", c);
+  arena_free(a);
+}
+
+/* The suffix stays where the plain name is a parameter, an enclosing
+ * declaration, or an identifier of the new name's scope (another meaning
+ * there); it does not count inside a string literal or as a member. */
+Test(loops_tidy, suffix_kept_where_a_clash_forces_it) {
+  Arena *a = arena_new();
+  LoopList f = {0};
+  LoopNode *outer = loops_for(a, "i", "0", "N", 1); /* i encloses i_2 */
+  LoopNode *inner = loops_for(a, "i_2", "0", "4", 1);
+  loops_append(&inner->body, loops_store(a, "y[i + i_2]", "0"));
+  loops_append(&outer->body, inner);
+  loops_append(&f, outer);
+  LoopNode *n2 = loops_for(a, "N_2", "0", "3", 1); /* N is a parameter */
+  loops_append(&n2->body, loops_store(a, "y[N_2]", "1"));
+  loops_append(&f, n2);
+  loops_append(&f, loops_let(a, "const float", "s_2", "x[0]")); /* s named later in its scope */
+  const char *args[2] = {"\"s\"", "s_2"};
+  loops_append(&f, loops_call(a, "report", 2, args));
+  loops_append(&f, loops_store(a, "y[0]", "s + s_2"));
+  loops_append(&f, loops_let(a, "const float", "v_2", "x[1]")); /* v only in a literal and as a member */
+  const char *args2[3] = {"\"v\"", "p.v", "v_2"};
+  loops_append(&f, loops_call(a, "report", 3, args2));
+  LoopVar params[3] = {{"int64_t", "N"}, {"const float *", "x"}, {"float *", "y"}};
+  loops_tidy_names(a, &f, params, 3, strip_suffix, a);
+  const char *c = print(a, &f);
+  cr_assert(has(a, c, "for (int64_t i_2 = 0; i_2 < 4; ++i_2) { y[i + i_2] = 0; }"), "%s", c);
+  cr_assert(has(a, c, "for (int64_t N_2 = 0; N_2 < 3; ++N_2)"), "%s", c);
+  cr_assert(has(a, c, "const float s_2 = x[0]; report(\"s\", s_2); y[0] = s + s_2;"), "%s", c);
+  cr_assert(has(a, c, "const float v = x[1]; report(\"v\", p.v, v);"), "%s", c);
+  arena_free(a);
+}
