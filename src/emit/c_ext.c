@@ -732,11 +732,11 @@ static void call_winograd_output(ExtCall *c) {
   int cnt; /* list attributes' lengths, checked by build_ext.c */
   ElemType t0 = tensor_of(c, 0)->type;
   instantiate(c, t0, TY_I64, false);
-  const int64_t *sh = ext_attr_ints(x, "shape", &cnt);
+  const int64_t *sh = ext_attr_ints(x, "shape", &cnt), *hw = sh + cnt - 2; /* [N,] OH, OW */
   int m = attr_int(c, "output_tile_size", 2);
-  call_args(c, "%s, %s, %lld, %lld, %lld, %s, %lld, %lld, %d", name_of(c, 0), name_of(c, out),
-       (long long)sh[0], (long long)sh[1], (long long)sh[2], extent(c, 0, 3), (long long)((sh[1] + m - 1) / m),
-       (long long)((sh[2] + m - 1) / m), m);
+  call_args(c, "%s, %s, %s, %lld, %lld, %s, %lld, %lld, %d", name_of(c, 0), name_of(c, out),
+       extent(c, out, 0), (long long)hw[0], (long long)hw[1], extent(c, 0, 3), (long long)((hw[0] + m - 1) / m),
+       (long long)((hw[1] + m - 1) / m), m);
 }
 
 /* rnn (templates/rnn.c): the optional inputs are those the with_* flags

@@ -73,7 +73,8 @@ void *arena_alloc(Arena *arena, size_t size) {
 
 char *arena_strndup(Arena *arena, const char *s, size_t n) {
   char *p = arena_take(arena, n + 1);
-  memcpy(p, s, n);
+  if (n > 0) /* an empty protobuf string's data may be a null pointer */
+    memcpy(p, s, n);
   p[n] = '\0';
   return p;
 }

@@ -387,16 +387,19 @@ def winograd_conv_cases():
     # through transposes (conv_algo.c): a constant filter (its transform
     # folded at generation time) or an input one (transformed at run time),
     # the bias, odd and prime extents (partial 2x2 tiles), asymmetric pads,
-    # a batch of 2, and a residual block whose activations are stored
+    # a batch of 2, a symbolic batch (the tile count N * TH * TW known only
+    # at run time) and a residual block whose activations are stored
     # channels-last. tests/fft-conv.test checks that the choice is made.
-    def conv(name, c, f, x_shape, seed, bias=True, **attrs):
+    def conv(name, c, f, x_shape, seed, bias=True, dims=({},), **attrs):
         ins = ["x", "w", "b"] if bias else ["x", "w"]
         inits = [weights("w", [f, c, 3, 3], seed, 0.2)] + ([weights("b", [f], seed + 1)] if bias else [])
         add(name, [h.make_node("Conv", ins, ["u"], **attrs), h.make_node("Relu", ["u"], ["y"])],
-            [("x", T.FLOAT, x_shape)], ["y"], inits=inits, opset=13)
+            [("x", T.FLOAT, x_shape)], ["y"], inits=inits, opset=13, dims=dims)
     conv("conv_winograd_bias", 16, 16, [1, 16, 7, 9], 61, pads=[1, 1, 1, 1])
     conv("conv_winograd_asym", 17, 33, [2, 17, 13, 11], 63, bias=False, pads=[0, 1, 2, 1])
     conv("conv_winograd_nopad", 19, 16, [1, 19, 5, 3], 65)
+    conv("conv_winograd_symbolic_batch", 16, 17, ["N", 16, 7, 5], 71, pads=[1, 1, 1, 1],
+         dims=[{"N": 1}, {"N": 3}, {"N": 2}])
     add("conv_winograd_filter_input", [h.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1, 1])],
         [("x", T.FLOAT, [1, 16, 6, 5]), ("w", T.FLOAT, [16, 16, 3, 3])], ["y"], opset=13)
     add("conv_winograd_residual",

@@ -416,6 +416,11 @@ static AffineExpr *dim_div(Graph *g, AffineKind kind, AffineExpr *a, AffineExpr 
                      graph_dim_const(g, dim_times(g, p, b->value)));
     }
   }
+  /* (x * c) floordiv q = x * (c / q) where q divides c: a batch of
+   * Winograd tiles, (N * 49) floordiv 49, gives the batch N back */
+  if ((kind == AE_FLOORDIV || kind == AE_CEILDIV) && b->kind == AE_CONST && b->value > 0 && a->kind == AE_MUL &&
+      a->rhs->kind == AE_CONST && a->rhs->value % b->value == 0)
+    return dim_mul(g, a->lhs, graph_dim_const(g, a->rhs->value / b->value));
   if (a->kind == AE_CONST && b->kind == AE_CONST && b->value != 0) {
     if (b->value == -1)
       dim_times(g, a->value, -1); /* INT64_MIN / -1 overflows too */

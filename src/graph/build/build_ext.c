@@ -848,36 +848,42 @@ static int infer_winograd_input(Ext *x) {
   want_rank(x, 0, 4);
   int64_t m = get_output_tile(x);
   const int64_t *p = get_padding(x);
-  int64_t n = want_static(x, v->shape[0], "the batch"), h = want_static(x, v->shape[1], "the height");
-  int64_t w = want_static(x, v->shape[2], "the width");
+  int64_t h = want_static(x, v->shape[1], "the height"), w = want_static(x, v->shape[2], "the width");
   int64_t oh = out_extent(x, h, p[0], p[1], 3, 1, 1), ow = out_extent(x, w, p[2], p[3], 3, 1, 1);
-  AffineExpr *shape[4] = {graph_dim_const(x->g, m + 2), graph_dim_const(x->g, m + 2),
-                          graph_dim_const(x->g, n * ((oh + m - 1) / m) * ((ow + m - 1) / m)), v->shape[3]};
+  /* the batch may be symbolic: the tiles are then N * TH * TW */
+  AffineExpr *tiles = graph_dim_arith(x->g, AE_MUL, v->shape[0], graph_dim_const(x->g, ((oh + m - 1) / m) *
+                                                                                    ((ow + m - 1) / m)));
+  AffineExpr *shape[4] = {graph_dim_const(x->g, m + 2), graph_dim_const(x->g, m + 2), tiles, v->shape[3]};
   set_out(x, 0, v->type, 4, shape);
   return 1;
 }
 
 /* The output's [N, OH, OW] are given (`shape`): the tiles alone do not tell
- * an extent from the others that round up to the same tile count. */
+ * an extent from the others that round up to the same tile count. With a
+ * symbolic batch `shape` is [OH, OW], and N is the tile count over TH * TW. */
 static int infer_winograd_output(Ext *x) {
   const GraphValue *v = in(x, 0);
   want_float(x, 0);
   want_rank(x, 0, 4);
   int64_t m = get_output_tile(x);
   GraphAttr *a = get_ints(x, "shape", true);
-  if (a->n != 3)
-    graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs [N, OH, OW], not %d values", x->desc, a->n);
-  for (int i = 0; i < 3; i++)
+  if (a->n != 3 && a->n != 2)
+    graph_error(x->g, attr_path(x, "shape"), "%s'shape' needs [N, OH, OW] or [OH, OW], not %d values", x->desc,
+                a->n);
+  for (int i = 0; i < a->n; i++)
     if (a->ints[i] < 1)
       graph_error(x->g, attr_path(x, "shape"), "%s'shape' must be positive (%lld)", x->desc, (long long)a->ints[i]);
-  int64_t tiles = a->ints[0] * ((a->ints[1] + m - 1) / m) * ((a->ints[2] + m - 1) / m);
+  const int64_t *hw = a->ints + a->n - 2;
+  AffineExpr *per_image = graph_dim_const(x->g, ((hw[0] + m - 1) / m) * ((hw[1] + m - 1) / m));
+  AffineExpr *batch = a->n == 3 ? graph_dim_const(x->g, a->ints[0])
+                                : graph_dim_arith(x->g, AE_FLOORDIV, v->shape[2], per_image);
   if (want_static(x, v->shape[0], "dim 0") != m + 2 || want_static(x, v->shape[1], "dim 1") != m + 2 ||
-      want_static(x, v->shape[2], "the tile count") != tiles)
-    graph_error(x->g, x->n->path, "%sinput '%s' must be [%lld, %lld, %lld, F] for an output of [%lld, %lld, %lld, F]",
-                x->desc, v->name, (long long)(m + 2), (long long)(m + 2), (long long)tiles, (long long)a->ints[0],
-                (long long)a->ints[1], (long long)a->ints[2]);
-  AffineExpr *shape[4] = {graph_dim_const(x->g, a->ints[0]), graph_dim_const(x->g, a->ints[1]),
-                          graph_dim_const(x->g, a->ints[2]), v->shape[3]};
+      !graph_dims_equal(x->g->arena, v->shape[2], graph_dim_arith(x->g, AE_MUL, batch, per_image)))
+    graph_error(x->g, x->n->path, "%sinput '%s' must be [%lld, %lld, %s, F] for an output of [%s, %lld, %lld, F]",
+                x->desc, v->name, (long long)(m + 2), (long long)(m + 2),
+                graph_dim_str(x->g, graph_dim_arith(x->g, AE_MUL, batch, per_image)), graph_dim_str(x->g, batch),
+                (long long)hw[0], (long long)hw[1]);
+  AffineExpr *shape[4] = {batch, graph_dim_const(x->g, hw[0]), graph_dim_const(x->g, hw[1]), v->shape[3]};
   set_out(x, 0, v->type, 4, shape);
   return 1;
 }

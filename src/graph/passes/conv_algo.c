@@ -20,10 +20,15 @@
 
 static GraphValue *val(const Graph *g, int v) { return GRAPH_VALUE(g, v); }
 
-static bool dims_static(const GraphValue *v, int64_t *out) {
+/* The dims of v, -1 for a symbolic batch (dim 0) when batch_may_vary;
+ * false when another dim is symbolic. */
+static bool dims_static(const GraphValue *v, int64_t *out, bool batch_may_vary) {
   for (int d = 0; d < v->rank; d++)
-    if (!graph_dim_value(v->shape[d], &out[d]))
-      return false;
+    if (!graph_dim_value(v->shape[d], &out[d])) {
+      if (d > 0 || !batch_may_vary)
+        return false;
+      out[d] = -1;
+    }
   return true;
 }
 
@@ -114,7 +119,9 @@ static int transpose(Graph *g, const GraphNode *n, int x, GraphAttr perm) {
   return graph_add_node(g, GOP_TRANSPOSE, NULL, 1, &x, 1, &perm, NULL, n->path, origin_of(g, n));
 }
 
-/* F(m x m, 3x3), m = 2 or 6 (winograd6). ys is the output's [N, OH, OW].
+/* F(m x m, 3x3), m = 2 or 6 (winograd6). ys is the output's [N, OH, OW],
+ * N -1 when it is symbolic: the output transform then takes [OH, OW] and
+ * finds N from the tile count.
  * ONNX's conv (NCHW, FCHW filter, a bias) reaches the same NHWC transforms
  * through transposes: the filter's folds with it, and the activations'
  * are plain copies once the layout pass stores them channels-last. */
@@ -123,7 +130,8 @@ static void winograd(Graph *g, GraphNode *n, const int64_t *ys, int64_t m) {
   int64_t p[4];
   padding(g, n, p);
   GraphAttr ta = {.name = "output_tile_size", .kind = GA_INT, .i = m};
-  GraphAttr pa[2] = {ints_attr(g, "padding", 4, p), ta}, sa[2] = {ints_attr(g, "shape", 3, ys), ta};
+  GraphAttr pa[2] = {ints_attr(g, "padding", 4, p), ta};
+  GraphAttr sa[2] = {ys[0] < 0 ? ints_attr(g, "shape", 2, ys + 1) : ints_attr(g, "shape", 3, ys), ta};
   int x = n->inputs[0], w = n->inputs[1];
   if (nchw) {
     x = transpose(g, n, x, perm_attr(g, 0, 2, 3, 1));
@@ -145,19 +153,20 @@ static void winograd(Graph *g, GraphNode *n, const int64_t *ys, int64_t m) {
 
 /* A 2-D conv's shapes in NHWC terms: x [N, H, W, C], the filter [KH, KW,
  * C, F] and y [N, OH, OW, F], from conv_2d_nhwc_hwcf or from ONNX's conv
- * (NCHW, FCHW filter) with one group. False for other convs. */
+ * (NCHW, FCHW filter) with one group. False for other convs. *known: all
+ * dims are static but perhaps the batch, which is then -1. */
 static bool conv_shapes(const Graph *g, const GraphNode *n, int64_t *xs, int64_t *ws, int64_t *ys, bool *known) {
   if (n->op != GOP_CONV_2D_NHWC_HWCF && n->op != GOP_CONV)
     return false;
   const GraphValue *x = val(g, n->inputs[0]), *w = val(g, n->inputs[1]), *y = val(g, n->outputs[0]);
   if (n->op == GOP_CONV_2D_NHWC_HWCF) {
-    *known = dims_static(x, xs) && dims_static(w, ws) && dims_static(y, ys);
+    *known = dims_static(x, xs, true) && dims_static(w, ws, false) && dims_static(y, ys, true);
     return true;
   }
   if (x->rank != 4 || w->rank != 4 || graph_attr_int(g, n, "group", 1) != 1)
     return false;
   int64_t a[4], b[4], c[4];
-  *known = dims_static(x, a) && dims_static(w, b) && dims_static(y, c);
+  *known = dims_static(x, a, true) && dims_static(w, b, false) && dims_static(y, c, true);
   static const int nhwc[4] = {0, 2, 3, 1}, hwcf[4] = {2, 3, 1, 0};
   for (int d = 0; d < 4 && *known; d++) {
     xs[d] = a[nhwc[d]];
@@ -251,6 +260,8 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
     }
     if (!known)
       refuse(g, n, c, "needs static shapes", algo);
+    if (!wino && xs[0] < 0)
+      refuse(g, n, c, "needs a static batch", algo);
     if (n->op == GOP_CONV && !wino)
       refuse(g, n, c, "needs an NHWC conv (conv_2d_nhwc_hwcf)", algo);
     if (wino && !winograd_window(g, n, ws))
@@ -269,11 +280,13 @@ void graph_conv_algorithms(Graph *g, const ConvAlgoChoice *choices, int nchoices
                "filter as [%lld, %lld] (from %s)", y->name, (long long)xs[0], (long long)(ys[1] * ys[2]),
                (long long)(ws[0] * ws[1] * ws[2]), (long long)(ws[0] * ws[1] * ws[2]), (long long)ws[3], where));
     else {
-      int64_t m = wino6 ? 6 : 2, tiles = xs[0] * ((ys[1] + m - 1) / m) * ((ys[2] + m - 1) / m);
-      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': winograd F(%lldx%lld, 3x3), %lld tiles, %lld "
-               "matmuls [%lld, %lld] x [%lld, %lld] (from %s)", y->name, (long long)m, (long long)m,
-               (long long)tiles, (long long)((m + 2) * (m + 2)), (long long)tiles, (long long)ws[2],
-               (long long)ws[2], (long long)ws[3], where));
+      int64_t m = wino6 ? 6 : 2, per_image = ((ys[1] + m - 1) / m) * ((ys[2] + m - 1) / m);
+      const char *tiles = xs[0] < 0 ? arena_printf(g->arena, "%s * %lld", graph_dim_str(g, val(g, n->inputs[0])->shape[0]),
+                                                   (long long)per_image)
+                                    : arena_printf(g->arena, "%lld", (long long)(xs[0] * per_image));
+      vec_push(g->arena, notes, arena_printf(g->arena, "conv '%s': winograd F(%lldx%lld, 3x3), %s tiles, %lld "
+               "matmuls [%s, %lld] x [%lld, %lld] (from %s)", y->name, (long long)m, (long long)m, tiles,
+               (long long)((m + 2) * (m + 2)), tiles, (long long)ws[2], (long long)ws[2], (long long)ws[3], where));
     }
     i += g->nodes.len - first; /* skip the new nodes */
   }
