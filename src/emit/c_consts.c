@@ -191,21 +191,32 @@ static void literal_byte(StrBuf *out, unsigned char c, int next) {
   sb_putn(out, esc, n);
 }
 
+/* The union of a constant's bytes and its elements (`bytes[B + 1]`: room
+ * for the literal's NUL, which compilers warn of leaving out, gcc's
+ * -Wunterminated-string-initialization), and its object's name:
+ * "lgenbytes_" begins no other symbol of the file (see packed_constant). */
+static const char *bytes_union(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol, int64_t n) {
+  const char *prefix = e->opt->prefix;
+  sb_printf(out, "const union {\n  unsigned char bytes[%lld];\n  %s v[%lld];\n}",
+            (long long)(n * elem_type_bytes(tp->type)) + 1, c_type_name(tp->type), (long long)n);
+  return arena_printf(e->arena, "%slgenbytes_%s", prefix, symbol + strlen(prefix));
+}
+
 /* `static const union { unsigned char bytes[B]; T v[n]; } lgenbytes_SYMBOL` and a
  * pointer `SYMBOL` to its elements, which the code reads as it would the
  * array. The bytes are little-endian: the file refuses a big-endian target
- * (c_emit.c), for which --constants=values writes the values instead. */
+ * (c_emit.c), for which --constants=values writes the values instead. In
+ * the --weights=FILE.c file (external) the union is defined without
+ * `static` and without the pointer, which the kernels' file declares
+ * (constant_bytes_declaration). */
 static void constant_bytes_definition(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol,
-                                      int64_t n) {
+                                      int64_t n, bool external) {
   int64_t bytes = n * elem_type_bytes(tp->type);
-  /* "lgenbytes_" begins no other symbol of the file (see packed_constant) */
-  const char *prefix = e->opt->prefix;
-  const char *object = arena_printf(e->arena, "%slgenbytes_%s", prefix, symbol + strlen(prefix));
   const unsigned char *p = tp->data;
-  /* bytes[B + 1]: room for the literal's NUL, which compilers warn of
-   * leaving out (gcc's -Wunterminated-string-initialization) */
-  sb_printf(out, "static const union {\n  unsigned char bytes[%lld];\n  %s v[%lld];\n} %s LGEN_ALIGN64 = {",
-            (long long)bytes + 1, c_type_name(tp->type), (long long)n, object);
+  if (!external)
+    sb_puts(out, "static ");
+  const char *object = bytes_union(out, e, tp, symbol, n);
+  sb_printf(out, " %s LGEN_ALIGN64 = {", object);
   size_t line = 0; /* where the current line of the literal starts in out */
   for (int64_t i = 0; i < bytes; i++) {
     if (i == 0 || out->len - line > 92) { /* lines of at most 100 columns: one byte's escape is 4 */
@@ -217,8 +228,20 @@ static void constant_bytes_definition(StrBuf *out, Emitter *e, const TensorParam
     int next = i + 1 < bytes && literal_char(p[i + 1]) ? p[i + 1] : -1;
     literal_byte(out, p[i], next);
   }
-  sb_printf(out, "\"\n};\nstatic const %s *const %s = %s.v;\n", c_type_name(tp->type), symbol, object);
+  sb_puts(out, "\"\n};\n");
+  if (!external)
+    sb_printf(out, "static const %s *const %s = %s.v;\n", c_type_name(tp->type), symbol, object);
   e->consts.byte_literals = true;
+}
+
+/* The kernels' file's side of a constant in bytes form that the
+ * --weights=FILE.c file defines: the union declared extern, and the
+ * pointer to its elements. */
+static void constant_bytes_declaration(StrBuf *out, Emitter *e, const TensorParam *tp, const char *symbol,
+                                       int64_t n) {
+  sb_puts(out, "extern ");
+  const char *object = bytes_union(out, e, tp, symbol, n);
+  sb_printf(out, " %s;\nstatic const %s *const %s = %s.v;\n", object, c_type_name(tp->type), symbol, object);
 }
 
 /* Constant tp gets the next 64-byte aligned place in the blob. */
@@ -253,8 +276,8 @@ static void constant_definition_of(StrBuf *out, Emitter *e, const TensorParam *t
   if (n < 0) /* graphs fold shapes of constants to numbers */
     diag_bug(e->opt->diag, "constant %s has a symbolic shape", tp->name);
   e->consts.align64 = true;
-  if (!external && bytes_form(e, tp, n)) {
-    constant_bytes_definition(out, e, tp, symbol, n);
+  if (bytes_form(e, tp, n)) {
+    constant_bytes_definition(out, e, tp, symbol, n, external);
   } else if (tp->type == TY_F16) {
     sb_printf(out, "#if defined(__FLT16_MANT_DIG__) && !defined(__cplusplus)\n%s", decl);
     constant_body(out, tp, n, true, &e->needs.math);
@@ -278,6 +301,8 @@ static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const
     return;
   if (external_file || !e->opt->separate_weights)
     constant_definition_of(out, e, tp, symbol, external_file);
+  else if (bytes_form(e, tp, const_count(tp)))
+    constant_bytes_declaration(out, e, tp, symbol, const_count(tp));
   else
     sb_printf(out, "extern const %s %s[%lld];\n", c_type_name(tp->type), symbol,
               (long long)(const_count(tp) > 0 ? const_count(tp) : 1));
@@ -285,11 +310,11 @@ static void constant_array(StrBuf *out, Emitter *e, const TensorParam *tp, const
 
 /* The graph's constants. One that the run body (`body`) does not read,
  * because every reader reads it pre-packed, is left out of the file (an
- * unused static array draws a warning) and of the blob (it would double a
- * CNN's blob); a --weights=FILE.c file keeps them all, so that it defines
- * every constant. */
+ * unused static array or pointer draws a warning, also beside a --weights
+ * file) and of the blob (it would double a CNN's blob); a --weights=FILE.c
+ * file keeps them all, so that it defines every constant. */
 void graph_constants(Emitter *e, StrBuf *out, bool external_file, const char *body) {
-  bool only_read = e->consts.collect || (!external_file && !e->opt->separate_weights);
+  bool only_read = e->consts.collect || !external_file;
   /* the constants' symbols, looked for in one pass over the body */
   const char **symbols = arena_alloc(e->arena, sizeof(char *) * (size_t)(e->k->ntensors + 1));
   int n = 0;

@@ -1082,6 +1082,8 @@ void emit_c_weights(StrBuf *out, const Module *m, const EmitOptions *opt, Arena 
   sb_putc(out, '\n');
   type_prelude(out, m, NULL);
   sb_puts(out, align64_prelude);
+  if (e.consts.byte_literals)
+    sb_puts(out, byte_literals_prelude);
   append_taking(out, &defs);
 }
 

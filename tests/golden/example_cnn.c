@@ -420,17 +420,30 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk1_cnn_conv0_W_folded[432];
-extern const float lgenpk4_cnn_t24[4096];
-extern const float lgenpk8_cnn_t32[4096];
+extern const union {
+  unsigned char bytes[1729];
+  float v[432];
+} lgenbytes_lgenpk1_cnn_conv0_W_folded;
+static const float *const lgenpk1_cnn_conv0_W_folded = lgenbytes_lgenpk1_cnn_conv0_W_folded.v;
+extern const union {
+  unsigned char bytes[16385];
+  float v[4096];
+} lgenbytes_lgenpk4_cnn_t24;
+static const float *const lgenpk4_cnn_t24 = lgenbytes_lgenpk4_cnn_t24.v;
+extern const union {
+  unsigned char bytes[16385];
+  float v[4096];
+} lgenbytes_lgenpk8_cnn_t32;
+static const float *const lgenpk8_cnn_t32 = lgenbytes_lgenpk8_cnn_t32.v;
 extern const float lgen_cnn_fc_b[10];
-extern const float lgen_cnn_fc_out[160];
-extern const float lgen_cnn_conv0_W_folded[432];
+extern const union {
+  unsigned char bytes[641];
+  float v[160];
+} lgenbytes_lgen_cnn_fc_out;
+static const float *const lgen_cnn_fc_out = lgenbytes_lgen_cnn_fc_out.v;
 extern const float lgen_cnn_conv0_bias_folded[16];
 extern const float lgen_cnn_conv1_bias_folded[16];
 extern const float lgen_cnn_conv2_bias_folded[16];
-extern const float lgen_cnn_t24[4096];
-extern const float lgen_cnn_t32[4096];
 
 /* a register block of conv0: Conv */
 LGEN_BLOCK void lgen_cnn_block1(int64_t o1_n, int64_t o1_off, int64_t f_n,

@@ -660,15 +660,24 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk0_mlp_fc1_out[256];
-extern const float lgenpk1_mlp_W2[192];
-extern const float lgenpk2_mlp_W3[128];
-extern const float lgen_mlp_W2[96];
-extern const float lgen_mlp_W3[32];
+extern const union {
+  unsigned char bytes[1025];
+  float v[256];
+} lgenbytes_lgenpk0_mlp_fc1_out;
+static const float *const lgenpk0_mlp_fc1_out = lgenbytes_lgenpk0_mlp_fc1_out.v;
+extern const union {
+  unsigned char bytes[769];
+  float v[192];
+} lgenbytes_lgenpk1_mlp_W2;
+static const float *const lgenpk1_mlp_W2 = lgenbytes_lgenpk1_mlp_W2.v;
+extern const union {
+  unsigned char bytes[513];
+  float v[128];
+} lgenbytes_lgenpk2_mlp_W3;
+static const float *const lgenpk2_mlp_W3 = lgenbytes_lgenpk2_mlp_W3.v;
 extern const float lgen_mlp_b1[12];
 extern const float lgen_mlp_b2[8];
 extern const float lgen_mlp_b3[4];
-extern const float lgen_mlp_fc1_out[192];
 
 /* a register block of fc1: Gemm + relu1: Relu (epilogue) */
 LGEN_BLOCK void lgen_mlp_block1(int64_t m_n, int64_t m_off, int64_t n_n, const float *restrict x,

@@ -621,13 +621,26 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk3_transformer_Wq_shared[768];
-extern const float lgenpk14_transformer_Wo[256];
-extern const float lgenpk18_transformer_W1[512];
-extern const float lgenpk19_transformer_W2[512];
-extern const float lgen_transformer_W1[512];
-extern const float lgen_transformer_W2[512];
-extern const float lgen_transformer_Wo[256];
+extern const union {
+  unsigned char bytes[3073];
+  float v[768];
+} lgenbytes_lgenpk3_transformer_Wq_shared;
+static const float *const lgenpk3_transformer_Wq_shared = lgenbytes_lgenpk3_transformer_Wq_shared.v;
+extern const union {
+  unsigned char bytes[1025];
+  float v[256];
+} lgenbytes_lgenpk14_transformer_Wo;
+static const float *const lgenpk14_transformer_Wo = lgenbytes_lgenpk14_transformer_Wo.v;
+extern const union {
+  unsigned char bytes[2049];
+  float v[512];
+} lgenbytes_lgenpk18_transformer_W1;
+static const float *const lgenpk18_transformer_W1 = lgenbytes_lgenpk18_transformer_W1.v;
+extern const union {
+  unsigned char bytes[2049];
+  float v[512];
+} lgenbytes_lgenpk19_transformer_W2;
+static const float *const lgenpk19_transformer_W2 = lgenbytes_lgenpk19_transformer_W2.v;
 extern const float lgen_transformer_b1[32];
 extern const float lgen_transformer_b2[16];
 extern const float lgen_transformer_bo[16];
@@ -640,7 +653,6 @@ extern const float lgen_transformer_one[1];
 extern const float lgen_transformer_sqrt2[1];
 extern const float lgen_transformer_onnx_t1[1];
 extern const float lgen_transformer_onnx_t2[1];
-extern const float lgen_transformer_Wq_shared[768];
 
 /* a register block of q_shared: matmul */
 LGEN_BLOCK void lgen_transformer_block1(int64_t m_n, int64_t m_off, int64_t n_n, float *restrict l1,

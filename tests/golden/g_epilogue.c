@@ -228,8 +228,11 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgenpk0_g_epilogue_w[128];
-extern const float lgen_g_epilogue_w[48];
+extern const union {
+  unsigned char bytes[513];
+  float v[128];
+} lgenbytes_lgenpk0_g_epilogue_w;
+static const float *const lgenpk0_g_epilogue_w = lgenbytes_lgenpk0_g_epilogue_w.v;
 extern const float lgen_g_epilogue_b[6];
 
 /* a register block of fc: matmul + bias: add + act: relu (epilogue) */

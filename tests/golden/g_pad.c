@@ -127,7 +127,11 @@ static void lgen_profile_print(FILE *f, const char *graph, const lgen_profile *p
   }
 }
 #endif
-extern const float lgen_g_pad_w[108];
+extern const union {
+  unsigned char bytes[433];
+  float v[108];
+} lgenbytes_lgen_g_pad_w;
+static const float *const lgen_g_pad_w = lgenbytes_lgen_g_pad_w.v;
 
 /* a register block of conv: conv_2d_nchw_fchw */
 LGEN_BLOCK void lgen_g_pad_block1(int64_t f_n, int64_t f_off, int64_t o1_n, float *restrict y,
