@@ -134,6 +134,25 @@ int main(void) {
         got = np.array([float(v) for v in stdout.split()], dtype=np.float32)
         check(got.shape == want.shape and np.array_equal(got, want), f"budget {budget}: y = x + c exactly")
 
+    # An AveragePool window of 2^40 taps over 5 inputs (the fuzzer's
+    # kernel_shape of 2^31 took seconds): the per-position counts of the
+    # average come in closed form, not by walking the window; lgen used to
+    # run for hours here. The counts, 5 4 3 2 1 (count_include_pad 0), are
+    # the divisors in the C.
+    K = 1 << 40
+    p = os.path.join(w, "pool.json")
+    save(p, [h.make_node("AveragePool", ["x"], ["y"], kernel_shape=[1, K], pads=[0, 0, 0, K - 1], name="pool")],
+         [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 1, 5])], [yf])
+    out = os.path.join(w, "pool.c")
+    try:
+        r, secs = lgen(args, p, "-o", out, "--constants=values")
+        text = open(out).read() if r.returncode == 0 else ""
+        counts = "0x1.4p+2f, 0x1p+2f, 0x1.8p+1f, 0x1p+1f, 0x1p+0f" in text.replace("\n", " ")
+        check(r.returncode == 0 and secs < 30 and counts,
+              f"AveragePool over a 2^40 window generates in {secs:.1f} s with the counts 5 4 3 2 1", r.stderr)
+    except subprocess.TimeoutExpired:
+        check(False, "AveragePool over a 2^40 window generates within 120 s")
+
     # Trilu with k at the ends of int64 (a double cast used to decide them).
     for k, upper in (((1 << 63) - 1, 1), (-(1 << 63), 0), (-(1 << 63), 1), ((1 << 63) - 1, 0), (1 << 53, 1),
                      (-3, 1), (2, 0)):

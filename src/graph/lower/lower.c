@@ -996,13 +996,22 @@ static void lower_conv(Lower *L) {
 
 /* How many of the window's elements at output position o (one spatial dim)
  * lie inside [lo_bound, hi_bound) of the input's index space. */
+static int64_t ceil_div_pos(int64_t a, int64_t b) { /* b > 0 */
+  return a >= 0 ? a / b + (a % b != 0) : -(-a / b);
+}
+
+/* Counted in closed form, not by walking the window: the window's extent
+ * comes from the model, and a kernel_shape of 2^31 took lgen seconds per
+ * output position (found by fuzzing). Taps k in [0, window) land at
+ * base + k * dilation; those in [lo_bound, hi_bound) count. */
 static int64_t window_count(const Window *w, int i, int64_t o, int64_t window, int64_t lo_bound, int64_t hi_bound) {
-  int64_t count = 0;
-  for (int64_t k = 0; k < window; k++) {
-    int64_t at = o * w->stride[i] + k * w->dilation[i] - w->lo[i];
-    count += at >= lo_bound && at < hi_bound;
-  }
-  return count;
+  int64_t base = o * w->stride[i] - w->lo[i], d = w->dilation[i] > 0 ? w->dilation[i] : 1;
+  int64_t first = ceil_div_pos(lo_bound - base, d), end = ceil_div_pos(hi_bound - base, d);
+  if (first < 0)
+    first = 0;
+  if (end > window)
+    end = window;
+  return end > first ? end - first : 0;
 }
 
 static uint16_t half_bits(float f) {
