@@ -56,18 +56,27 @@ static void put_comment(StrBuf *out, int columns, const char *text) {
 /* Where `text` may break and at what cost: after the space of ", ",
  * " = ", " ? ", " : ", " && ", " || " and the arithmetic operators, and
  * after an opening parenthesis; the deeper in parentheses and brackets, the
- * dearer. Not inside string and character literals or comments. Returns
- * the count; at[i] is where line i + 1 would start. */
+ * dearer. Not inside character literals or comments; inside a string
+ * literal (a message) only after a space, dearest, where the line closes
+ * the literal and the next opens another (quoted[i]: C joins adjacent
+ * literals). Returns the count; at[i] is where line i + 1 would start. */
 enum { MAX_BREAKS = 512, LINE_COST = 20 };
 
-static int breaks(const char *text, size_t *at, int *cost) {
+static int breaks(const char *text, size_t *at, int *cost, bool *quoted) {
   int n = 0, depth = 0;
   for (size_t i = 0; text[i] && n < MAX_BREAKS; i++) {
     const char *p = text + i;
     char c = *p;
     if (c == '"' || c == '\'') {
-      for (i++; text[i] && text[i] != c; i++)
+      for (i++; text[i] && text[i] != c; i++) {
+        if (c == '"' && text[i] == ' ' && text[i + 1] && text[i + 1] != '"' && text[i - 1] != '"' && i >= 8 &&
+            n < MAX_BREAKS) {
+          at[n] = i + 1;
+          quoted[n] = true;
+          cost[n++] = 10 * depth + 60; /* only where nothing else fits */
+        }
         i += text[i] == '\\' && text[i + 1];
+      }
       if (!text[i])
         break;
       continue;
@@ -95,6 +104,7 @@ static int breaks(const char *text, size_t *at, int *cost) {
     }
     if (k >= 0 && after >= 8) {
       at[n] = after;
+      quoted[n] = false;
       cost[n++] = 10 * depth + k;
     }
     depth += c == '(' || c == '[' || c == '{' ? 1 : c == ')' || c == ']' || c == '}' ? -1 : 0;
@@ -102,11 +112,12 @@ static int breaks(const char *text, size_t *at, int *cost) {
   return n;
 }
 
-/* The length of text[from, to) without its leading spaces. */
-static size_t segment(const char *text, size_t from, size_t to) {
-  while (from < to && text[from] == ' ')
+/* The length of text[from, to) without its leading spaces (with a quote
+ * before and after where the line reopens or closes a string literal). */
+static size_t segment(const char *text, size_t from, size_t to, bool open, bool close) {
+  while (!open && from < to && text[from] == ' ')
     from++;
-  return to - from;
+  return to - from + open + close;
 }
 
 void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
@@ -122,14 +133,15 @@ void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
    * over the width costs much, so it happens only when nothing else fits */
   size_t at[MAX_BREAKS + 2];
   int cost[MAX_BREAKS + 2], best[MAX_BREAKS + 2], from[MAX_BREAKS + 2];
-  int n = breaks(text, at + 1, cost + 1);
-  at[0] = 0, cost[0] = 0;
-  at[n + 1] = len, cost[n + 1] = 0;
+  bool quoted[MAX_BREAKS + 2];
+  int n = breaks(text, at + 1, cost + 1, quoted + 1);
+  at[0] = 0, cost[0] = 0, quoted[0] = false;
+  at[n + 1] = len, cost[n + 1] = 0, quoted[n + 1] = false;
   best[0] = 0;
   for (int j = 1; j <= n + 1; j++) {
     best[j] = -1;
     for (int i = 0; i < j; i++) {
-      int width = (i == 0 ? columns : cont) + (int)segment(text, at[i], at[j]);
+      int width = (i == 0 ? columns : cont) + (int)segment(text, at[i], at[j], quoted[i], quoted[j]);
       int over = width > LOOPS_WIDTH ? width - LOOPS_WIDTH : 0;
       int slack = j <= n && !over ? LOOPS_WIDTH - width : 0; /* a short line before a break is ragged */
       int c = best[i] + cost[j] + (j <= n ? LINE_COST : 0) + 1000 * over + slack * slack / 100;
@@ -143,18 +155,23 @@ void loops_put_line(StrBuf *out, int columns, int cont, const char *text) {
   for (int j = n + 1; j > 0; j = from[j])
     chosen[m++] = j;
   size_t start = 0;
+  bool open = false; /* the line reopens a string literal */
   for (int k = m - 1; k >= 0; k--) {
     size_t end = at[chosen[k]];
+    bool close = quoted[chosen[k]];
     int col = start == 0 ? columns : cont;
-    while (start < end && text[start] == ' ' && start > 0)
+    while (!open && start < end && text[start] == ' ' && start > 0)
       start++;
     spaces(out, col);
+    if (open)
+      sb_putc(out, '"');
     size_t stop = end;
-    while (stop > start && text[stop - 1] == ' ')
+    while (!close && stop > start && text[stop - 1] == ' ')
       stop--;
     sb_putn(out, text + start, stop - start);
-    sb_putc(out, '\n');
+    sb_puts(out, close ? "\"\n" : "\n");
     start = end;
+    open = close;
   }
 }
 
@@ -257,12 +274,16 @@ static void print_with_body(StrBuf *out, const LoopNode *n, int level, StrBuf *h
   if (n->braces == BRACES_INLINE) {
     StrBuf one = {0};
     print_list(&one, &n->body, 0); /* one statement: its line, newline included */
-    sb_printf(head, " %.*s", (int)(one.len ? one.len - 1 : 0), sb_cstr(&one));
-    sb_free(&one);
-    put_stmt(out, level, head, NULL);
-    return;
+    const char *nl = one.len ? memchr(one.data, '\n', one.len) : NULL;
+    if (!nl || nl == one.data + one.len - 1) { /* one line: after the head */
+      sb_printf(head, " %.*s", (int)(one.len ? one.len - 1 : 0), sb_cstr(&one));
+      sb_free(&one);
+      put_stmt(out, level, head, NULL);
+      return;
+    }
+    sb_free(&one); /* too long for a line of its own: below the head, as BRACES_NONE */
   }
-  if (n->braces == BRACES_NONE) {
+  if (n->braces == BRACES_NONE || n->braces == BRACES_INLINE) {
     put_stmt(out, level, head, NULL);
     print_list(out, &n->body, level + 1);
     return;
