@@ -618,3 +618,28 @@ op_then_add("reduce_l1_then_add.onnx", "[2]", "ReduceL1", ["x"], x23f, axes=[1],
 op_then_add("slice_negative_step_then_add.onnx", "[2, 3]", "Slice", ["x", "st", "en", "ax", "sp"],
             [vi("x", [2, 6])], [ten("st", [1], [-1], I64), ten("en", [1], [-1000], I64), ten("ax", [1], [1], I64),
                                 ten("sp", [1], [-2], I64)])
+
+
+# Range over a symbolic dim (torch.arange(x.shape[0]) and its kin,
+# onnx_attention.inc's import_range_symbolic; the valid forms are
+# tests/onnx-ops.test's, against ONNX Runtime): delta, and a constant start,
+# must be integers there
+def shape_dim(x, k, out):
+    return [h.make_node("Shape", [x], [out + "_s"]), h.make_node("Gather", [out + "_s", out + "_k"], [out])], \
+        ten(out + "_k", [], [k], I64)
+
+
+save("range_sym_delta_fraction.onnx", "node 'r' (Range): a Range over a symbolic dim needs an integral delta, not 0.5",
+     shape_dim("x", 0, "n")[0] + [h.make_node("Cast", ["n"], ["nf"], to=F),
+                                  h.make_node("Range", ["fzero", "nf", "half"], ["y"], name="r")],
+     [vi("x", ["N", 3])], [y], [shape_dim("x", 0, "n")[1], ten("fzero", [], [0.0]), ten("half", [], [0.5])])
+save("range_sym_delta_zero.onnx", "node 'r' (Range): Range needs a non-zero delta",
+     shape_dim("x", 0, "n")[0] + [h.make_node("Range", ["zero", "n", "zero"], ["y"], name="r")],
+     [vi("x", ["N", 3])], [y], [shape_dim("x", 0, "n")[1], ten("zero", [], [0], I64)])
+save("range_sym_start_float.onnx", "node 'r' (Range): a Range over a symbolic dim needs an integral start, not 0.25",
+     shape_dim("x", 0, "n")[0] + [h.make_node("Cast", ["n"], ["nf"], to=F),
+                                  h.make_node("Range", ["q", "nf", "fone"], ["y"], name="r")],
+     [vi("x", ["N", 3])], [y], [shape_dim("x", 0, "n")[1], ten("q", [], [0.25]), ten("fone", [], [1.0])])
+
+# Clip before opset 11: min and max are attributes
+op_then_add("clip_opset6_attrs_then_add.onnx", "[2, 3]", "Clip", ["x"], x23f, opset=6, min=-1.0, max=1.0)

@@ -583,6 +583,18 @@ Test(graph_build, call_of_a_tc_def) {
   }
   expect_error(&t, 2, 3, "needs dim 0 to be 8");
   unit_free(t.u);
+
+  /* an input left out (-1, an empty name in lgen-graph): a def has no
+   * optional inputs */
+  t = t_new();
+  TRY(t) {
+    t.g->specs = &u->module;
+    int in[2] = {IN(t.g, "a", 4, 8), -1};
+    graph_add_call(t.g, unit_kernel(u, 0), "mm3", 2, in, NULL, "/nodes/1");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 3, 3, "node 'mm3' (mm): input 1 is required");
+  unit_free(t.u);
   unit_free(u);
 }
 

@@ -871,6 +871,41 @@ Test(fold, symbolic_simplifications) {
   g_free(t);
 }
 
+/* Division of a symbolic dim by a constant folds only where C's truncating
+ * division equals a floordiv: a dividend provably >= 0 (sums and products
+ * of such, remainders by a positive constant, floordivs of such) and a
+ * positive divisor; (x floordiv p) / d merges only when p d fits int64. */
+Test(fold, symbolic_division_needs_a_nonnegative_dividend) {
+  G *t = g_new();
+  GUARD(t);
+  int x = sym_input(t);
+  int shape = node1(t, GOP_SHAPE, x);
+  int64_t zero = 0, two = 2, three = 3, big = (int64_t)1 << 62, lowest = INT64_MIN;
+  int n = node2(t, GOP_GATHER, shape, ci64(t, 0, NULL, &zero));
+  int k0 = ci64(t, 0, NULL, &zero), k2 = ci64(t, 0, NULL, &two), k3 = ci64(t, 0, NULL, &three),
+      kbig = ci64(t, 0, NULL, &big), kmin = ci64(t, 0, NULL, &lowest);
+  int neg = node1(t, GOP_NEG, n);
+  /* sums, products and remainders of non-negative terms */
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_ADD, n, k3), k2), 0), "(N + 3) floordiv 2");
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_MOD, n, k3), k2), 0), "N mod 3 floordiv 2");
+  int half = node2(t, GOP_DIV, n, k2);
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_MUL, half, k3), k2), 0),
+                   "N floordiv 2 * 3 floordiv 2");
+  /* 3 N / 2: 2 does not divide 3, so a floordiv */
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, node2(t, GOP_MUL, k3, n), k2), 0), "3 * N floordiv 2");
+  /* (N floordiv 2) / 2^62: 2 * 2^62 overflows, so the floordivs stay apart */
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_DIV, half, kbig), 0), "N floordiv 2 floordiv 4611686018427387904");
+  /* not provably >= 0: 3 - N, -N + 3, N - 2; and a divisor of 0 */
+  expect_not_folded(t, node2(t, GOP_DIV, node2(t, GOP_SUB, k3, n), k2));
+  expect_not_folded(t, node2(t, GOP_DIV, node2(t, GOP_ADD, neg, k3), k2));
+  expect_not_folded(t, node2(t, GOP_DIV, node2(t, GOP_ADD, n, node1(t, GOP_NEG, k2)), k2));
+  expect_not_folded(t, node2(t, GOP_DIV, n, k0));
+  /* 0 * N is 0; N + INT64_MIN has no N - 2^63 form */
+  expect_i(t, node2(t, GOP_MUL, k0, n), 1, (int64_t[]){0});
+  cr_assert_str_eq(elem_text(t, node2(t, GOP_ADD, n, kmin), 0), "N + (-9223372036854775808)");
+  g_free(t);
+}
+
 /* Pad's reflect, edge and wrap modes (np.pad's), repeat (np.repeat on
  * each dim), transpose with a perm, gather of 2-D indices along axis 0
  * (np.take), concat of three. */
