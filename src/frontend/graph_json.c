@@ -415,31 +415,6 @@ static void put_le(uint8_t *p, uint64_t bits, int bytes) {
     p[i] = (uint8_t)(bits >> (8 * i));
 }
 
-/* IEEE binary16, rounded to nearest even; `d` is finite and below 65520
- * in magnitude (put_number refuses the rest), or an infinity or NaN. */
-static uint16_t f16_bits(double d) {
-  uint16_t sign = signbit(d) ? 0x8000 : 0;
-  double a = fabs(d);
-  if (isnan(d))
-    return (uint16_t)(sign | 0x7E00);
-  if (isinf(d))
-    return (uint16_t)(sign | 0x7C00);
-  if (a < 0x1p-14) {
-    /* subnormal: a multiple of 2^-24 */
-    double m = nearbyint(a * 0x1p24);
-    return (uint16_t)(sign | (uint16_t)m);
-  }
-  int e;
-  double f = frexp(a, &e); /* a = f * 2^e, f in [0.5, 1) */
-  double m = nearbyint(f * 2048.0); /* 11 significant bits */
-  if (m == 2048.0) {
-    m = 1024.0;
-    e++;
-  }
-  int biased = e - 1 + 15;
-  return (uint16_t)(sign | (uint16_t)(biased << 10) | ((uint16_t)m & 0x3FF));
-}
-
 typedef struct {
   bool is_int;
   json_int_t i;
@@ -494,7 +469,7 @@ static void store_float(Loader *L, uint8_t *p, ElemType t, double d, const char 
     memcpy(&bits, &f, sizeof bits);
     put_le(p, bits, 4);
   } else {
-    put_le(p, f16_bits(d), 2);
+    put_le(p, elem_f16_bits(d), 2);
   }
 }
 

@@ -189,35 +189,6 @@ static void store_le(uint8_t *p, int bytes, uint64_t bits) {
     p[b] = (uint8_t)(bits >> (8 * b));
 }
 
-/* IEEE binary16 bits of d, rounded to nearest even (through float). */
-static uint16_t half_bits(double d) {
-  float f = (float)d;
-  uint32_t x;
-  memcpy(&x, &f, sizeof x);
-  uint32_t sign = (x >> 16) & 0x8000u;
-  int32_t fexp = (int32_t)((x >> 23) & 0xff);
-  uint32_t mant = x & 0x7fffffu;
-  if (fexp == 0xff)
-    return (uint16_t)(sign | 0x7c00u | (mant ? 0x200u : 0));
-  int32_t exp = fexp - 127 + 15;
-  if (exp >= 31)
-    return (uint16_t)(sign | 0x7c00u);
-  if (exp <= 0) {
-    if (exp < -10)
-      return (uint16_t)sign;
-    mant |= 0x800000u;
-    int shift = 14 - exp;
-    uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), halfway = 1u << (shift - 1);
-    if (rem > halfway || (rem == halfway && (h & 1)))
-      h++;
-    return (uint16_t)(sign | h);
-  }
-  uint32_t h = ((uint32_t)exp << 10) | (mant >> 13), rem = mant & 0x1fffu;
-  if (rem > 0x1000u || (rem == 0x1000u && (h & 1)))
-    h++; /* a carry into the exponent is still the right rounding */
-  return (uint16_t)(sign | h);
-}
-
 /* Element i of a buffer of type t, from a double (floats) or the integer
  * it holds (integers; i1 as 0/1). */
 static void store_double(uint8_t *buf, ElemType t, int64_t i, double v) {
@@ -236,7 +207,7 @@ static void store_double(uint8_t *buf, ElemType t, int64_t i, double v) {
     store_le(p, 8, bits);
     break;
   }
-  case TY_F16: store_le(p, 2, half_bits(v)); break;
+  case TY_F16: store_le(p, 2, elem_f16_bits(v)); break;
   case TY_I1: p[0] = v != 0; break;
   default: store_le(p, elem_bytes(t), (uint64_t)elem_int_saturate(t, v)); break;
   }

@@ -59,6 +59,10 @@ double elem_int_to_double(ElemType t, int64_t v);
 /* v converted to t, saturated to t's range (NaN: 0); exact for integral
  * values in range. */
 int64_t elem_int_saturate(ElemType t, double v);
+/* The IEEE binary16 bits of x, rounded to nearest even once from the
+ * double; beyond f16's range an infinity, NaN a quiet NaN (0x7e00), both
+ * with x's sign. */
+uint16_t elem_f16_bits(double x);
 
 /* ---- affine.c ---- */
 typedef enum {

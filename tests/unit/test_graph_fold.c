@@ -306,6 +306,53 @@ Test(fold, f16_rounding) {
   g_free(t);
 }
 
+/* elem_f16_bits (src/ir/types.c), the one double -> f16 conversion of the
+ * readers and the folder, against NumPy: want[i] is
+ * np.array([x], np.float64).astype(np.float16).view(np.uint16) (NumPy 1.24,
+ * one rounding to nearest even). 1 + 2^-11 + 2^-40 is above the tie: a
+ * conversion through float (onnx_json.c's own, before) lost the 2^-40 and
+ * gave the even 0x3c00. */
+Test(fold, f16_bits_against_numpy) {
+  static const struct {
+    double x;
+    unsigned want;
+  } cases[] = {
+      {NAN, 0x7e00},
+      {-NAN, 0xfe00},
+      {INFINITY, 0x7c00},
+      {-INFINITY, 0xfc00},
+      {65504, 0x7bff},
+      {65519.99, 0x7bff},
+      {65520, 0x7c00},
+      {-65520, 0xfc00},
+      {1e300, 0x7c00},
+      {0x1p-24, 0x0001},
+      {0x1p-25, 0x0000},
+      {3 * 0x1p-26, 0x0001},
+      {0x1p-14 - 0x1p-25, 0x0400},
+      {0x1p-14 - 0x1p-24, 0x03ff},
+      {1.0 / 3, 0x3555},
+      {-1.0 / 3, 0xb555},
+      {0.1, 0x2e66},
+      {1 + 0x1p-11, 0x3c00},
+      {1 + 3 * 0x1p-11, 0x3c02},
+      {1 + 0x1p-11 + 0x1p-40, 0x3c01},
+      {2049, 0x6800},
+      {2051, 0x6802},
+      {1e-8, 0x0000},
+      {5e-324, 0x0000},
+      {-0.0, 0x8000},
+      {0.0, 0x0000},
+      {-2.5, 0xc100},
+      {0x1p15, 0x7800},
+      {0x1p-15 + 0x1p-30, 0x0200},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    unsigned got = elem_f16_bits(cases[i].x);
+    cr_assert_eq(got, cases[i].want, "case %zu (%a): got 0x%04x, want 0x%04x", i, cases[i].x, got, cases[i].want);
+  }
+}
+
 Test(fold, integer_wrap_and_division) {
   G *t = g_new();
   GUARD(t);

@@ -76,47 +76,6 @@ static double half_to_double(uint16_t h) {
   return (h & 0x8000) ? -v : v;
 }
 
-/* sig >> shift (1 <= shift <= 53), rounded to nearest, ties to even. */
-static uint64_t shift_round_even(uint64_t sig, int shift) {
-  uint64_t q = sig >> shift, rem = sig & (((uint64_t)1 << shift) - 1), half = (uint64_t)1 << (shift - 1);
-  if (rem > half || (rem == half && (q & 1)))
-    q++;
-  return q;
-}
-
-/* IEEE binary16 bits of x, rounded once from the double (so a value
- * computed in double reaches f16 with a single rounding, as the brief asks,
- * rather than through f32). */
-static uint16_t double_to_half(double x) {
-  uint64_t b;
-  memcpy(&b, &x, sizeof b);
-  uint16_t sign = (uint16_t)((b >> 48) & 0x8000);
-  int exp = (int)((b >> 52) & 0x7ff);
-  uint64_t mant = b & (((uint64_t)1 << 52) - 1);
-  if (exp == 0x7ff)
-    return (uint16_t)(sign | (mant ? 0x7e00 : 0x7c00));
-  if (exp == 0) /* a double subnormal is far below half's smallest step */
-    return sign;
-  int e = exp - 1023;
-  uint64_t sig = mant | (uint64_t)1 << 52, h;
-  if (e > 15)
-    return (uint16_t)(sign | 0x7c00);
-  if (e < -14) {
-    /* subnormal: a count of 2^-24 steps; 1024 steps is the smallest normal,
-     * whose bits are exactly 0x400, so rounding up into it needs no care */
-    int shift = 28 - e;
-    if (shift > 53)
-      return sign;
-    h = shift_round_even(sig, shift);
-  } else {
-    /* 11 significant bits; a carry to 2048 bumps the exponent field */
-    h = shift_round_even(sig, 42) + ((uint64_t)(e + 14) << 10);
-  }
-  if (h >= 0x7c00)
-    h = 0x7c00;
-  return (uint16_t)(sign | h);
-}
-
 /* A scalar on its way between element types: float types compute in
  * double, integer types in int64 (unsigned ones as elem_int_wrap's bits,
  * is_unsigned set). */
@@ -170,7 +129,7 @@ static bool write_num(ElemType t, void *data, int64_t i, Num x) {
     double d = x.is_float ? x.f : x.is_unsigned ? (double)(uint64_t)x.i : (double)x.i;
     uint64_t bits;
     if (t == TY_F16)
-      bits = double_to_half(d);
+      bits = elem_f16_bits(d);
     else
       memcpy(&bits, &d, sizeof bits);
     store_le(p, elem_size(t), bits);
