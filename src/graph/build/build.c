@@ -1598,6 +1598,9 @@ static void infer_einsum(Infer *s) {
         extent[l] = x;
       else if (!dims_equal(g, extent[l], x) && !(is_ell[l] && is_const(x, 1))) {
         sb_free(&norm);
+        if (is_ell[l]) /* a letter of lgen's choosing, not the user's: say '...' */
+          einsum_error(s, arena_printf(g->arena, "the dims under '...' do not broadcast: %s and %s",
+                                       dim_str(g, extent[l]), dim_str(g, x)));
         einsum_error(s, arena_printf(g->arena, "'%c' is %s in one place and %s in another", term[d],
                                      dim_str(g, extent[l]), dim_str(g, x)));
       }
