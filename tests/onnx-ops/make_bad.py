@@ -643,3 +643,71 @@ save("range_sym_start_float.onnx", "node 'r' (Range): a Range over a symbolic di
 
 # Clip before opset 11: min and max are attributes
 op_then_add("clip_opset6_attrs_then_add.onnx", "[2, 3]", "Clip", ["x"], x23f, opset=6, min=-1.0, max=1.0)
+
+# onnx_json.c's common importers at their less trodden corners: errors
+# named at the node, and valid forms checked through the later Add
+save("softmax_axis_below.onnx", "node 'sm' (Softmax): axis -3 is out of range for rank 2",
+     [h.make_node("Softmax", ["x"], ["y"], axis=-3, name="sm")], x23f, [y])
+save("conv_pads_negative.onnx", "node 'c' (Conv): negative pads are not supported",
+     [h.make_node("Conv", ["x", "w"], ["y"], pads=[-1, 0, 0, 0], name="c")], [vi("x", [1, 1, 5, 5])], [y],
+     [ten("w", [1, 1, 3, 3], [0.5] * 9)])
+op_then_add("conv_valid_then_add.onnx", "[1, 1, 3, 2]", "Conv", ["x", "w"], [vi("x", [1, 1, 5, 4])],
+            [ten("w", [1, 1, 3, 3], [0.5] * 9)], auto_pad="VALID")
+# SAME_UPPER with a stride past the kernel: the total padding (2 - 1) 3 + 1 - 5 < 0 is none
+op_then_add("conv_same_stride_then_add.onnx", "[1, 1, 2, 2]", "Conv", ["x", "w"], [vi("x", [1, 1, 5, 5])],
+            [ten("w", [1, 1, 1, 1], [0.5])], auto_pad="SAME_UPPER", strides=[3, 3])
+save("unsqueeze_axis_below.onnx", "node 'u' (Unsqueeze): axis -4 is out of range for rank 3",
+     [h.make_node("Unsqueeze", ["x", "ax"], ["y"], name="u")], x23f, [y], [ten("ax", [1], [-4], I64)])
+save("squeeze_symbolic_dim.onnx", "node 'q' (Squeeze): dim 0 of 'x' is not 1 and cannot be squeezed",
+     [h.make_node("Squeeze", ["x", "ax"], ["y"], name="q")], [vi("x", ["N", 3])], [y], [ten("ax", [1], [0], I64)])
+save("split_uneven_opset13.onnx", "node 's' (Split): extent 5 does not split evenly into 2 parts",
+     [h.make_node("Split", ["x"], ["a", "b"], axis=0, name="s")], [vi("x", [5])], [vi("a", None), vi("b", None)])
+save("split_num_outputs_mismatch.onnx", "node 's' (Split): num_outputs does not match the 2 outputs",
+     [h.make_node("Split", ["x"], ["a", "b"], axis=0, num_outputs=3, name="s")], [vi("x", [6])],
+     [vi("a", None), vi("b", None)], opset=18)
+op_then_add("constant_value_floats_then_add.onnx", "[3]", "Constant", [], [], value_floats=[1.0, 2.0, 3.0])
+save("constant_of_shape_float.onnx", "node 'cs' (ConstantOfShape): the shape must be a 1-D integer tensor",
+     [h.make_node("ConstantOfShape", ["sh"], ["y"], name="cs")], [], [y], [ten("sh", [2], [2.0, 3.0])])
+save("constant_of_shape_rank2.onnx", "node 'cs' (ConstantOfShape): the shape must be a 1-D integer tensor",
+     [h.make_node("ConstantOfShape", ["sh"], ["y"], name="cs")], [], [y], [ten("sh", [1, 2], [2, 3], I64)])
+# Gemm with C and beta 0: C is left out, [2, 4]
+op_then_add("gemm_beta0_then_add.onnx", "[2, 4]", "Gemm", ["a", "b", "c"], [vi("a", [2, 3])],
+            [ten("b", [3, 4], [0.5] * 12), ten("c", [4], [1.0] * 4)], beta=0.0)
+op_then_add("pad_wrap_then_add.onnx", "[2, 6]", "Pad", ["x", "p"], x23f, [ten("p", [4], [0, 1, 0, 2], I64)],
+            opset=19, mode="wrap")
+
+# If and Loop, more: a rank-2 condition; valid forms checked through the
+# later Add (a run-time condition of one element, unnamed outputs, a scan
+# of 65 steps, past the 64 its list first holds)
+if_case("if_cond_rank2.onnx", "node 'n' (If): the condition must be a bool scalar (or one element), not i1 of rank 2",
+        vi("c", [1, 1], BOOL))
+then_two = sub([h.make_node("Identity", ["a"], ["t"]), h.make_node("Neg", ["a"], ["u"])], [], [vi("t", [2]), vi("u", [2])])
+else_two = sub([h.make_node("Neg", ["a"], ["e"]), h.make_node("Identity", ["a"], ["f"])], [], [vi("e", [2]), vi("f", [2])])
+for fname, cond, inits in (("if_runtime_unnamed_then_add.onnx", vi("c", [1], BOOL), []),
+                           ("if_folded_unnamed_then_add.onnx", None, [ten("c", [], [1], BOOL)])):
+    save(fname, "node 'bad' (Add): cannot broadcast [2] and [7]",
+         [h.make_node("If", ["c"], ["", "y"], name="n", then_branch=then_two, else_branch=else_two),
+          h.make_node("Add", ["y", "b7"], ["z"], name="bad")],
+         ([cond] if cond else []) + [vi("a", [2]), b7], [vi("z", None)], inits)
+scan_body = sub(bn + [h.make_node("Identity", ["v"], ["sc"])], bi, bo + [vi("sc", [2])], "body")
+save("loop_scan65_then_add.onnx", "node 'bad' (Add): cannot broadcast [65, 2] and [7]",
+     [h.make_node("Loop", ["m", "", "v0"], ["", "s"], name="n", body=scan_body),
+      h.make_node("Add", ["s", "b7"], ["z"], name="bad")],
+     [vi("v0", [2]), b7], [vi("z", None)], [ten("m", [], [65], I64)])
+
+# Attention (onnx_attention.inc), more: heads of 0 and a symbolic hidden
+# size, a negative qk_matmul_output_mode; present_key/present_value
+# without a past are K and V as they are ([1, 2, 5, 4] for 2 heads of 4
+# over 5 keys), checked through the later Add
+one("attention_heads_zero.onnx", "node 'n' (Attention): Q's last dim must be a number divisible by Q's 0 heads",
+    "Attention", qkv, [vi("q", [1, 2, 4]), vi("k", [1, 2, 4]), vi("v", [1, 2, 4])], opset=23, q_num_heads=0,
+    kv_num_heads=2)
+one("attention_heads_symbolic.onnx", "node 'n' (Attention): K's last dim must be a number divisible by K's 2 heads",
+    "Attention", qkv, [vi("q", [1, 2, 4]), vi("k", [1, 2, "E"]), vi("v", [1, 2, 4])], opset=23, q_num_heads=2,
+    kv_num_heads=2)
+one("attention_qk_mode_negative.onnx", "node 'n' (Attention): qk_matmul_output_mode must be 0..3", "Attention", qkv,
+    q4, opset=23, outs=("y", "", "", "qk"), qk_matmul_output_mode=-1)
+save("attention_present_then_add.onnx", "node 'bad' (Add): cannot broadcast [1, 2, 5, 4] and [7]",
+     [h.make_node("Attention", qkv, ["y", "pk", "pv"], name="n"), h.make_node("Add", ["pv", "b7"], ["z"], name="bad")],
+     [vi("q", [1, 2, 3, 4]), vi("k", [1, 2, 5, 4]), vi("v", [1, 2, 5, 4]), b7], [vi("z", None), vi("y", None),
+                                                                                   vi("pk", None)], opset=23)
