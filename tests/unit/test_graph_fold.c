@@ -953,6 +953,34 @@ Test(fold, symbolic_division_needs_a_nonnegative_dividend) {
   g_free(t);
 }
 
+/* Float to signed integer casts fold C's truncation where it is defined;
+ * NaN and values outside the type (C's undefined conversions) are left to
+ * run time. Symbolic elements fold only into i64 or i32 (ops.md); and a
+ * symbolic index cannot pick an element now. */
+Test(fold, casts_and_indices_left_to_run_time) {
+  G *t = g_new();
+  GUARD(t);
+  int64_t one[1] = {1}, two[1] = {2};
+  GraphAttr toi32 = string_attr("to", "i32"), toi16 = string_attr("to", "i16");
+  int ok = node(t, GOP_CAST, 1, (int[]){cf32(t, 1, two, (float[]){2.7f, -2.7f})}, 1, &toi32);
+  expect_folded(t, ok, 1, two);
+  expect_i(t, ok, 2, (int64_t[]){2, -2});
+  expect_not_folded(t, node(t, GOP_CAST, 1, (int[]){cf32(t, 1, one, (float[]){NAN})}, 1, &toi32));
+  expect_not_folded(t, node(t, GOP_CAST, 1, (int[]){cf32(t, 1, one, (float[]){3e9f})}, 1, &toi32));
+  expect_not_folded(t, node(t, GOP_CAST, 1, (int[]){cf32(t, 1, one, (float[]){-3e9f})}, 1, &toi32));
+  /* -2^31 itself is in range */
+  int lowest = node(t, GOP_CAST, 1, (int[]){cf32(t, 1, one, (float[]){-2147483648.0f})}, 1, &toi32);
+  expect_i(t, lowest, 1, (int64_t[]){INT32_MIN});
+  int x = sym_input(t);
+  int shape = node1(t, GOP_SHAPE, x);
+  expect_not_folded(t, node(t, GOP_CAST, 1, &shape, 1, &toi16));
+  /* gather with the shape [N, 3, 4] as indices into a constant */
+  int64_t five[1] = {5};
+  int table = ci64(t, 1, five, (int64_t[]){10, 11, 12, 13, 14});
+  expect_not_folded(t, node2(t, GOP_GATHER, table, shape));
+  g_free(t);
+}
+
 /* Pad's reflect, edge and wrap modes (np.pad's), repeat (np.repeat on
  * each dim), transpose with a perm, gather of 2-D indices along axis 0
  * (np.take), concat of three. */
