@@ -711,3 +711,19 @@ save("attention_present_then_add.onnx", "node 'bad' (Add): cannot broadcast [1, 
      [h.make_node("Attention", qkv, ["y", "pk", "pv"], name="n"), h.make_node("Add", ["pv", "b7"], ["z"], name="bad")],
      [vi("q", [1, 2, 3, 4]), vi("k", [1, 2, 5, 4]), vi("v", [1, 2, 5, 4]), b7], [vi("z", None), vi("y", None),
                                                                                    vi("pk", None)], opset=23)
+
+# Shape's start and end (opset 15), clamped to [0, rank] as ONNX says: the
+# folded shape's length shows through the later Add with an i64 [7]
+b7i = vi("b7", [7], I64)
+for fname, shape, attrs in (("shape_start_below_rank_then_add.onnx", "[3]", {"start": -5}),
+                            ("shape_end_past_then_add.onnx", "[2]", {"start": 1, "end": 10}),
+                            ("shape_end_before_start_then_add.onnx", "[0]", {"start": 2, "end": 1})):
+    save(fname, "node 'bad' (Add): cannot broadcast %s and [7]" % shape,
+         [h.make_node("Shape", ["x"], ["s"], name="n", **attrs), h.make_node("Add", ["s", "b7"], ["z"], name="bad")],
+         [vi("x", [2, 3, 4]), b7i], [vi("z", None)], opset=15)
+# a constant input that must be a number but depends on two symbolic dims:
+# the hint names both
+save("tile_repeats_two_symbols.onnx", "node 'n' (Tile): the input 'repeats' ('r') depends on symbolic dims; it must be a number; the symbolic dims 'N', 'M' can be fixed with --dim N=VALUE --dim M=VALUE",
+     [h.make_node("Shape", ["x"], ["s"]), h.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
+      h.make_node("Identity", ["p"], ["r"]), h.make_node("Tile", ["v", "r"], ["y"], name="n")],
+     [vi("x", ["N", "M"]), vi("v", [3])], [y])
