@@ -180,6 +180,28 @@ Test(graph_build, broadcast_assumes_unproven_equal_dims) {
   unit_free(t.u);
 }
 
+/* A grouped conv whose output channels F are symbolic: F must split into
+ * the groups, which only the run can tell, so the graph assumes
+ * F = (F floordiv group) * group and the entry point checks it (an odd F
+ * for 2 groups read input channels past the last before). A static F that
+ * does not split is an error now. */
+Test(graph_build, grouped_conv_symbolic_channels_assumed) {
+  T t = t_new();
+  TRY(t) {
+    int x = IN(t.g, "x", 1, 2, 5, 5), w = IN(t.g, "w", -1, 1, 3, 3);
+    GraphAttr group = {.name = "group", .kind = GA_INT, .i = 2};
+    expect_shape(t.g, node2(t.g, GOP_CONV, x, w, 1, &group, "/nodes/1"), "[1, N, 3, 3]");
+    cr_assert_eq(t.g->assumes.len, 1);
+    const SizeAssume *a = t.g->assumes.items[0];
+    cr_assert_not_null(strstr(a->what, "a multiple of 'group': N and N floordiv 2 * 2"), "%s", a->what);
+    int w3 = IN(t.g, "w3", 3, 1, 3, 3);
+    node2(t.g, GOP_CONV, x, w3, 1, &group, "/nodes/2");
+    MUST_FAIL(t);
+  }
+  expect_error(&t, 4, 3, "3 output channels do not split into 2 groups");
+  unit_free(t.u);
+}
+
 Test(graph_build, broadcast_error_static) {
   T t = t_new();
   TRY(t) {

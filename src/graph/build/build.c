@@ -1752,6 +1752,13 @@ static void infer_conv(Infer *s) {
   if (group > 1 && graph_dim_value(f, &fv) && fv % group != 0)
     graph_error(g, n->path, "%s%lld output channels do not split into %lld groups", s->desc, (long long)fv,
                 (long long)group);
+  if (group > 1 && !graph_dim_value(f, NULL)) {
+    /* symbolic output channels: the entry point checks at run time that
+     * they split into the groups (F = (F floordiv group) * group); an F
+     * that does not would read input channels past the last */
+    AffineExpr *whole = dim_mul(g, dim_div(g, AE_FLOORDIV, f, graph_dim_const(g, group)), graph_dim_const(g, group));
+    dims_agree(s, f, whole, "the output channels and a multiple of 'group'");
+  }
   if (has_input(s, 2)) {
     want_rank(s, 2, 1);
     want_same_type(s, 0, 2);
