@@ -9,7 +9,7 @@
  * in scope where it stood (a parameter of the function, a let, a loop
  * variable, a buffer) and that it does not declare itself. Identifiers that
  * name nothing in scope are the file's (helpers, constants, macros). */
-#include "loops/loops.h"
+#include "loops/loops_internal.h"
 
 #include <string.h>
 
@@ -36,43 +36,17 @@ static void push(Outline *o, const char *type, const char *name) {
   o->nscope++;
 }
 
-static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-
-/* Every identifier of C text into set, except member names (after . or
- * ->), string and character literals, and the letters of numbers. */
+/* Every identifier of C text into set (loops_next_ident: not member
+ * names, literals or the letters of numbers). */
 static void identifiers(void *ctx, const char *text) {
   void **args = ctx;
   StrMap *set = args[0];
   Arena *arena = args[1];
+  size_t len;
   const char *p = text;
-  char prev = 0; /* the last character that is not a space */
-  while (*p) {
-    if (*p == '"' || *p == '\'') {
-      char q = *p++;
-      while (*p && *p != q)
-        p += p[0] == '\\' && p[1] ? 2 : 1;
-      if (*p)
-        p++;
-      prev = q;
-    } else if (*p >= '0' && *p <= '9') {
-      while (ident_char(*p) || *p == '.')
-        p++;
-      prev = '0';
-    } else if (ident_start(*p)) {
-      const char *s = p;
-      while (ident_char(*p))
-        p++;
-      bool member = prev == '.' || (prev == '>' && s >= text + 2 && s[-1] == '>' && s[-2] == '-');
-      if (!member && !strmap_has_n(set, s, (size_t)(p - s)))
-        strmap_put(set, arena, arena_strndup(arena, s, (size_t)(p - s)), (void *)1);
-      prev = 'a';
-    } else {
-      if (*p != ' ')
-        prev = *p;
-      p++;
-    }
-  }
+  for (const char *s; (s = loops_next_ident(text, &p, &len));)
+    if (!strmap_has_n(set, s, len))
+      strmap_put(set, arena, arena_strndup(arena, s, len), (void *)1);
 }
 
 /* The names a statement list declares, at any depth, into set. */

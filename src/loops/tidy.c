@@ -18,7 +18,7 @@
  * literals, not member names). A register block's LN_PROC keeps what it
  * reads of the enclosing scope under the same names, so loops_outline
  * finds the same captures after the pass. */
-#include "loops/loops.h"
+#include "loops/loops_internal.h"
 
 #include <string.h>
 
@@ -49,50 +49,12 @@ static bool in_scope(const Tidy *t, const char *name) {
   return false;
 }
 
-static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
-static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
-
-/* Finds the next identifier token of text from *p (skipping literals,
- * numbers and member names): its start, with *len; NULL at the end. */
-static const char *next_ident(const char *text, const char **p, size_t *len) {
-  const char *q = *p;
-  while (*q) {
-    if (*q == '"' || *q == '\'') {
-      char quote = *q++;
-      while (*q && *q != quote)
-        q += q[0] == '\\' && q[1] ? 2 : 1;
-      if (*q)
-        q++;
-    } else if (*q >= '0' && *q <= '9') {
-      while (ident_char(*q) || *q == '.')
-        q++;
-    } else if (ident_start(*q)) {
-      const char *s = q;
-      while (ident_char(*q))
-        q++;
-      const char *b = s; /* the character before, spaces skipped */
-      while (b > text && b[-1] == ' ')
-        b--;
-      bool member = b > text && (b[-1] == '.' || (b[-1] == '>' && b - 1 > text && b[-2] == '-'));
-      if (!member) {
-        *p = q;
-        *len = (size_t)(q - s);
-        return s;
-      }
-    } else {
-      q++;
-    }
-  }
-  *p = q;
-  return NULL;
-}
-
 static bool text_mentions(const char *text, const char *name) {
   if (!text || !strstr(text, name))
     return false;
   size_t want = strlen(name), len;
   const char *p = text;
-  for (const char *s; (s = next_ident(text, &p, &len));)
+  for (const char *s; (s = loops_next_ident(text, &p, &len));)
     if (len == want && memcmp(s, name, len) == 0)
       return true;
   return false;
@@ -105,7 +67,7 @@ static const char *rename_text(Arena *arena, const char *text, const char *from,
   StrBuf sb = {0};
   size_t want = strlen(from), len;
   const char *p = text, *done = text;
-  for (const char *s; (s = next_ident(text, &p, &len));) {
+  for (const char *s; (s = loops_next_ident(text, &p, &len));) {
     if (len != want || memcmp(s, from, len) != 0)
       continue;
     sb_putn(&sb, done, (size_t)(s - done));

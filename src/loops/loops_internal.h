@@ -1,0 +1,17 @@
+/* loops_internal.h - what the loop IR's passes share and its users do not
+ * need (loops.h is the public face). */
+#ifndef LGEN_LOOPS_INTERNAL_H
+#define LGEN_LOOPS_INTERNAL_H
+
+#include "loops/loops.h"
+
+/* The next identifier of the C text `text` at or after *p: its start, with
+ * its length in *len and *p just past it; NULL (with *p at the end) when
+ * there is none. Skipped: string and character literals, numbers (with
+ * their letters: 1.0f, 0x1p-3), and member names (after `.` or `->`,
+ * spaces aside), which name nothing of the enclosing scope. The names pass
+ * (tidy.c) renames by it and loops_outline (outline.c) finds captures by
+ * it, so both agree on what an identifier of the text is (text.c). */
+const char *loops_next_ident(const char *text, const char **p, size_t *len);
+
+#endif
