@@ -7,7 +7,9 @@
 
 #include "loops/loops.h"
 
-/* A loop whose body takes more lines than this names itself at its end. */
+/* A loop whose body takes more lines than this names itself at its end
+ * (the man page's figure, GENERATED CODE; tests/width.test and
+ * tests/unit/test_loops.c check it). */
 enum { LONG_LOOP_LINES = 24 };
 
 /* `n` spaces, put in at once (an indentation per line of a big graph's C). */

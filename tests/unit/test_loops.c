@@ -160,3 +160,28 @@ Test(loops_tidy, suffix_kept_where_a_clash_forces_it) {
   cr_assert(has(a, c, "const float v = x[1]; report(\"v\", p.v, v);"), "%s", c);
   arena_free(a);
 }
+
+/* The closing brace of a loop whose body is longer than 24 lines (the man
+ * page's figure, GENERATED CODE) names the loop; one of 24 lines does not.
+ * The printer's own text, spaces kept. */
+static const char *loop_of(Arena *a, int lines) {
+  LoopList list = {0};
+  LoopNode *f = loops_for(a, "i", "0", "n", 1);
+  for (int k = 0; k < lines; k++)
+    loops_append(&f->body, store(a, arena_printf(a, "y[%d]", k)));
+  loops_append(&list, f);
+  StrBuf sb = {0};
+  loops_print_c(&sb, &list, 0);
+  const char *text = arena_strdup(a, sb_cstr(&sb));
+  sb_free(&sb);
+  return text;
+}
+
+Test(loops_print, long_loops_closing_brace_labelled_past_24_lines) {
+  Arena *a = arena_new();
+  const char *short_loop = loop_of(a, 24), *long_loop = loop_of(a, 25);
+  cr_assert(strstr(short_loop, "  y[23] = 0;\n}\n"), "%s", short_loop);
+  cr_assert(!strstr(short_loop, "/* i */"), "%s", short_loop);
+  cr_assert(strstr(long_loop, "  y[24] = 0;\n} /* i */\n"), "%s", long_loop);
+  arena_free(a);
+}

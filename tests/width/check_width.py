@@ -15,6 +15,16 @@ reads like careful hand-written C).
                                      name needs one only where a clash in
                                      scope forces it, and the examples have
                                      none
+  check_width.py --braces FILE...    the closing brace of every braced for
+                                     loop of the FILEs whose body is longer
+                                     than LONG_LOOP lines names the loop's
+                                     variable (`} /* i */`), and no shorter
+                                     loop's does (src/loops/print_c.c
+                                     LONG_LOOP_LINES; man/lgen.1, GENERATED
+                                     CODE, promises the figure); the
+                                     templates' hand-written code (from a
+                                     `/* templates/X.c for T */` comment to
+                                     two blank lines) is as it is
 
 Prints each offending line (file:line: N columns) and exits 1 if any.
 """
@@ -24,6 +34,9 @@ import re
 import sys
 
 LIMIT = 100
+# The longest body a loop's closing brace leaves unlabelled: the man page's
+# figure, as src/loops/print_c.c's LONG_LOOP_LINES.
+LONG_LOOP = 24
 
 # The longest expansion of each placeholder (src/emit/c_ext.c instantiate and
 # src/ir/elem_types.def): suffixes "u64_i64", types "uint64_t"/"lgen_f16",
@@ -94,6 +107,58 @@ def numbered(path, lines, source):
     return bad
 
 
+FOR = re.compile(r"^( *)for \((?:[A-Za-z_]\w* +\**)+(\w+) = ")
+
+
+def braces(path, lines):
+    """For loops whose closing brace is labelled when it should not be, or
+    not when it should. A loop's header ends where the parenthesis after
+    `for` closes (it may span continuation lines); a braced body ends at the
+    first line at the loop's indentation that starts with `}`. The body's
+    lines are all lines in between, as the printer counts them."""
+    bad = 0
+    long_loops = 0
+    template = False
+    for i, text in enumerate(lines):
+        if text.startswith("/* templates/"):
+            template = True
+        elif template and not text.strip() and i > 0 and not lines[i - 1].strip():
+            template = False
+        m = FOR.match(text)
+        if not m or template:
+            continue
+        indent, var = m.group(1), m.group(2)
+        depth, j, rest = 0, i, None
+        while j < len(lines) and rest is None:
+            line = lines[j] if j > i else lines[j][m.end(1):]
+            for c, ch in enumerate(line):
+                depth += 1 if ch == "(" else -1 if ch == ")" else 0
+                if ch == ")" and depth == 0:
+                    rest = line[c + 1:].rstrip("\n")
+                    break
+            else:
+                j += 1
+        if rest != " {":
+            continue  # a body without braces (or not a loop lgen printed)
+        k = j + 1
+        while k < len(lines) and not (lines[k].startswith(indent + "}") and
+                                      not lines[k][len(indent)].isspace()):
+            k += 1
+        if k == len(lines):
+            print("%s:%d: for (%s) has no closing brace" % (path, i + 1, var))
+            bad += 1
+            continue
+        body = k - j - 1
+        close = lines[k].rstrip("\n")[len(indent):]
+        want = "} /* %s */" % var if body > LONG_LOOP else "}"
+        long_loops += body > LONG_LOOP
+        if close != want:
+            print("%s:%d: the loop over %s (line %d, %d lines of body) closes with %r, not %r" %
+                  (path, k + 1, var, i + 1, body, close, want))
+            bad += 1
+    return bad, long_loops
+
+
 def main(argv):
     bad = 0
     if len(argv) >= 3 and argv[1] == "--suffixes":
@@ -103,6 +168,16 @@ def main(argv):
             with open(f) as fh:
                 bad += numbered(f, fh.readlines(), source)
         print("%d files, %d names with a numbered suffix" % (len(argv) - 3, bad))
+        return 1 if bad else 0
+    if len(argv) >= 2 and argv[1] == "--braces":
+        labelled = 0
+        for f in argv[2:]:
+            with open(f) as fh:
+                b, n = braces(f, fh.readlines())
+            bad += b
+            labelled += n
+        print("%d files, %d loops longer than %d lines, %d closing braces wrong" %
+              (len(argv) - 2, labelled, LONG_LOOP, bad))
         return 1 if bad else 0
     if len(argv) == 3 and argv[1] == "--templates":
         files = sorted(glob.glob(os.path.join(argv[2], "*.c")))
