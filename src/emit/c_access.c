@@ -23,10 +23,21 @@ LoopList *build_into(Emitter *e, LoopList *list) {
 
 /* ---- affine expressions in C ---- */
 
-const char *c_dim(void *ctx, int i) { return ((Emitter *)ctx)->dim_names[i]; }
-static const char *c_size(void *ctx, int i) { return ((Emitter *)ctx)->kn.sizes[i]; }
+/* What affine_print's callbacks spell an expression by. */
+typedef struct {
+  Emitter *e;
+  const OpScope *at;
+} AffineCx;
+
+static const char *c_dim(void *ctx, int i) {
+  const AffineCx *cx = ctx;
+  if (!cx->at)
+    diag_bug(cx->e->opt->diag, "an affine expression with dim %d outside an op", i);
+  return cx->at->dim_names[i];
+}
+static const char *c_size(void *ctx, int i) { return ((AffineCx *)ctx)->e->kn.sizes[i]; }
 static const char *c_attr(void *ctx, int i, int elem) {
-  Emitter *e = ctx;
+  Emitter *e = ((AffineCx *)ctx)->e;
   const AttrParam *a = &e->k->attrs[i];
   if (a->ndims == 0 && !a->is_array)
     return e->kn.attrs[i];
@@ -47,8 +58,9 @@ static void note_divisions(Emitter *e, const AffineExpr *x) {
   note_divisions(e, x->rhs);
 }
 
-void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x) {
-  AffineNames names = {c_dim, c_size, c_attr, e, true};
+static void c_affine(Emitter *e, const OpScope *at, StrBuf *out, const AffineExpr *x) {
+  AffineCx cx = {e, at};
+  AffineNames names = {c_dim, c_size, c_attr, &cx, true};
   note_divisions(e, x);
   affine_print(out, x, &names);
 }
@@ -62,9 +74,9 @@ const char *size_list(const Emitter *e, bool types) {
   return s;
 }
 
-const char *affine_str(Emitter *e, const AffineExpr *x) {
+const char *affine_str(Emitter *e, const OpScope *at, const AffineExpr *x) {
   StrBuf sb = {0};
-  c_affine(e, &sb, x);
+  c_affine(e, at, &sb, x);
   const char *s = arena_strdup(e->arena, sb_cstr(&sb));
   sb_free(&sb);
   return s;
@@ -96,7 +108,7 @@ static bool in_chunk_buffer(const Emitter *e, const OpPlan *g, int t) {
 
 /* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form
  * (minus lgen_shift in a chunk buffer). */
-const char *access_str(Emitter *e, const OpPlace *place, const Operand *o) {
+const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o) {
   const OpPlace plain = {0};
   if (!place)
     place = &plain;
@@ -112,9 +124,9 @@ const char *access_str(Emitter *e, const OpPlace *place, const Operand *o) {
       bool leaf = kind == AE_DIM || kind == AE_CONST || kind == AE_SIZE || kind == AE_ATTR;
       const char *stride = place->stride_names[o->tensor][i];
       if (strcmp(stride, "1") == 0) /* a unit innermost stride */
-        sb_printf(&sb, leaf ? "%s%s" : "%s(%s)", sb.len ? " + " : "", affine_str(e, o->map[i]));
+        sb_printf(&sb, leaf ? "%s%s" : "%s(%s)", sb.len ? " + " : "", affine_str(e, at, o->map[i]));
       else
-        sb_printf(&sb, leaf ? "%s%s * %s" : "%s(%s) * %s", sb.len ? " + " : "", affine_str(e, o->map[i]), stride);
+        sb_printf(&sb, leaf ? "%s%s * %s" : "%s(%s) * %s", sb.len ? " + " : "", affine_str(e, at, o->map[i]), stride);
     }
     const char *s = arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], sb.len ? sb_cstr(&sb) : "0");
     sb_free(&sb);
@@ -123,7 +135,7 @@ const char *access_str(Emitter *e, const OpPlace *place, const Operand *o) {
   AffineExpr *lin = o->map[0];
   for (int i = 1; i < t->rank; i++)
     lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
-  return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, lin),
+  return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, at, lin),
                       in_chunk_buffer(e, place->chunk_group, o->tensor) ? " - lgen_shift" : "");
 }
 

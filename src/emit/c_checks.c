@@ -17,16 +17,16 @@ static void check_failed(Emitter *e, const char *cond, const char *msg) {
   loops_append(&node->body, loops_call(e->arena, "LGEN_CHECK_FAILED", 1, &arg));
 }
 
-static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
+static void range_expr(Emitter *e, const OpScope *at, StrBuf *out, const AffineExpr *x) {
   switch (x->kind) {
   case AE_DIM:
     use_helper(e->helpers_used, "lgen_range");
-    sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, e->op->dims[x->index].extent));
+    sb_printf(out, "lgen_range_of(0, %s - 1)", affine_str(e, NULL, at->op->dims[x->index].extent));
     return;
   case AE_CONST:
   case AE_SIZE:
   case AE_ATTR: {
-    const char *v = affine_str(e, x);
+    const char *v = affine_str(e, NULL, x);
     use_helper(e->helpers_used, "lgen_range");
     sb_printf(out, "lgen_range_of(%s, %s)", v, v);
     return;
@@ -34,7 +34,7 @@ static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
   case AE_NEG:
     use_helper(e->helpers_used, "lgen_range_neg");
     sb_puts(out, "lgen_range_neg(");
-    range_expr(e, out, x->lhs);
+    range_expr(e, at, out, x->lhs);
     sb_putc(out, ')');
     return;
   default: {
@@ -42,9 +42,9 @@ static void range_expr(Emitter *e, StrBuf *out, const AffineExpr *x) {
                                      [AE_FLOORDIV] = "floordiv", [AE_CEILDIV] = "ceildiv", [AE_MOD] = "mod"};
     use_helper(e->helpers_used, arena_printf(e->arena, "lgen_range_%s", fn[x->kind]));
     sb_printf(out, "lgen_range_%s(", fn[x->kind]);
-    range_expr(e, out, x->lhs);
+    range_expr(e, at, out, x->lhs);
     sb_puts(out, ", ");
-    range_expr(e, out, x->rhs);
+    range_expr(e, at, out, x->rhs);
     sb_putc(out, ')');
   }
   }
@@ -74,7 +74,9 @@ void emit_checks(Emitter *e) {
                  arena_printf(e->arena, "%s: size %s must not be negative", e->kn.function, k->sizes[s].name));
   for (int i = 0; i < k->nassumes; i++) { /* dims a model graph took as equal (or as at least another) */
     const SizeAssume *x = &k->assumes[i];
-    check_failed(e, arena_printf(e->arena, "%s %s %s", affine_str(e, x->a), x->at_least ? "<" : "!=", affine_str(e, x->b)),
+    check_failed(e,
+                 arena_printf(e->arena, "%s %s %s", affine_str(e, NULL, x->a), x->at_least ? "<" : "!=",
+                              affine_str(e, NULL, x->b)),
                  arena_printf(e->arena, "%s: %s: %s", e->kn.function,
                               x->at_least ? "this dim must be at least the other" : "these dims must be equal", x->what));
   }
@@ -85,29 +87,30 @@ void emit_checks(Emitter *e) {
         check_array_attrs(e, k->ops[i].operands[o].map[r], checked);
   for (int i = 0; i < k->nops; i++) {
     const StructuredOp *op = &k->ops[i];
-    e->op = op;
-    e->dim_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
+    /* indices are spelled in the dims' own names (the messages') */
+    const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->ndims + 1));
     for (int d = 0; d < op->ndims; d++)
-      e->dim_names[d] = op->dims[d].name;
+      names[d] = op->dims[d].name;
+    const OpScope at = {op, names};
     StrBuf nonempty = {0};
     for (int d = 0; d < op->ndims; d++)
-      sb_printf(&nonempty, "%s%s > 0", d ? " && " : "", affine_str(e, op->dims[d].extent));
+      sb_printf(&nonempty, "%s%s > 0", d ? " && " : "", affine_str(e, NULL, op->dims[d].extent));
     for (int p = 0; p < op->npre; p++) {
       const Precondition *pre = &op->pre[p];
       const Operand *o = &op->operands[pre->operand];
       const TensorParam *t = &k->tensors[o->tensor];
-      const char *extent = affine_str(e, t->shape[pre->pos]);
+      const char *extent = affine_str(e, NULL, t->shape[pre->pos]);
       if (pre->kind == PRE_EQUAL) {
         const Dim *dim = &op->dims[pre->dim];
-        const char *want = affine_str(e, dim->extent);
+        const char *want = affine_str(e, NULL, dim->extent);
         const char *msg = arena_printf(e->arena, "%s: %s dimension %d (%s) must equal %s, the extent of %s",
                                        e->kn.function, t->name, pre->pos, extent, want, dim->name);
         check_failed(e, arena_printf(e->arena, "%s != %s", extent, want), msg);
         continue;
       }
       StrBuf range = {0};
-      range_expr(e, &range, o->map[pre->pos]);
-      const char *index = affine_str(e, o->map[pre->pos]);
+      range_expr(e, &at, &range, o->map[pre->pos]);
+      const char *index = affine_str(e, &at, o->map[pre->pos]);
       const char *msg = arena_printf(e->arena, "%s: index %s of %s leaves [0, %s) for these sizes", e->kn.function,
                                      index, t->name, extent);
       LoopNode *node = put(e, loops_if(e->arena, op->ndims ? arena_strdup(e->arena, sb_cstr(&nonempty)) : "1"));
@@ -135,7 +138,7 @@ void emit_view_checks(Emitter *e) {
     const TensorParam *tp = &k->tensors[t];
     const char *tn = e->kn.kernel_tensors[t];
     for (int d = 0; d < tp->rank; d++) {
-      const char *extent = affine_str(e, tp->shape[d]);
+      const char *extent = affine_str(e, NULL, tp->shape[d]);
       check_failed(e, arena_printf(e->arena, "%s->sizes[%d] != %s", tn, d, extent),
                    arena_printf(e->arena, "%s: the view of %s has sizes[%d] other than its extent", e->kn.function,
                                 tp->name, d));

@@ -304,10 +304,15 @@ static bool module_has_graphs(const Module *m, const EmitOptions *opt) {
 
 /* "x: f32(N, 784)" */
 static const char *size_by_name(void *ctx, int i) { return ((const Kernel *)ctx)->sizes[i].name; }
+/* A tensor's shape is in sizes and attributes: it has no dims to name. */
+static const char *no_dim(void *ctx, int i) {
+  (void)ctx, (void)i;
+  return "?";
+}
 
 static void print_tensor_decl(StrBuf *out, const Kernel *k, int t) {
   const TensorParam *tp = &k->tensors[t];
-  AffineNames names = {c_dim, size_by_name, NULL, (void *)k, false};
+  AffineNames names = {no_dim, size_by_name, NULL, (void *)k, false};
   sb_printf(out, "%s: %s(", tp->name, elem_type_name(tp->type));
   for (int i = 0; i < tp->rank; i++) {
     if (i)
@@ -640,7 +645,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   int64_t workspace_static = plan->total_static >= 0 && scratch_static >= 0 ? plan->total_static + scratch_static : -1;
   graph_doc(e, e->out, index, workspace_static);
   /* G_workspace_size: the plan's intermediates, then the scratch area */
-  const char *total = affine_str(e, plan->total);
+  const char *total = affine_str(e, NULL, plan->total);
   graph_declaration(e, e->out, &gn, "restrict", "", 0);
   sb_puts(e->out, "{\n");
   const char *mentioned = workspace_static >= 0 ? "" : arena_printf(e->arena, "%s %s", total, scratch);
@@ -701,8 +706,8 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   /* dims the graph took as equal without a proof (SizeAssume): -1, or
    * under --checks G_run's report */
   for (int i = 0; i < k->nassumes && !e->opt->checks; i++) {
-    line(e, "  if (%s %s %s) /* %s */", affine_str(e, k->assumes[i].a), k->assumes[i].at_least ? "<" : "!=",
-         affine_str(e, k->assumes[i].b), c_comment_text(e->arena, k->assumes[i].what));
+    line(e, "  if (%s %s %s) /* %s */", affine_str(e, NULL, k->assumes[i].a), k->assumes[i].at_least ? "<" : "!=",
+         affine_str(e, NULL, k->assumes[i].b), c_comment_text(e->arena, k->assumes[i].what));
     line(e, "    return -1;");
   }
   line(e, "  void *lgen_raw = malloc(%s(%s) + 64);", gn.size_fn, size_list(e, false));

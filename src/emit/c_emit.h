@@ -168,7 +168,7 @@ typedef struct {
   const StructuredOp *op;
   const char **operand_values; /* C expression that reads each operand */
   const char **node_names;     /* set for nodes hoisted into temporaries */
-  const char **dim_names;      /* C expression of each dim's current value (PN_INDEX) */
+  const char *const *dim_names; /* C expression of each dim's current value (PN_INDEX) */
   const char *const *size_names; /* C name of each size symbol (PN_SIZE) */
   StrBuf *helpers;             /* static inline helper definitions, deduplicated */
   PtrVec *helper_names;

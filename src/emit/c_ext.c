@@ -41,7 +41,7 @@ static const char *extent_product(const ExtCall *c, int i, int from, int to) {
       number *= x->value;
       continue;
     }
-    sb_printf(&sb, "%s(int64_t)(%s)", sb.len ? " * " : "", affine_str(c->e, x));
+    sb_printf(&sb, "%s(int64_t)(%s)", sb.len ? " * " : "", affine_str(c->e, NULL, x));
   }
   const char *s;
   if (!sb.len)
@@ -799,7 +799,6 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int
                       const OpPlan *chunk_group) {
   ExtCall c = {.e = e, .x = op->ext, .grouped = grouped, .in_region = in_region, .chunk_group = chunk_group,
                .sched = s};
-  e->op = op;
   /* the graph node it computes, as the structured ops' groups say theirs:
    * "top: topk (templates/topk.c)", "Softmax as online_softmax (...)" */
   const char *what = arena_printf(e->arena, "op %d: %s", index + 1, c.x->kind);

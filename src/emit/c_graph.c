@@ -50,7 +50,7 @@ static const char *root_address(Emitter *e, const RunMemory *mem, int root) {
     const AffineExpr *off = mem->plan->buffers[i].offset;
     if (off->kind == AE_CONST && off->value == 0)
       return mem->ws;
-    return arena_printf(e->arena, "((char *)%s + %s)", mem->ws, affine_str(e, off));
+    return arena_printf(e->arena, "((char *)%s + %s)", mem->ws, affine_str(e, NULL, off));
   }
   diag_bug(e->opt->diag, "intermediate %s has no place in the buffer plan", tp->name);
 }
@@ -125,7 +125,7 @@ static void declare_ops_tensors(Emitter *e, const RunMemory *mem, const Structur
                                      arena_printf(e->arena, "(char *)%s", mem->ws)));
     else /* the plan's total is a multiple of 64: so is the scratch area */
       loops_append(&decls, loops_let(e->arena, "char *restrict", scratch_name,
-                                     arena_printf(e->arena, "(char *)%s + %s", mem->ws, affine_str(e, end))));
+                                     arena_printf(e->arena, "(char *)%s + %s", mem->ws, affine_str(e, NULL, end))));
   }
   loops_splice(&decls, code);
   *code = decls;
@@ -296,7 +296,7 @@ static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan 
       continue;
     }
     values[q] = names_claim(&e->kn.table, op->dims[q].name);
-    const char *n = affine_str(e, x);
+    const char *n = affine_str(e, NULL, x);
     put(e, loops_let(e->arena, "const int64_t", values[q],
                      q == 0 ? rest : arena_printf(e->arena, "%s %% (%s)", rest, n)));
     rest = arena_printf(e->arena, "%s / (%s)", rest, n);
@@ -370,7 +370,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
   bool first_loop = true;
   for (int q = 0; q < rows; q++)
     if (values[q][0] != '0') {
-      LoopNode *f = put(e, loops_for(e->arena, values[q], "0", affine_str(e, op0->dims[q].extent), 1));
+      LoopNode *f = put(e, loops_for(e->arena, values[q], "0", affine_str(e, NULL, op0->dims[q].extent), 1));
       if (threads && first_loop) {
         f->par = region ? PAR_WORKSHARING : PAR_REGION;
         f->collapse = loops;
@@ -431,7 +431,7 @@ static void add_op_flops(Emitter *e, const StructuredOp *op, double *constant, S
       if (x->kind == AE_CONST)
         c *= (double)x->value;
       else
-        sb_printf(&sym, " * (double)(%s)", affine_str(e, x));
+        sb_printf(&sym, " * (double)(%s)", affine_str(e, NULL, x));
     }
     if (sym.len)
       sb_printf(terms, " + %.17g%s", c, sb_cstr(&sym));
@@ -692,7 +692,7 @@ static void outline_doc(Emitter *e, StrBuf *out, int index, const Outline *o) {
     sb_free(&sb);
     sb_printf(&sb, "%s: %s(", e->kn.tensors[t], elem_type_name(tp->type));
     for (int d = 0; d < tp->rank; d++)
-      sb_printf(&sb, "%s%s", d ? ", " : "", affine_str(e, tp->shape[d]));
+      sb_printf(&sb, "%s%s", d ? ", " : "", affine_str(e, NULL, tp->shape[d]));
     sb_printf(&sb, "), %s %s", i < o->ninputs ? "read:" : "written:",
               rp->storage == TS_CONST   ? "a constant"
               : rp->storage == TS_PARAM ? (rp->is_output ? "a graph output" : "a graph input")

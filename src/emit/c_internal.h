@@ -33,11 +33,20 @@ typedef struct Emitter {
   bool helpers_used[32]; /* runtime_helpers[] entries this file calls */
   unsigned includes;     /* headers the file needs (INC_*) besides those its helpers and graphs need */
   ConstantsOut consts;   /* model graphs' constants */
-  /* the op being emitted */
-  const StructuredOp *op;
-  const char **dim_names; /* C expression of each dim's current value */
   struct Nest *spare_nests; /* c_loops.c: Nests to reuse */
 } Emitter;
+
+/* The op whose code is being built and the C spelling of its dims'
+ * current values: what a dim of an affine expression (an operand's index)
+ * and a payload's index node mean. Not the file's state: whoever builds
+ * the op's code owns it (c_loops.c's Nest, its epilogue's or prologue's
+ * point, emit_checks) and passes it to what spells its pieces; code that
+ * is no op's (a graph's run, a template's extents, the files) passes NULL,
+ * and a dim there is an lgen bug. */
+typedef struct {
+  const StructuredOp *op;
+  const char *const *dim_names;
+} OpScope;
 
 /* The emit files, bottom up. Each calls only files above it in this list,
  * so they depend one way, with no circle; each file's first comment says
@@ -116,15 +125,16 @@ unsigned runtime_helpers_includes(const bool *used);
 LoopNode *put(Emitter *e, LoopNode *n);
 /* Builds into list (returns the list built into until now). */
 LoopList *build_into(Emitter *e, LoopList *list);
-const char *c_dim(void *ctx, int i);
-void c_affine(Emitter *e, StrBuf *out, const AffineExpr *x);
-const char *affine_str(Emitter *e, const AffineExpr *x);
+/* An affine expression in C: its dims as `at` names them (NULL: it has
+ * none), its sizes and attributes as the kernel's parameters. */
+const char *affine_str(Emitter *e, const OpScope *at, const AffineExpr *x);
 /* The kernel's size parameters as a list, "N, M" (a call's arguments) or,
  * with types, "int64_t N, int64_t M" (a declaration's); "" for none. */
 const char *size_list(const Emitter *e, bool types);
-/* T[...]: the element of operand o at the current dim values, row-major
- * (as `place` says: through strides, in a chunk buffer; NULL: plainly). */
-const char *access_str(Emitter *e, const OpPlace *place, const Operand *o);
+/* T[...]: the element of operand o (of at->op) at the dim values `at`
+ * names, row-major (as `place` says: through strides, in a chunk buffer;
+ * NULL: plainly). */
+const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o);
 /* Is `name` used as an identifier in the C code `text` (string literals
  * and comments do not count)? */
 bool mentions_identifier(const char *text, const char *name);

@@ -137,10 +137,10 @@ static bool stores_in_order(const char **targets, const char **values, int n) {
  * not vectorise (under `omp simd` it then fails with -Werror); every access
  * is in bounds at every point of the domain, so loading both is safe, and
  * it is what a vectorised select does anyway. */
-static void emit_body(Emitter *e, const char **operand_values, const char **targets) {
-  const StructuredOp *op = e->op;
+static void emit_body(Emitter *e, const OpScope *at, const char **operand_values, const char **targets) {
+  const StructuredOp *op = at->op;
   ExprCtx ctx = {.op = op, .operand_values = operand_values, .helpers = e->helpers,
-                 .helper_names = e->helper_names, .arena = e->arena, .dim_names = e->dim_names,
+                 .helper_names = e->helper_names, .arena = e->arena, .dim_names = at->dim_names,
                  .size_names = (const char *const *)e->kn.sizes, .needs = &e->needs};
   ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nnodes + 1));
   int *uses = use_counts(op, e->arena);
@@ -651,33 +651,33 @@ static const char *pad_literal(Emitter *e, const Operand *o) {
 /* Can index position `pos` of a guarded operand leave its tensor? Not when
  * it is a bare dim of the tensor's extent, a constant inside it, or an
  * index bounds.c proves inside for every size (a grouped conv's channel). */
-static bool index_may_leave(Emitter *e, const Operand *o, int pos) {
+static bool index_may_leave(Emitter *e, const StructuredOp *op, const Operand *o, int pos) {
   const AffineExpr *x = o->map[pos], *extent = e->k->tensors[o->tensor].shape[pos];
   if (x->kind == AE_DIM)
-    return !affine_equal(e->op->dims[x->index].extent, extent);
+    return !affine_equal(op->dims[x->index].extent, extent);
   if (x->kind == AE_CONST)
     return !(extent->kind == AE_CONST && x->value >= 0 && x->value < extent->value);
   const char *why;
-  return check_index_bounds(e->arena, e->k, e->op, (int)(o - e->op->operands), pos, &why) != BOUND_PROVEN;
+  return check_index_bounds(e->arena, e->k, op, (int)(o - op->operands), pos, &why) != BOUND_PROVEN;
 }
 
 /* (0 <= i0 && i0 < E0 && ... ? T[...] : pad): a guarded operand reads its
  * pad value wherever an index leaves the tensor (padded windows). */
-static const char *guarded_access(Emitter *e, const OpPlace *place, const Operand *o) {
+static const char *guarded_access(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o) {
   const TensorParam *t = &e->k->tensors[o->tensor];
   StrBuf cond = {0};
   for (int i = 0; i < t->rank; i++) {
-    if (!index_may_leave(e, o, i))
+    if (!index_may_leave(e, at->op, o, i))
       continue;
-    const char *idx = affine_str(e, o->map[i]), *extent = affine_str(e, t->shape[i]);
+    const char *idx = affine_str(e, at, o->map[i]), *extent = affine_str(e, NULL, t->shape[i]);
     if (needs_parens(idx))
       idx = arena_printf(e->arena, "(%s)", idx);
     if (needs_parens(extent))
       extent = arena_printf(e->arena, "(%s)", extent);
     sb_printf(&cond, "%s0 <= %s && %s < %s", cond.len ? " && " : "", idx, idx, extent);
   }
-  const char *at = access_str(e, place, o);
-  const char *s = cond.len ? arena_printf(e->arena, "(%s ? %s : %s)", sb_cstr(&cond), at, pad_literal(e, o)) : at;
+  const char *elem = access_str(e, at, place, o);
+  const char *s = cond.len ? arena_printf(e->arena, "(%s ? %s : %s)", sb_cstr(&cond), elem, pad_literal(e, o)) : elem;
   sb_free(&cond);
   return s;
 }
@@ -727,8 +727,9 @@ static const char *block_access(Nest *n, const Operand *o) {
     map[i] = block_divisions(n, o->map[i], divisor);
     changed |= map[i] != o->map[i];
   }
+  const OpScope at = {op, n->value};
   if (!changed)
-    return access_str(e, &n->place, o);
+    return access_str(e, &at, &n->place, o);
   const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(2 * op->ndims + 1));
   for (int d = 0; d < op->ndims; d++) {
     names[d] = n->value[d];
@@ -736,17 +737,14 @@ static const char *block_access(Nest *n, const Operand *o) {
   }
   Operand copy = *o;
   copy.map = map;
-  const char **saved = e->dim_names;
-  e->dim_names = names;
-  const char *s = access_str(e, &n->place, &copy);
-  e->dim_names = saved;
-  return s;
+  const OpScope divided = {op, names};
+  return access_str(e, &divided, &n->place, &copy);
 }
 
 static void emit_body_here(Nest *n, bool in_acc) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
-  e->dim_names = n->value;
+  const OpScope at = {op, n->value};
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)op->noperands);
   const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)op->nyields);
   for (int o = 0; o < op->noperands; o++) {
@@ -759,15 +757,15 @@ static void emit_body_here(Nest *n, bool in_acc) {
     else if (p)
       values[o] = pack_read(n, p);
     else if (op->operands[o].guarded)
-      values[o] = guarded_access(e, &n->place, &op->operands[o]);
+      values[o] = guarded_access(e, &at, &n->place, &op->operands[o]);
     else if (y < 0)
       values[o] = block_access(n, &op->operands[o]);
     else
-      values[o] = access_str(e, &n->place, &op->operands[o]);
+      values[o] = access_str(e, &at, &n->place, &op->operands[o]);
   }
   for (int y = 0; y < op->nyields; y++)
     targets[y] = values[op->yields[y].operand];
-  emit_body(e, values, targets);
+  emit_body(e, &at, values, targets);
 }
 
 /* Loops over the register block only, for loading and storing
@@ -815,7 +813,7 @@ static const char *final_condition(Nest *n) {
         inner = i;
     if (inner < 0)
       continue;
-    const char *extent = affine_str(e, op->dims[d].extent);
+    const char *extent = affine_str(e, NULL, op->dims[d].extent);
     if (needs_parens(extent))
       extent = arena_printf(e->arena, "(%s)", extent);
     if (n->loops[inner].kind == LOOP_POINT)
@@ -862,24 +860,21 @@ static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims,
   const char **acc_of = arena_alloc(e->arena, sizeof(char *) * (size_t)(e->k->ntensors + 1));
   for (int y = 0; y < op->nyields; y++)
     acc_of[op->operands[op->yields[y].operand].tensor] = arena_printf(e->arena, "%s%s", n->acc[y], index);
-  e->op = E;
-  e->dim_names = names;
+  const OpScope at = {E, names}; /* E's point, in the op's dim values */
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)E->noperands);
   for (int o = 0; o < E->noperands; o++) {
     const Operand *x = &E->operands[o];
     values[o] = x->shape_only       ? ""
                 : acc_of[x->tensor] ? acc_of[x->tensor]
-                : x->guarded        ? guarded_access(e, &n->place, x)
-                                    : access_str(e, &n->place, x);
+                : x->guarded        ? guarded_access(e, &at, &n->place, x)
+                                    : access_str(e, &at, &n->place, x);
   }
   const char **targets = arena_alloc(e->arena, sizeof(char *) * (size_t)E->nyields);
   for (int y = 0; y < E->nyields; y++) {
     const Operand *w = &E->operands[E->yields[y].operand];
-    targets[y] = to_acc ? acc_of[w->tensor] : access_str(e, &n->place, w);
+    targets[y] = to_acc ? acc_of[w->tensor] : access_str(e, &at, &n->place, w);
   }
-  emit_body(e, values, targets);
-  e->op = op;
-  e->dim_names = n->value;
+  emit_body(e, &at, values, targets);
 }
 
 /* Gives the accumulators their first values before their run (`block`:
@@ -901,13 +896,13 @@ static void emit_loads(Nest *n, const char *index, bool block) {
     e->cur = into;
     if (block)
       block_loops(n);
-    e->dim_names = n->value;
+    const OpScope at = {op, n->value};
     if (init)
       emit_attached_point(n, op->init, op->init_dims, index, true);
     else
       for (int y = 0; y < op->nyields; y++)
         put(e, loops_store(e->arena, arena_printf(e->arena, "%s%s", n->acc[y], index),
-                           access_str(e, &n->place, &op->operands[op->yields[y].operand])));
+                           access_str(e, &at, &n->place, &op->operands[op->yields[y].operand])));
     memcpy(n->value, saved, sizeof saved);
     e->cur = outside;
   }
@@ -931,7 +926,7 @@ static void emit_stores(Nest *n, const char *index, bool block) {
     e->cur = into;
     if (block)
       block_loops(n);
-    e->dim_names = n->value;
+    const OpScope at = {op, n->value};
     if (epilogue)
       emit_attached_point(n, op->epilogue, op->epilogue_dims, index, false);
     for (int y = 0; y < op->nyields; y++) { /* outputs the epilogue does not write (sibling reductions) */
@@ -940,7 +935,8 @@ static void emit_stores(Nest *n, const char *index, bool block) {
       for (int z = 0; epilogue && z < op->epilogue->nyields; z++)
         written |= op->epilogue->operands[op->epilogue->yields[z].operand].tensor == o->tensor;
       if (!written)
-        put(e, loops_store(e->arena, access_str(e, &n->place, o), arena_printf(e->arena, "%s%s", n->acc[y], index)));
+        put(e, loops_store(e->arena, access_str(e, &at, &n->place, o),
+                           arena_printf(e->arena, "%s%s", n->acc[y], index)));
     }
     memcpy(n->value, saved, sizeof saved);
     e->cur = outside;
@@ -991,12 +987,12 @@ static void emit_accumulated(Nest *n, int i) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
   const char *dims = acc_subscript(n, true), *index = acc_subscript(n, false);
-  e->dim_names = n->value;
+  const OpScope at = {op, n->value};
   if (!*dims) {
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
       put(e, loops_let(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y],
-                       n->init_at_load ? NULL : access_str(e, &n->place, o)));
+                       n->init_at_load ? NULL : access_str(e, &at, &n->place, o)));
     }
     if (n->init_at_load)
       emit_loads(n, "", false);
@@ -1289,7 +1285,7 @@ static void emit_region(Nest *n, int i) {
   use_helper(e->helpers_used, "LGEN_BLOCK");
   LoopNode *proc = put(e, loops_proc(a, "LGEN_BLOCK void", nparams, types, names));
   args.proc = proc;
-  proc->text = e->op->origin ? arena_printf(a, "a register block of %s", c_comment_text(a, e->op->origin))
+  proc->text = n->op->origin ? arena_printf(a, "a register block of %s", c_comment_text(a, n->op->origin))
                              : arena_printf(a, "a register block of %s", e->kn.function);
   LoopList *outside = e->cur;
   e->cur = &proc->body;
@@ -1437,7 +1433,7 @@ static void emit_library_call(Emitter *e, const StructuredOp *op, const char *fu
   e->includes |= INC_CBLAS;
   const char *dims[3];
   for (int i = 0; i < 3; i++)
-    dims[i] = affine_str(e, op->dims[i].extent);
+    dims[i] = affine_str(e, NULL, op->dims[i].extent);
   const char *M = dims[g.m], *N = dims[g.n], *K = dims[g.k];
   const char *one = g.type == TY_F32 ? "1.0f" : "1.0";
   Arena *a = e->arena;
@@ -1469,8 +1465,8 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
  * schedule for it. In a graph's parallel region it shares the op's threads
  * when the op used them, and runs on the op's one thread when the op runs
  * under `omp single`. */
-static void emit_attached_nest(Emitter *e, const StructuredOp *op, const StructuredOp *E, int index, bool before,
-                               bool worksharing, bool in_region, const OpPlace *place) {
+static void emit_attached_nest(Emitter *e, const StructuredOp *E, int index, bool before, bool worksharing,
+                               bool in_region, const OpPlace *place) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
   bool threads = false;
@@ -1494,7 +1490,6 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *op, const Structu
     loops_splice(&put(e, loops_block(e->arena, REGION_SINGLE))->body, &nest);
   else
     loops_splice(e->cur, &nest);
-  e->op = op;
 }
 
 void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool in_region, const OpPlace *place) {
@@ -1515,10 +1510,10 @@ void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, b
     loops_join_region(e->arena, &nest);
   bool worksharing = loops_has_worksharing(&nest);
   if (op->init && !at_load)
-    emit_attached_nest(e, op, op->init, index, true, worksharing, in_region, place);
+    emit_attached_nest(e, op->init, index, true, worksharing, in_region, place);
   loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op, op->epilogue, index, false, worksharing, in_region, place);
+    emit_attached_nest(e, op->epilogue, index, false, worksharing, in_region, place);
 }
 
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
@@ -1537,7 +1532,6 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
                       const OpPlace *place, bool *at_store, bool *at_load) {
   *at_store = *at_load = false;
   if (s->library_call) {
-    e->op = op;
     if (!attached && op->origin)
       put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
     emit_library_call(e, op, s->library_call);
@@ -1549,7 +1543,6 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
   n->index = index;
   n->s = s;
   n->place = *place;
-  e->op = op;
   n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
   for (int y = 0; y < op->nyields; y++)
     n->acc[y] = claim(n, "%s_acc", e->kn.tensors[op->operands[op->yields[y].operand].tensor]);
@@ -1559,7 +1552,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
       n->point_var[n->loops[i].dim] = claim(n, "%s_i", dim_name(n, n->loops[i].dim));
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
-    n->hi[d] = affine_str(e, op->dims[d].extent);
+    n->hi[d] = affine_str(e, NULL, op->dims[d].extent);
     n->value[d] = place->bound_dims && place->bound_dims[d] ? place->bound_dims[d] : dim_name(n, d);
   }
   plan_packs(n);
@@ -1607,12 +1600,9 @@ const char *op_scratch_bytes(Emitter *e, const StructuredOp *op, const Schedule 
   n->op = op;
   n->s = s;
   n->place = *place;
-  const StructuredOp *saved = e->op;
-  e->op = op;
   plan(n);
   plan_packs(n);
   layout_scratch(n);
-  e->op = saved;
   const char *once = n->once_bytes;
   int64_t once_value = n->once_value;
   if (n->thread_slots) {

@@ -198,7 +198,7 @@ static const char *pack_size(Nest *n, const Pack *p, int64_t *value) {
   const Operand *o = p->operand;
   for (int i = 0; i < e->k->tensors[o->tensor].rank; i++) {
     int d = o->map[i]->index;
-    const char *extent = affine_str(e, n->op->dims[d].extent);
+    const char *extent = affine_str(e, NULL, n->op->dims[d].extent);
     const char *span = extent;
     int64_t v = -1;
     bool known = static_value(n->op->dims[d].extent, &v);
@@ -492,13 +492,10 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
     bool kept = j < seen->rank && affine_equal(seen->shape[j], extent);
     names[out->map[i]->index] = kept ? arena_printf(e->arena, "(%s)", coords[j++]) : "0";
   }
-  const StructuredOp *saved_op = e->op;
-  const char **saved_names = e->dim_names;
-  e->op = P;
-  e->dim_names = names;
+  const OpScope at = {P, names};
   const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->noperands + 1));
   for (int o = 0; o < P->noperands; o++)
-    values[o] = P->operands[o].shape_only ? "" : access_str(e, &n->place, &P->operands[o]);
+    values[o] = P->operands[o].shape_only ? "" : access_str(e, &at, &n->place, &P->operands[o]);
   ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
                  .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes,
                  .needs = &e->needs};
@@ -507,8 +504,6 @@ static const char *prologue_value(Nest *n, const char *const *coords) {
   c_expr(&sb, &ctx, P->yields[0].value);
   const char *v = arena_printf(e->arena, "(%s)", sb_cstr(&sb));
   sb_free(&sb);
-  e->op = saved_op;
-  e->dim_names = saved_names;
   return v;
 }
 
@@ -606,7 +601,7 @@ void emit_pack_copy(Nest *n, Pack *p) {
   for (int i = 0; i < t->rank; i++) {
     int d = o->map[i]->index;
     coords[i] = strcmp(p->base[d], "0") == 0 ? local[d] : arena_printf(e->arena, "(%s + %s)", p->base[d], local[d]);
-    extents[i] = affine_str(e, t->shape[i]);
+    extents[i] = affine_str(e, NULL, t->shape[i]);
   }
   const char *src = arena_printf(e->arena, "%s[%s]", tname, row_major(e->arena, coords, extents, t->rank));
   if (n->place.stride_names) { /* --abi=view (c_view.c): a view's element, through its strides */

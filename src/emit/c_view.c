@@ -80,14 +80,14 @@ static const char *dense_test(Emitter *e) {
     AffineExpr *inner = NULL; /* the product of the extents after d; NULL: 1 */
     for (int d = tp->rank - 1; d >= 0; d--) {
       AffineExpr *ext = tp->shape[d];
-      const char *want = inner ? affine_str(e, inner) : "1";
+      const char *want = inner ? affine_str(e, NULL, inner) : "1";
       if (ext->kind == AE_CONST && ext->value == 1)
         ; /* no test */
       else if (ext->kind == AE_CONST)
         sb_printf(&cond, "%s%s->strides[%d] == %s", cond.len ? " && " : "", tn, d, want);
       else
         sb_printf(&cond, "%s(%s->strides[%d] == %s || %s == 1)", cond.len ? " && " : "", tn, d, want,
-                  affine_str(e, ext));
+                  affine_str(e, NULL, ext));
       inner = inner ? affine_binary(e->arena, AE_MUL, ext, inner) : ext;
     }
   }
@@ -151,7 +151,7 @@ static const char *unit_inner_test(Emitter *e) {
       sb_printf(&cond, "%s%s->strides[%d] == 1", cond.len ? " && " : "", tn, tp->rank - 1);
     else
       sb_printf(&cond, "%s(%s->strides[%d] == 1 || %s == 1)", cond.len ? " && " : "", tn, tp->rank - 1,
-                affine_str(e, ext));
+                affine_str(e, NULL, ext));
   }
   const char *s = arena_strdup(e->arena, cond.len ? sb_cstr(&cond) : "1");
   sb_free(&cond);
