@@ -82,6 +82,15 @@ SMALL = [
           [("x", ["N", 5])], [const("two", [], 9)],
           [("a", "tanh", ["x"], ["y1"]), ("b", "mul", ["y1", "two"], ["y2"])],
           ["y1", "y2"]),
+    graph("g_residual", "a residual stream read by a row mean, a centring and the next add: recomputed in "
+          "its readers while that moves fewer bytes, stored once it would not (x2)",
+          [("x0", ["N", 4])], [const("w0", [4, 4], 10), const("w1", [4, 4], 11), const("w2", [4, 4], 12)],
+          [n for i in range(3) for n in (
+              ("mean%d" % i, "reduce_mean", ["x%d" % i], ["m%d" % i], {"axes": [1], "keepdims": 1}),
+              ("centre%d" % i, "sub", ["x%d" % i, "m%d" % i], ["c%d" % i]),
+              ("fc%d" % i, "matmul", ["c%d" % i, "w%d" % i], ["h%d" % i]),
+              ("add%d" % i, "add", ["x%d" % i, "h%d" % i], ["x%d" % (i + 1)]))],
+          ["x3"]),
     graph("g_topk", "a non-structured op: its template's call",
           [("x", [3, 100])], [],
           [("top", "topk", ["x"], ["v", "i"], {"k": 4})],

@@ -619,6 +619,45 @@ static const FuseOverride *override_of(Fuser *f, int t) {
 
 static bool merge_branches(Fuser *f, int p, int t);
 
+/* P's streamed reads: operands read at a new element for every point of
+ * P's domain (every dim of extent above 1 moves the read), as opposed to
+ * broadcast ones (a bias row) that stay in cache. Memory traffic is what a
+ * pointwise op costs, and these are its traffic. */
+static int streamed_reads(const Kernel *k, const StructuredOp *P) {
+  const Operand *out = &P->operands[P->yields[0].operand];
+  int n = 0;
+  for (int o = 0; o < P->noperands; o++) {
+    const Operand *x = &P->operands[o];
+    if (x == out || x->shape_only)
+      continue;
+    bool moves = true;
+    for (int d = 0; d < P->ndims && moves; d++) {
+      const AffineExpr *e = P->dims[d].extent;
+      if (e && e->kind == AE_CONST && e->value <= 1)
+        continue;
+      bool used = false;
+      for (int i = 0; i < k->tensors[x->tensor].rank && !used; i++)
+        used = affine_uses_dim(x->map[i], d);
+      moves = used;
+    }
+    n += moves;
+  }
+  return n;
+}
+
+/* Whether recomputing P in each of its n readers moves fewer bytes than
+ * storing it once: inlined, every reader streams P's r inputs (n * r
+ * passes); kept, P streams them once, writes its output and each reader
+ * reads that (r + 1 + n). Without this test a residual stream (each
+ * layer's x + f(x) read by a LayerNorm's three ops and by the next
+ * residual add) was inlined into every reader, layer after layer, so the
+ * last layer's ops recomputed all the earlier adds: ViT-Ti's 12 layers
+ * read up to 39 tensors per element, 12 % of its run time. */
+static bool recompute_pays(const Kernel *k, const StructuredOp *P, int nreaders) {
+  int r = streamed_reads(k, P);
+  return nreaders <= 1 || nreaders * r <= r + 1 + nreaders;
+}
+
 static void try_inline(Fuser *f, int p) {
   Kernel *k = f->k;
   int pos_of_dim[LG_MAX_DIMS];
@@ -658,6 +697,12 @@ static void try_inline(Fuser *f, int p) {
   }
   if (consumers == 0) /* a dead value: lowering keeps only what is used, so leave it */
     return;
+  if (!cheap && !recompute_pays(k, &k->ops[p], nreaders)) {
+    vec_push(f->arena, &f->report->decisions,
+             arena_printf(f->arena, "keep '%s': its %d readers would each recompute its %d streamed reads",
+                          k->tensors[t].name, nreaders, streamed_reads(k, &k->ops[p])));
+    return;
+  }
   for (int i = 0; i < nreaders; i++) {
     int c = readers[i];
     vec_push(f->arena, &f->report->decisions,
