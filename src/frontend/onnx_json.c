@@ -412,13 +412,19 @@ static double attr_float(Onnx *cx, const ONode *n, const char *name, double dflt
   return a->has_f ? a->f : 0.0; /* proto3 leaves out 0 */
 }
 
-/* A STRING attribute: protobuf bytes, up to a NUL byte. */
+/* A STRING attribute: protobuf bytes, which may not hold a NUL byte (every
+ * string attribute lgen reads is a name from a fixed list or an Einsum
+ * equation of letters; cut at the NUL, "ij\0->ji" would read as "ij"). */
 static const char *attr_string(Onnx *cx, const ONode *n, const char *name, const char *dflt) {
   const OAttr *a = typed_attr(cx, n, name, "STRING");
   if (!a)
     return dflt;
   if (!a->has_s)
     return "";
+  const uint8_t *nul = a->s_len ? memchr(a->s, 0, a->s_len) : NULL;
+  if (nul)
+    graph_error(cx->g, a->path, "%sattribute '%s' holds a NUL byte (at byte %zu of %zu)", node_desc(cx, n), name,
+                (size_t)(nul - a->s), a->s_len);
   return arena_strndup(cx->arena, (const char *)a->s, a->s_len);
 }
 

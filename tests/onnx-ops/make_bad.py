@@ -270,6 +270,8 @@ one("reshape_opset4.onnx", "node 'n' (Reshape): Reshape before opset 5 is not su
 one("no_outputs.onnx", "node 'n' (Relu): a node without outputs", "Relu", ["x"], x23, outs=())
 one("einsum_no_equation.onnx", "node 'n' (Einsum): the attribute 'equation' is required", "Einsum", ["x", "x"], x23,
     opset=12)
+one("einsum_nul.onnx", "node 'n' (Einsum): attribute 'equation' holds a NUL byte (at byte 2 of 7)", "Einsum", ["x"],
+    x23, opset=12, equation=b"ij\x00->ji")
 one("maxpool_no_kernel.onnx", "node 'n' (MaxPool): the attribute 'kernel_shape' is required", "MaxPool", ["x"],
     [vi("x", [1, 1, 4, 4])])
 one("cast_no_to.onnx", "node 'n' (Cast): the attribute 'to' is required", "Cast", ["x"], x23)
