@@ -729,3 +729,79 @@ save("tile_repeats_two_symbols.onnx", "node 'n' (Tile): the input 'repeats' ('r'
      [h.make_node("Shape", ["x"], ["s"]), h.make_node("ReduceProd", ["s"], ["p"], keepdims=1),
       h.make_node("Identity", ["p"], ["r"]), h.make_node("Tile", ["v", "r"], ["y"], name="n")],
      [vi("x", ["N", "M"]), vi("v", [3])], [y])
+
+
+# Valid models whose shapes are checked in --dump=graph (tests/onnx-ops-bad.test
+# runs them when the fragment starts with "=dump: "): the line of the output y.
+def dump(fname, want, nodes, inputs, inits=(), opset=13, out_type=F):
+    save(fname, "=dump: " + want, nodes, inputs, [vi("y", None, out_type)], inits, opset)
+
+
+def rnn_act_then_add(act, **attrs):
+    rnn_then_add("rnn_%s_then_add.onnx" % act.lower(), "[1, 2, 3]", "RNN", ["x", "w", "r"], [vi("x", [5, 2, 1])],
+                 [zeros("w", [1, 3, 1]), zeros("r", [1, 3, 3])], outs=("y", "yh"), hidden_size=3, activations=[act],
+                 **attrs)
+
+
+# every RNN activation function lgen knows, with and without alpha and beta
+rnn_act_then_add("Affine", activation_alpha=[0.5], activation_beta=[0.1])
+rnn_act_then_add("Elu")
+rnn_act_then_add("LeakyRelu")
+rnn_act_then_add("ThresholdedRelu", activation_alpha=[0.2])
+rnn_act_then_add("ScaledTanh", activation_alpha=[1.5], activation_beta=[0.5])
+rnn_act_then_add("Softsign")
+rnn_act_then_add("Softplus")
+op_then_add("layernorm_opset13_then_add.onnx", "[2, 3]", "LayerNormalization", ["x", "s"], x23f,
+            [ten("s", [3], [1.0, 2.0, 3.0])], opset=13)
+dump("instancenorm_f16.onnx", "-> y: f16(1, 2, 7)", [h.make_node("InstanceNormalization", ["x", "s", "b"], ["y"],
+     name="r")], [vi("x", [1, 2, 7], T.FLOAT16)],
+     [ten("s", [2], [1.0, 2.0], T.FLOAT16), ten("b", [2], [0.0, 1.0], T.FLOAT16)], out_type=T.FLOAT16)
+dump("reduce_mean18_axes_noop.onnx", "-> y: f32(2, 1)", [h.make_node("ReduceMean", ["x", "a"], ["y"], name="r",
+     noop_with_empty_axes=1)], x23f, [ten("a", [1], [1], I64)], opset=18)
+dump("reduce_mean13_all.onnx", "-> y: f32(1, 1)", [h.make_node("ReduceMean", ["x"], ["y"], name="r")], x23f)
+
+# Range over a symbolic dim (torch.arange(x.shape[0])): up, down, from 2, by 2, in f32
+xN3 = [vi("x", ["N", 3])]
+dimN = [h.make_node("Shape", ["x"], ["s"]), h.make_node("Gather", ["s", "zero"], ["n"], axis=0)]
+zero_i = ten("zero", [], [0], I64)
+
+
+def range_sym(fname, want, start, limit, delta, cast=False):
+    nodes = dimN + ([h.make_node("Cast", ["n"], ["nf"], to=F)] if cast else [])
+    vals = {"start": start, "limit": limit, "delta": delta}
+    names = []
+    inits = [zero_i]
+    for k in ("start", "limit", "delta"):
+        if vals[k] == "n":
+            names.append("nf" if cast else "n")
+        else:
+            names.append("c_" + k)
+            inits.append(ten("c_" + k, [], [vals[k]], F if cast else I64))
+    dump(fname, want, nodes + [h.make_node("Range", names, ["y"], name="r")], xN3, inits,
+         out_type=F if cast else I64)
+
+
+range_sym("range_sym_up.onnx", "-> y: i64(N)", 0, "n", 1)
+range_sym("range_sym_down.onnx", "-> y: i64(N)", "n", 0, -1)
+range_sym("range_sym_from2.onnx", "-> y: i64(N - 2)", 2, "n", 1)
+range_sym("range_sym_by2.onnx", "-> y: i64(N ceildiv 2)", 0, "n", 2)
+range_sym("range_sym_f32.onnx", "-> y: f32(N)", 0.0, "n", 1.0, cast=True)
+
+# Slice with an end from a symbolic dim (a position table cut to the
+# sequence length), by 1 and by 2, and of a symbolic extent to its end
+table = ten("t", [10, 4], [0.5] * 40)
+endN = dimN + [h.make_node("Unsqueeze", ["n", "ax0"], ["e"])]
+ax0 = ten("ax0", [1], [0], I64)
+# (N - 0: the builder does not fold the start of 0 away; the C is the same)
+dump("slice_sym_end.onnx", "-> y: f32(N - 0, 4)", endN + [h.make_node("Slice", ["t", "st", "e", "ax0"], ["y"], name="r")],
+     xN3, [zero_i, table, ax0, ten("st", [1], [0], I64)])
+dump("slice_sym_end_by2.onnx", "-> y: f32((N - 1) ceildiv 2, 4)",
+     endN + [h.make_node("Slice", ["t", "st", "e", "ax0", "sp"], ["y"], name="r")],
+     xN3, [zero_i, table, ax0, ten("st", [1], [1], I64), ten("sp", [1], [2], I64)])
+dump("slice_sym_extent.onnx", "-> y: f32(N - 1, 3)", [h.make_node("Slice", ["x", "st", "en", "ax0"], ["y"], name="r")],
+     xN3, [ax0, ten("st", [1], [1], I64), ten("en", [1], [2 ** 63 - 1], I64)])
+for fname, st, en, sp in [("slice_sym_extent_back.onnx", -1, 2 ** 63 - 1, 1), ("slice_sym_extent_end.onnx", 0, 2, 1),
+                          ("slice_sym_extent_step.onnx", 0, 2 ** 63 - 1, -1)]:
+    one(fname, "node 'n' (Slice): dim 0 of 'x' is symbolic (N); Slice supports a start from the front", "Slice",
+        ["x", "st", "en", "ax0", "sp"], xN3, [ax0, ten("st", [1], [st], I64), ten("en", [1], [en], I64),
+                                              ten("sp", [1], [sp], I64)])
