@@ -439,12 +439,19 @@ static void verify_fails(void (*spoil)(Schedule *), const char *want) {
 static void repeat_order(Schedule *s) { s->order[1] = s->order[0]; }
 static void big_unroll(Schedule *s) { s->unroll[2] = 65; }
 static void bad_vector_dim(Schedule *s) { s->vector_dim = 3; }
+static void negative_tile(Schedule *s) {
+  s->nlevels = 1;
+  s->tile[0][0] = -4;
+}
 
 Test(schedule_verify, loop_order_repeats_a_dim) {
   verify_fails(repeat_order, "error: the loop order of 'mm' must name each of its 3 dims once");
 }
 Test(schedule_verify, unroll_out_of_range) {
   verify_fails(big_unroll, "error: unroll factor of 'k' in 'mm' must be between 1 and 64, not 65");
+}
+Test(schedule_verify, negative_tile) {
+  verify_fails(negative_tile, "error: tile size of 'm' must be positive");
 }
 Test(schedule_verify, vector_dim_out_of_range) {
   verify_fails(bad_vector_dim, "error: the vector dim 3 of 'mm' is not one of its 3 dims");
