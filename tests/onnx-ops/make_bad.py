@@ -805,3 +805,13 @@ for fname, st, en, sp in [("slice_sym_extent_back.onnx", -1, 2 ** 63 - 1, 1), ("
     one(fname, "node 'n' (Slice): dim 0 of 'x' is symbolic (N); Slice supports a start from the front", "Slice",
         ["x", "st", "en", "ax0", "sp"], xN3, [ax0, ten("st", [1], [st], I64), ten("en", [1], [en], I64),
                                               ten("sp", [1], [sp], I64)])
+
+# ConvTranspose dilated and strided on one axis or both ((in - 1) s + (K - 1) d + 1),
+# SAME_LOWER (in * s) and VALID
+convt_then_add("convt_dilated_strided.onnx", "[1, 3, 11, 11]", [1, 2, 4, 4], [2, 3, 3, 3], strides=[2, 2],
+               dilations=[2, 2])
+convt_then_add("convt_dilated_strided_h.onnx", "[1, 3, 11, 8]", [1, 2, 4, 4], [2, 3, 3, 3], strides=[2, 1],
+               dilations=[2, 2])
+convt_then_add("convt_same_lower.onnx", "[1, 2, 8, 6]", [1, 3, 4, 3], [3, 2, 3, 3], strides=[2, 2],
+               auto_pad="SAME_LOWER")
+convt_then_add("convt_valid.onnx", "[1, 2, 9, 9]", [1, 3, 4, 4], [3, 2, 3, 3], strides=[2, 2], auto_pad="VALID")
