@@ -96,18 +96,7 @@ void emitter_view(Emitter *e, const Kernel *k) {
 
 int emitter_kernel_tensor(const Emitter *e, int t) { return e->k->view_tensor ? e->k->view_tensor[t] : t; }
 
-/* Whether tensor t (of e->k) lives in chunk buffers (OpPlace.chunk_group,
- * which names the kernel's tensors). */
-static bool in_chunk_buffer(const Emitter *e, const OpPlan *g, int t) {
-  t = g ? emitter_kernel_tensor(e, t) : t;
-  for (int c = 0; g && c < g->nchunk_local; c++)
-    if (g->chunk_local[c] == t)
-      return true;
-  return false;
-}
-
-/* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form
- * (minus lgen_shift in a chunk buffer). */
+/* T[((i0) * S1 + i1) * S2 + i2]: row-major linearisation in Horner form. */
 const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o) {
   const OpPlace plain = {0};
   if (!place)
@@ -135,8 +124,7 @@ const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, cons
   AffineExpr *lin = o->map[0];
   for (int i = 1; i < t->rank; i++)
     lin = affine_binary(e->arena, AE_ADD, affine_binary(e->arena, AE_MUL, lin, t->shape[i]), o->map[i]);
-  return arena_printf(e->arena, "%s[%s%s]", e->kn.tensors[o->tensor], affine_str(e, at, lin),
-                      in_chunk_buffer(e, place->chunk_group, o->tensor) ? " - lgen_shift" : "");
+  return arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], affine_str(e, at, lin));
 }
 
 /* Calls found(ctx, start, length) for each identifier of the C code

@@ -22,7 +22,7 @@ typedef struct {
   LoopNode *call; /* the call built */
   bool grouped;   /* a softmax with the ops before and after it (emit_ext_op) */
   bool in_region; /* in a graph's parallel region (emit_ext_op) */
-  const OpPlan *chunk_group; /* OpPlace's (emit_ext_op) */
+  const OpPlan *chunk_group; /* a softmax group's head plan, with chunk buffers (emit_ext_op) */
   const Schedule *sched;     /* the op's (rows_parallel, rows_tile) */
 } ExtCall;
 

@@ -258,10 +258,8 @@ bool graph_wants_region(const Emitter *e, int index) {
 }
 
 /* Member m of a row-fused group, its row dims bound to `values` (C
- * expressions of the group's rows), with no threads of its own; in a
- * softmax's group, chunk_group (OpPlace's) or NULL. */
-static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values,
-                            const OpPlan *chunk_group) {
+ * expressions of the group's rows), with no threads of its own. */
+static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values) {
   const Kernel *k = e->k;
   OpPlan member = e->opt->plans[index][m];
   for (int d = 0; d < LG_MAX_DIMS; d++)
@@ -271,7 +269,6 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
   emitter_view(e, member.view.k);
   OpPlace place = graph_place();
   place.bound_dims = bound;
-  place.chunk_group = chunk_group;
   emit_op(e, member.view.op, &member.s, m, false, &place);
   emitter_view(e, k);
 }
@@ -279,8 +276,11 @@ static void emit_row_member(Emitter *e, int index, int m, int rows, const char *
 /* The op before or after a softmax, row-fused with it (schedule/rows.c):
  * its block for each row of the chunk, lgen_u0 .. lgen_u1 - 1, its row
  * dims bound to that row's coordinates (the softmax's outer dims,
- * row-major). */
-static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan *chunk_group) {
+ * row-major). Its nest is built as if the group's chunk buffers (the
+ * head's chunk_local, or none) held every row; loops_shift_arrays then
+ * moves its elements of them by lgen_shift, row lgen_u0's first element,
+ * to the running thread's chunk buffer (c_ext.c call_softmax defines it). */
+static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan *head) {
   const Kernel *k = e->k;
   const StructuredOp *op = &k->ops[member];
   int rows = e->opt->plans[index][member].group_rows;
@@ -301,7 +301,11 @@ static LoopNode *softmax_member(Emitter *e, int index, int member, const OpPlan 
                      q == 0 ? rest : arena_printf(e->arena, "%s %% (%s)", rest, n)));
     rest = arena_printf(e->arena, "%s / (%s)", rest, n);
   }
-  emit_row_member(e, index, member, rows, values, chunk_group);
+  emit_row_member(e, index, member, rows, values);
+  const char *chunked[LG_MAX_TENSORS];
+  for (int c = 0; c < head->nchunk_local; c++)
+    chunked[c] = e->kn.kernel_tensors[head->chunk_local[c]];
+  loops_shift_arrays(e->arena, &f->body, chunked, head->nchunk_local, "lgen_shift");
   names_release(&e->kn.table, mark);
   e->cur = outside;
   return f;
@@ -327,9 +331,9 @@ static void emit_softmax_group(Emitter *e, LoopList *ops, int index, int first, 
   LoopNode *call = emit_ext_op(e, &k->ops[sm], &e->opt->plans[index][sm].s, sm, true, region, chunk_group);
   LoopNode *chunks = loops_find_parallel(&code);
   if (before >= 0)
-    loops_insert_before(&chunks->body, call, softmax_member(e, index, before, chunk_group));
+    loops_insert_before(&chunks->body, call, softmax_member(e, index, before, head));
   if (after >= 0)
-    loops_insert_after(&chunks->body, call, softmax_member(e, index, after, chunk_group));
+    loops_insert_after(&chunks->body, call, softmax_member(e, index, after, head));
   const StructuredOp *members[3];
   for (int m = 0; m < size; m++)
     members[m] = &k->ops[first + m];
@@ -383,7 +387,7 @@ static void emit_graph_group(Emitter *e, LoopList *ops, int index, int first, co
     LoopList code = {0};
     e->cur = &code;
     int mark = names_mark(&e->kn.table);
-    emit_row_member(e, index, m, rows, values, NULL);
+    emit_row_member(e, index, m, rows, values);
     declare_ops_tensors(e, mem, (const StructuredOp *const[]){&k->ops[m]}, 1, NULL, &code);
     LoopNode *member = loops_block(e->arena, REGION_NONE);
     member->body = code;

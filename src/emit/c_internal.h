@@ -87,12 +87,6 @@ typedef struct {
    * the values of these dims of the op (NULL entries: its own loops), and
    * the op opens no threads of its own (non-NULL says it is a member). */
   const char *const *bound_dims;
-  /* A softmax row-fused with the ops just before and after it
-   * (schedule/rows.c): its chunk buffers; the group's first op's plan
-   * lists them (NULL: none); access_str subtracts lgen_shift from their
-   * element indices, taking row lgen_u0 of such a tensor to the start of
-   * the running thread's chunk buffer (c_ext.c call_softmax defines it). */
-  const OpPlan *chunk_group;
   /* A prologue (schedule/prologue.c): the op's pack of tensor
    * prologue_tensor (of the op's view, e->k) computes it with this
    * pointwise op's payload (NULL: none). */
@@ -132,8 +126,9 @@ const char *affine_str(Emitter *e, const OpScope *at, const AffineExpr *x);
  * with types, "int64_t N, int64_t M" (a declaration's); "" for none. */
 const char *size_list(const Emitter *e, bool types);
 /* T[...]: the element of operand o (of at->op) at the dim values `at`
- * names, row-major (as `place` says: through strides, in a chunk buffer;
- * NULL: plainly). */
+ * names, row-major (as `place` says: through strides; NULL: plainly). A
+ * softmax group's chunk buffers are the loop IR's business
+ * (loops_shift_arrays, c_graph.c softmax_member). */
 const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o);
 /* Is `name` used as an identifier in the C code `text` (string literals
  * and comments do not count)? */
@@ -187,7 +182,8 @@ void emit_view_checks(Emitter *e);
 /* ---- c_ext.c ---- */
 /* A non-structured op (op->ext) as its template's call; returns the call.
  * A softmax `grouped` with the ops before and after it runs chunk by chunk
- * in a loop of its own, where they join it; chunk_group: OpPlace's. */
+ * in a loop of its own, where they join it; chunk_group: the group's head
+ * plan when it keeps chunk buffers (schedule/rows.c), else NULL. */
 LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool grouped, bool in_region,
                       const OpPlan *chunk_group);
 

@@ -1497,7 +1497,7 @@ void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, b
   if (!place)
     place = &alone;
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
-    emit_ext_op(e, op, s, index, false, in_region, place->chunk_group);
+    emit_ext_op(e, op, s, index, false, in_region, NULL);
     return;
   }
   /* the init goes first when the nest cannot start from it, which is known

@@ -1,5 +1,5 @@
 /* loops.c - building and querying loop trees (see loops.h). */
-#include "loops/loops.h"
+#include "loops/loops_internal.h"
 
 void loops_append(LoopList *list, LoopNode *n) {
   n->next = NULL;
@@ -51,12 +51,10 @@ bool loops_empty(const LoopList *list) { return !list->first; }
 
 void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), void *ctx) {
   for (const LoopNode *n = list->first; n; n = n->next) {
-    const char *texts[] = {n->threads, n->var,  n->lo,     n->hi,  n->step_expr, n->next_value, n->reduction,
-                           n->cond,    n->type, n->name,   n->value, n->extents, n->raw,        n->bytes,
-                           n->base,    n->offset, n->slot, n->thread, n->target, n->fn, n->schedule};
+    const char *const *texts[] = LOOPS_NODE_TEXTS(n);
     for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
-      if (texts[i])
-        fn(ctx, texts[i]);
+      if (*texts[i])
+        fn(ctx, *texts[i]);
     for (int i = 0; i < n->nargs; i++)
       if (n->args[i])
         fn(ctx, n->args[i]);

@@ -173,6 +173,14 @@ typedef const char *(*LoopPlainName)(void *ctx, const char *name);
 void loops_tidy_names(Arena *arena, LoopList *tree, const LoopVar *params, int nparams, LoopPlainName plain,
                       void *ctx);
 
+/* ---- chunk buffers (chunk.c) ---- */
+/* The chunk-buffer pass: every element A[i] of the tree's C text, A one of
+ * arrays[0..narrays), becomes A[i - shift]. The arrays are a softmax row
+ * group's chunk buffers, which hold only the running chunk's rows, and
+ * the tree a member op's nest built as if they held every row; `shift` is
+ * the chunk's first element. */
+void loops_shift_arrays(Arena *arena, LoopList *tree, const char *const *arrays, int narrays, const char *shift);
+
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,
  * names, types, arguments; not comments), depth first. What the C printer

@@ -14,4 +14,16 @@
  * it, so both agree on what an identifier of the text is (text.c). */
 const char *loops_next_ident(const char *text, const char **p, size_t *len);
 
+/* The C text fields of a node n, as an initialiser of an array of their
+ * addresses (args, ptypes and pnames aside): what loops_each_text visits
+ * and loops_map_text rewrites. A new text field goes here. */
+#define LOOPS_NODE_TEXTS(n)                                                                                      \
+  {&(n)->threads, &(n)->var,  &(n)->lo,     &(n)->hi,   &(n)->step_expr, &(n)->next_value, &(n)->reduction,    \
+   &(n)->cond,    &(n)->type, &(n)->name,   &(n)->value, &(n)->extents,  &(n)->raw,        &(n)->bytes,        \
+   &(n)->base,    &(n)->offset, &(n)->slot, &(n)->thread, &(n)->target,  &(n)->fn,         &(n)->schedule}
+
+/* Replaces every C text of node n and of the nodes in its bodies (not
+ * comments) by fn(ctx, text), depth first (text.c). */
+void loops_map_text(LoopNode *n, const char *(*fn)(void *ctx, const char *text), void *ctx);
+
 #endif

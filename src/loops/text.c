@@ -39,3 +39,21 @@ const char *loops_next_ident(const char *text, const char **p, size_t *len) {
   *p = q;
   return NULL;
 }
+
+void loops_map_text(LoopNode *n, const char *(*fn)(void *ctx, const char *text), void *ctx) {
+  const char **texts[] = LOOPS_NODE_TEXTS(n);
+  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
+    if (*texts[i])
+      *texts[i] = fn(ctx, *texts[i]);
+  for (int i = 0; i < n->nargs; i++)
+    if (n->args[i])
+      n->args[i] = fn(ctx, n->args[i]);
+  for (int i = 0; i < n->nparams; i++) {
+    n->ptypes[i] = fn(ctx, n->ptypes[i]);
+    n->pnames[i] = fn(ctx, n->pnames[i]);
+  }
+  for (LoopNode *c = n->body.first; c; c = c->next)
+    loops_map_text(c, fn, ctx);
+  for (LoopNode *c = n->els.first; c; c = c->next)
+    loops_map_text(c, fn, ctx);
+}

@@ -80,16 +80,10 @@ static const char *rename_text(Arena *arena, const char *text, const char *from,
   return r;
 }
 
-/* The C text fields of a node (as loops_each_text visits them). */
-#define NODE_TEXTS(n)                                                                                            \
-  {&(n)->threads, &(n)->var,  &(n)->lo,     &(n)->hi,   &(n)->step_expr, &(n)->next_value, &(n)->reduction,    \
-   &(n)->cond,    &(n)->type, &(n)->name,   &(n)->value, &(n)->extents,  &(n)->raw,        &(n)->bytes,        \
-   &(n)->base,    &(n)->offset, &(n)->slot, &(n)->thread, &(n)->target,  &(n)->fn,         &(n)->schedule}
-
 static bool list_mentions(const LoopList *list, const LoopNode *from, const char *name);
 
 static bool node_mentions(const LoopNode *n, const char *name) {
-  const char *const *texts[] = NODE_TEXTS(n);
+  const char *const *texts[] = LOOPS_NODE_TEXTS(n);
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
     if (text_mentions(*texts[i], name))
       return true;
@@ -111,22 +105,19 @@ static bool list_mentions(const LoopList *list, const LoopNode *from, const char
   return false;
 }
 
-static void rename_list(Arena *arena, LoopNode *from, const char *old, const char *to);
+typedef struct {
+  Arena *arena;
+  const char *from, *to;
+} Rename;
+
+static const char *rename_one(void *ctx, const char *text) {
+  const Rename *r = ctx;
+  return rename_text(r->arena, text, r->from, r->to);
+}
 
 static void rename_node(Arena *arena, LoopNode *n, const char *old, const char *to) {
-  const char **texts[] = NODE_TEXTS(n);
-  for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
-    if (*texts[i])
-      *texts[i] = rename_text(arena, *texts[i], old, to);
-  for (int i = 0; i < n->nargs; i++)
-    if (n->args[i])
-      n->args[i] = rename_text(arena, n->args[i], old, to);
-  for (int i = 0; i < n->nparams; i++) {
-    n->ptypes[i] = rename_text(arena, n->ptypes[i], old, to);
-    n->pnames[i] = rename_text(arena, n->pnames[i], old, to);
-  }
-  rename_list(arena, n->body.first, old, to);
-  rename_list(arena, n->els.first, old, to);
+  Rename r = {arena, old, to};
+  loops_map_text(n, rename_one, &r);
 }
 
 static void rename_list(Arena *arena, LoopNode *from, const char *old, const char *to) {

@@ -458,9 +458,28 @@ def g_conv_views(seed):
     return g
 
 
+def g_chunks(seed):
+    """A softmax over rows too many for L2 row-fused with the op that
+    computes its input and the op that reads its result (src/schedule/rows.c
+    softmax_rows): both intermediates live in per-thread chunk buffers of
+    up to 16 rows, which the members index through lgen_shift
+    (src/loops/chunk.c); and one whose result is also a graph output, kept
+    whole."""
+    g = G("chunks%d" % seed, np.random.default_rng(seed))
+    x = g.input([701, 131])
+    xb = g.op("add", [x, g.const([131])], np.add)
+    y = g.op("softmax", [xb], lambda t: softmax(t, -1), axis=1)
+    g.output(g.op("tanh", [y], np.tanh))
+    z = g.input([3, 257, 67])
+    zs = g.op("softmax", [z], lambda t: softmax(t, -1), axis=2)
+    g.output(zs)
+    g.output(g.op("exp", [zs], np.exp))
+    return g
+
+
 RANDOM_GRAPHS = [g_elementwise, g_elementwise, g_matmul_bias_relu, g_reductions, g_layout, g_softmax,
                  g_fold_scale_shift, g_epilogues, g_prologues, g_rows, g_siblings, g_convnet, g_fire,
-                 g_conv_views]
+                 g_conv_views, g_chunks]
 
 
 # ---------------------------------------------------------------------------

@@ -185,3 +185,25 @@ Test(loops_print, long_loops_closing_brace_labelled_past_24_lines) {
   cr_assert(strstr(long_loop, "  y[24] = 0;\n} /* i */\n"), "%s", long_loop);
   arena_free(a);
 }
+
+/* The chunk-buffer pass moves the elements of the arrays named, and only
+ * theirs: not another array's (yb), a member (s.y), a string's text or a
+ * mere mention of the pointer. The subscript may hold brackets itself. */
+Test(loops_chunk, elements_of_named_arrays_shifted) {
+  Arena *a = arena_new();
+  LoopList list = {0};
+  LoopNode *f = loops_for(a, "i", "0", "n", 1);
+  loops_append(&f->body, loops_store(a, "y[i * 7 + j]", "x[k[i]] + yb[i] + s.y[i] + p->y[0]"));
+  const char *args[] = {"\"y[i]\"", "y", "y [i]"};
+  loops_append(&f->body, loops_call(a, "g", 3, args));
+  loops_append(&list, f);
+  const char *const arrays[] = {"x", "y"};
+  loops_shift_arrays(a, &list, arrays, 2, "lgen_shift");
+  StrBuf sb = {0};
+  loops_print_c(&sb, &list, 0);
+  const char *c = arena_strdup(a, sb_cstr(&sb));
+  sb_free(&sb);
+  cr_assert(strstr(c, "y[i * 7 + j - lgen_shift] = x[k[i] - lgen_shift] + yb[i] + s.y[i] + p->y[0];"), "%s", c);
+  cr_assert(strstr(c, "g(\"y[i]\", y, y [i]);"), "%s", c);
+  arena_free(a);
+}
