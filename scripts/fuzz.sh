@@ -47,6 +47,11 @@ case $duration in
   ;;
 esac
 clang=${CLANG:-clang}
+# the harnesses find the templates (attention, topk, ...) through this, not
+# through the folder they run in: a campaign started from elsewhere read
+# every template op as "cannot read the template", an oracle violation
+LGEN_TEMPLATE_DIR=${LGEN_TEMPLATE_DIR:-$(cd "$src" && pwd)/templates}
+export LGEN_TEMPLATE_DIR
 
 mkdir -p "$build/corpus" "$build/artifacts" || exit 2
 build=$(cd "$build" && pwd)
