@@ -389,7 +389,7 @@ static bool contraction(const Kernel *k, const StructuredOp *op, const Target *t
    * pixels collapsed into M: 16 channels of 55 x 55) and many more register
    * tiles of a static M, the threads share out M's register tiles instead:
    * N's one or two tiles left a thread idle. */
-  int64_t N = const_extent(op, n), M = const_extent(op, m);
+  int64_t N = const_extent(op, n), M = M_static;
   int64_t ntiles = N > 0 ? (N + s->tile[0][n] - 1) / (s->tile[0][n] ? s->tile[0][n] : N) : -1;
   bool m_threads = matmul_like && ntiles > 0 && ntiles < 2 * t->threads && M > 0 && M / mr >= 4 * t->threads * ntiles;
   if (!outer && m_threads)

@@ -653,8 +653,7 @@ static int streamed_reads(const Kernel *k, const StructuredOp *P) {
  * residual add) was inlined into every reader, layer after layer, so the
  * last layer's ops recomputed all the earlier adds: ViT-Ti's 12 layers
  * read up to 39 tensors per element, 12 % of its run time. */
-static bool recompute_pays(const Kernel *k, const StructuredOp *P, int nreaders) {
-  int r = streamed_reads(k, P);
+static bool recompute_pays(int nreaders, int r) {
   return nreaders <= 1 || nreaders * r <= r + 1 + nreaders;
 }
 
@@ -697,10 +696,11 @@ static void try_inline(Fuser *f, int p) {
   }
   if (consumers == 0) /* a dead value: lowering keeps only what is used, so leave it */
     return;
-  if (!cheap && !recompute_pays(k, &k->ops[p], nreaders)) {
+  int streamed = cheap ? 0 : streamed_reads(k, &k->ops[p]);
+  if (!cheap && !recompute_pays(nreaders, streamed)) {
     vec_push(f->arena, &f->report->decisions,
              arena_printf(f->arena, "keep '%s': its %d readers would each recompute its %d streamed reads",
-                          k->tensors[t].name, nreaders, streamed_reads(k, &k->ops[p])));
+                          k->tensors[t].name, nreaders, streamed));
     return;
   }
   for (int i = 0; i < nreaders; i++) {
