@@ -219,7 +219,7 @@ static void emit_kernel(Emitter *e, const Kernel *k, int index) {
     int mark = names_mark(&e->kn.table);
     e->cur = k->nops > 1 ? &put(e, loops_block(e->arena, REGION_NONE))->body : &tree;
     emitter_view(e, plan->view.k);
-    emit_op(e, plan->view.op, &plan->s, i, false, NULL);
+    emit_op(e, plan->view.op, &plan->s, i, THREADS_OWN, NULL);
     emitter_view(e, k);
     e->cur = &tree;
     names_release(&e->kn.table, mark);

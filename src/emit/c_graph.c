@@ -233,7 +233,7 @@ static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpP
                                                         op_plan->prologue_tensor, &place)
                                         : op_plan->view.k);
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
-  emit_op(e, op_plan->view.op, &op_plan->s, i, region && !own, &place);
+  emit_op(e, op_plan->view.op, &op_plan->s, i, region && !own ? THREADS_REGION : THREADS_OWN, &place);
   emitter_view(e, k);
   return region && (own || !loops_has_worksharing(code));
 }
@@ -258,18 +258,21 @@ bool graph_wants_region(const Emitter *e, int index) {
 }
 
 /* Member m of a row-fused group, its row dims bound to `values` (C
- * expressions of the group's rows), with no threads of its own. */
+ * expressions of the group's rows), with no threads of its own: its code
+ * is built as it would run alone over every row, and the bind pass
+ * (loops_bind_dims) takes its loops over the row dims away. */
 static void emit_row_member(Emitter *e, int index, int m, int rows, const char *const *values) {
   const Kernel *k = e->k;
-  OpPlan member = e->opt->plans[index][m];
-  for (int d = 0; d < LG_MAX_DIMS; d++)
-    member.s.parallel[d] = member.s.parallel_reg[d] = false;
-  const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member.view.op->ndims + 1));
-  row_group_bindings(&member, &k->ops[m], rows, values, bound);
-  emitter_view(e, member.view.k);
+  const OpPlan *member = &e->opt->plans[index][m];
+  const char **bound = arena_alloc(e->arena, sizeof(char *) * (size_t)(member->view.op->ndims + 1));
+  row_group_bindings(member, &k->ops[m], rows, values, bound);
+  emitter_view(e, member->view.k);
   OpPlace place = graph_place();
-  place.bound_dims = bound;
-  emit_op(e, member.view.op, &member.s, m, false, &place);
+  LoopList code = {0}, *outside = build_into(e, &code);
+  emit_op(e, member->view.op, &member->s, m, THREADS_NONE, &place);
+  e->cur = outside;
+  loops_bind_dims(e->arena, &code, bound, member->view.op->ndims);
+  loops_splice(e->cur, &code);
   emitter_view(e, k);
 }
 

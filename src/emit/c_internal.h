@@ -83,10 +83,6 @@ enum {
  * nest, read by access_str) rather than Emitter fields. Zero: an op alone,
  * row-major. */
 typedef struct {
-  /* A member of a row-fused group (schedule/rows.c): the group's loops give
-   * the values of these dims of the op (NULL entries: its own loops), and
-   * the op opens no threads of its own (non-NULL says it is a member). */
-  const char *const *bound_dims;
   /* A prologue (schedule/prologue.c): the op's pack of tensor
    * prologue_tensor (of the op's view, e->k) computes it with this
    * pointwise op's payload (NULL: none). */
@@ -188,12 +184,25 @@ LoopNode *emit_ext_op(Emitter *e, const StructuredOp *op, const Schedule *s, int
                       const OpPlan *chunk_group);
 
 /* ---- c_loops.c ---- */
-/* The op under schedule s, into e->cur. `in_region`: in a model graph's
- * parallel region (G_run is one region: a fork/join per op costs as much
- * as a small op), whose threads share the op's parallel loops as
- * orphaned `omp for`s; its nest is built as it would run alone and
- * loops_join_region moves it in. `place`: NULL for an op alone. */
-void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool in_region, const OpPlace *place);
+/* Whose threads an op's code runs on (emit_op). */
+typedef enum {
+  THREADS_OWN,    /* its parallel loops open regions of their own */
+  /* a model graph's parallel region (G_run is one region: a fork/join per
+   * op costs as much as a small op), whose threads share the op's parallel
+   * loops as orphaned `omp for`s; its nest is built as it would run alone
+   * and loops_join_region moves it in */
+  THREADS_REGION,
+  /* the calling thread's only: a row-fused group's member (schedule/rows.c)
+   * runs on the thread of its row, its parallel loops and those of its
+   * init and epilogue serial */
+  THREADS_NONE,
+} OpThreads;
+/* The op under schedule s, into e->cur, on `threads`. Every loop that runs
+ * over one of the op's dims a point at a time carries the dim's mark
+ * (LoopNode.dim: loops_bind_dims binds a row-fused group's members).
+ * `place`: NULL for an op alone. */
+void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, OpThreads threads,
+             const OpPlace *place);
 /* Whether op's parallel loop under s splits a reduction: its reduction
  * clause needs a parallel region of its own (no orphaned `omp for`). */
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s);

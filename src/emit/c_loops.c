@@ -340,10 +340,7 @@ static const char *reduction_clause(Nest *n, bool for_simd) {
 static void plan(Nest *n) {
   const StructuredOp *op = n->op;
   const Schedule *s = n->s;
-  bool bound[LG_MAX_DIMS] = {false};
-  for (int d = 0; d < op->ndims && n->place.bound_dims; d++)
-    bound[d] = n->place.bound_dims[d] != NULL;
-  n->nloops = schedule_loops(op, s, bound, n->loops);
+  n->nloops = schedule_loops(op, s, n->loops);
   n->acc_start = -1;
   if (has_reduction(op)) {
     int i = n->nloops;
@@ -426,7 +423,7 @@ static uint64_t block_lengths(const Nest *n, int d) {
   int64_t unroll = n->s->unroll[d];
   uint64_t all = unroll >= 64 ? ~(uint64_t)0 : ((uint64_t)1 << unroll) - 1;
   const AffineExpr *extent = n->op->dims[d].extent;
-  if (extent->kind != AE_CONST || extent->value <= 0 || (n->place.bound_dims && n->place.bound_dims[d]))
+  if (extent->kind != AE_CONST || extent->value <= 0)
     return all;
   int64_t spans[1 << 6] = {extent->value};
   int nspans = 1;
@@ -579,6 +576,8 @@ static void open_loop(Nest *n, int i, LoopList *decls) {
   case LOOP_POINT: {
     const char *v = claim(n, "%s", dim_name(n, d));
     f = loops_for(e->arena, v, lo, hi, 1);
+    int dim = n->dim_of ? n->dim_of[d] : d;
+    f->dim = dim >= 0 ? dim + 1 : 0;
     n->value[d] = v;
     break;
   }
@@ -1456,22 +1455,22 @@ static void emit_library_call(Emitter *e, const StructuredOp *op, const char *fu
   loops_append(&node->body, loops_call(a, function, 14, args));
 }
 
-static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool attached,
+static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, const int *attached,
                       const OpPlace *place, bool *at_store, bool *at_load);
 
 /* An init or epilogue that the op's schedule keeps no accumulators for (a
  * parallel loop inside its reductions, a split reduction, a library call)
  * runs as an op of its own right before or after the op, under auto's
- * schedule for it. In a graph's parallel region it shares the op's threads
- * when the op used them, and runs on the op's one thread when the op runs
- * under `omp single`. */
-static void emit_attached_nest(Emitter *e, const StructuredOp *E, int index, bool before, bool worksharing,
-                               bool in_region, const OpPlace *place) {
+ * schedule for it; its dim j is the op's dim dims[j]. In a graph's
+ * parallel region it shares the op's threads when the op used them, and
+ * runs on the op's one thread when the op runs under `omp single`. */
+static void emit_attached_nest(Emitter *e, const StructuredOp *E, const int *dims, int index, bool before,
+                               bool worksharing, OpThreads on, const OpPlace *place) {
   Schedule s;
   schedule_auto(e->k, E, e->opt->target ? e->opt->target : target_default(), &s);
-  bool threads = false;
+  bool in_region = on == THREADS_REGION, threads = false;
   for (int d = 0; d < E->ndims; d++) {
-    if (place->bound_dims || (in_region && !worksharing)) /* a row group's member (bound dims), or under single */
+    if (on == THREADS_NONE || (in_region && !worksharing)) /* a row group's member, or under single */
       s.parallel[d] = s.parallel_reg[d] = false;
     threads |= s.parallel[d] || s.parallel_reg[d];
   }
@@ -1482,7 +1481,7 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *E, int index, boo
   bool single = in_region && worksharing && !threads;
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, E, &s, index, true, place, &at_store, &at_load);
+  emit_nest(e, E, &s, index, dims, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
@@ -1492,43 +1491,53 @@ static void emit_attached_nest(Emitter *e, const StructuredOp *E, int index, boo
     loops_splice(e->cur, &nest);
 }
 
-void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool in_region, const OpPlace *place) {
+void emit_op(Emitter *e, const StructuredOp *op, const Schedule *s, int index, OpThreads threads,
+             const OpPlace *place) {
   const OpPlace alone = {0};
   if (!place)
     place = &alone;
+  bool in_region = threads == THREADS_REGION;
   if (op->ext) { /* a template, not a loop nest: c_ext.c */
     emit_ext_op(e, op, s, index, false, in_region, NULL);
     return;
+  }
+  Schedule serial;
+  if (threads == THREADS_NONE) {
+    serial = *s;
+    for (int d = 0; d < LG_MAX_DIMS; d++)
+      serial.parallel[d] = serial.parallel_reg[d] = false;
+    s = &serial;
   }
   /* the init goes first when the nest cannot start from it, which is known
    * once the nest is built */
   LoopList nest = {0}, *outside = build_into(e, &nest);
   bool at_store, at_load;
-  emit_nest(e, op, s, index, false, place, &at_store, &at_load);
+  emit_nest(e, op, s, index, NULL, place, &at_store, &at_load);
   e->cur = outside;
   if (in_region)
     loops_join_region(e->arena, &nest);
   bool worksharing = loops_has_worksharing(&nest);
   if (op->init && !at_load)
-    emit_attached_nest(e, op->init, index, true, worksharing, in_region, place);
+    emit_attached_nest(e, op->init, op->init_dims, index, true, worksharing, threads, place);
   loops_splice(e->cur, &nest);
   if (op->epilogue && !at_store)
-    emit_attached_nest(e, op->epilogue, index, false, worksharing, in_region, place);
+    emit_attached_nest(e, op->epilogue, op->epilogue_dims, index, false, worksharing, threads, place);
 }
 
 bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
   if (op->ext || s->library_call)
     return false;
   Loop loops[LG_MAX_LOOPS];
-  int count, n = schedule_loops(op, s, NULL, loops);
+  int count, n = schedule_loops(op, s, loops);
   int first = schedule_parallel_loop(op, s, loops, n, &count);
   return first >= 0 && op->dims[loops[first].dim].kind == ITER_REDUCTION;
 }
 
 /* The op's nest under s; *at_store and *at_load get whether its
  * epilogue and init are applied in it (else they run as nests of their
- * own). `attached`: the nest of an init or epilogue. */
-static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, bool attached,
+ * own). `attached`: the nest of an init or epilogue, whose dim j is the
+ * op's dim attached[j] (NULL: the op's own nest). */
+static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int index, const int *attached,
                       const OpPlace *place, bool *at_store, bool *at_load) {
   *at_store = *at_load = false;
   if (s->library_call) {
@@ -1543,6 +1552,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
   n->index = index;
   n->s = s;
   n->place = *place;
+  n->dim_of = attached;
   n->acc = arena_alloc(e->arena, sizeof(char *) * (size_t)(op->nyields + 1));
   for (int y = 0; y < op->nyields; y++)
     n->acc[y] = claim(n, "%s_acc", e->kn.tensors[op->operands[op->yields[y].operand].tensor]);
@@ -1553,7 +1563,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
   for (int d = 0; d < op->ndims; d++) {
     n->lo[d] = "0";
     n->hi[d] = affine_str(e, NULL, op->dims[d].extent);
-    n->value[d] = place->bound_dims && place->bound_dims[d] ? place->bound_dims[d] : dim_name(n, d);
+    n->value[d] = dim_name(n, d);
   }
   plan_packs(n);
   name_packs(n);

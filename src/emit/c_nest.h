@@ -65,6 +65,10 @@ typedef struct Nest {
   const char *block_len[LG_MAX_DIMS];
   const char *point_off[LG_MAX_DIMS];
   OpPlace place;         /* emit_op's (zero: none) */
+  /* an init's or epilogue's nest (emit_attached_nest): its dim d is the
+   * op's dim dim_of[d] (-1: none), which its loops' dim marks name; NULL:
+   * the op's own nest */
+  const int *dim_of;
   struct Nest *next_spare; /* in Emitter.spare_nests */
 } Nest;
 

@@ -197,7 +197,7 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
     }
     e->kn.tensors = vdata;
     const OpPlace place = {.stride_names = (const char *const *const *)vstrides};
-    emit_op(e, scheduled ? plan->view.op : &k->ops[i], scheduled ? &plan->s : &none, i, false, &place);
+    emit_op(e, scheduled ? plan->view.op : &k->ops[i], scheduled ? &plan->s : &none, i, THREADS_OWN, &place);
     emitter_view(e, k);
     e->cur = &nest;
     names_release(&e->kn.table, mark);

@@ -87,6 +87,9 @@ struct LoopNode {
   bool simd_not_clang;   /* simd, except under clang (LGEN_OMP_SIMD_NOT_CLANG: c_runtime.c says why) */
   const char *reduction; /* OpenMP reduction clauses, or NULL */
   const char *schedule;  /* OpenMP schedule clause, or NULL */
+  /* 1 + the dim of the builder's op that the loop runs over, one point at
+   * a time, so that loops_bind_dims may bind it to one value (0: none) */
+  int dim;
   /* LN_IF */
   const char *cond;
   LoopList els;
@@ -180,6 +183,15 @@ void loops_tidy_names(Arena *arena, LoopList *tree, const LoopVar *params, int n
  * the tree a member op's nest built as if they held every row; `shift` is
  * the chunk's first element. */
 void loops_shift_arrays(Arena *arena, LoopList *tree, const char *const *arrays, int narrays, const char *shift);
+
+/* ---- binding dims (bind.c) ---- */
+/* The bind pass: each loop of the tree marked with dim d (LoopNode.dim =
+ * d + 1, d < nvalues) whose values[d] is not NULL runs for that value
+ * only: the loop goes, its body takes its place, and its variable becomes
+ * values[d] (a C identifier or constant) in the body's text. A row-fused
+ * group's member (schedule/rows.c) is built as it would run alone, over
+ * every row, and bound to the row of the group's loops. */
+void loops_bind_dims(Arena *arena, LoopList *tree, const char *const *values, int nvalues);
 
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,

@@ -14,6 +14,12 @@
  * it, so both agree on what an identifier of the text is (text.c). */
 const char *loops_next_ident(const char *text, const char **p, size_t *len);
 
+/* Whether `name` is an identifier of the C text `text` (NULL: none), and
+ * `text` with every such identifier `from` replaced by `to` (text itself
+ * when it has none), as loops_next_ident reads identifiers (text.c). */
+bool loops_text_mentions(const char *text, const char *name);
+const char *loops_rename_text(Arena *arena, const char *text, const char *from, const char *to);
+
 /* The C text fields of a node n, as an initialiser of an array of their
  * addresses (args, ptypes and pnames aside): what loops_each_text visits
  * and loops_map_text rewrites. A new text field goes here. */

@@ -4,6 +4,8 @@
  * one is. */
 #include "loops/loops_internal.h"
 
+#include <string.h>
+
 static bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 static bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
@@ -56,4 +58,34 @@ void loops_map_text(LoopNode *n, const char *(*fn)(void *ctx, const char *text),
     loops_map_text(c, fn, ctx);
   for (LoopNode *c = n->els.first; c; c = c->next)
     loops_map_text(c, fn, ctx);
+}
+
+bool loops_text_mentions(const char *text, const char *name) {
+  if (!text || !strstr(text, name))
+    return false;
+  size_t want = strlen(name), len;
+  const char *p = text;
+  for (const char *s; (s = loops_next_ident(text, &p, &len));)
+    if (len == want && memcmp(s, name, len) == 0)
+      return true;
+  return false;
+}
+
+const char *loops_rename_text(Arena *arena, const char *text, const char *from, const char *to) {
+  if (!loops_text_mentions(text, from))
+    return text;
+  StrBuf sb = {0};
+  size_t want = strlen(from), len;
+  const char *p = text, *done = text;
+  for (const char *s; (s = loops_next_ident(text, &p, &len));) {
+    if (len != want || memcmp(s, from, len) != 0)
+      continue;
+    sb_putn(&sb, done, (size_t)(s - done));
+    sb_puts(&sb, to);
+    done = p;
+  }
+  sb_puts(&sb, done);
+  const char *r = arena_strdup(arena, sb_cstr(&sb));
+  sb_free(&sb);
+  return r;
 }

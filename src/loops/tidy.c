@@ -49,49 +49,18 @@ static bool in_scope(const Tidy *t, const char *name) {
   return false;
 }
 
-static bool text_mentions(const char *text, const char *name) {
-  if (!text || !strstr(text, name))
-    return false;
-  size_t want = strlen(name), len;
-  const char *p = text;
-  for (const char *s; (s = loops_next_ident(text, &p, &len));)
-    if (len == want && memcmp(s, name, len) == 0)
-      return true;
-  return false;
-}
-
-/* text with every token `from` replaced by `to` (text itself when it has none). */
-static const char *rename_text(Arena *arena, const char *text, const char *from, const char *to) {
-  if (!text_mentions(text, from))
-    return text;
-  StrBuf sb = {0};
-  size_t want = strlen(from), len;
-  const char *p = text, *done = text;
-  for (const char *s; (s = loops_next_ident(text, &p, &len));) {
-    if (len != want || memcmp(s, from, len) != 0)
-      continue;
-    sb_putn(&sb, done, (size_t)(s - done));
-    sb_puts(&sb, to);
-    done = p;
-  }
-  sb_puts(&sb, done);
-  const char *r = arena_strdup(arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return r;
-}
-
 static bool list_mentions(const LoopList *list, const LoopNode *from, const char *name);
 
 static bool node_mentions(const LoopNode *n, const char *name) {
   const char *const *texts[] = LOOPS_NODE_TEXTS(n);
   for (size_t i = 0; i < sizeof texts / sizeof *texts; i++)
-    if (text_mentions(*texts[i], name))
+    if (loops_text_mentions(*texts[i], name))
       return true;
   for (int i = 0; i < n->nargs; i++)
-    if (text_mentions(n->args[i], name))
+    if (loops_text_mentions(n->args[i], name))
       return true;
   for (int i = 0; i < n->nparams; i++)
-    if (text_mentions(n->ptypes[i], name) || text_mentions(n->pnames[i], name))
+    if (loops_text_mentions(n->ptypes[i], name) || loops_text_mentions(n->pnames[i], name))
       return true;
   return list_mentions(&n->body, n->body.first, name) || list_mentions(&n->els, n->els.first, name);
 }
@@ -112,7 +81,7 @@ typedef struct {
 
 static const char *rename_one(void *ctx, const char *text) {
   const Rename *r = ctx;
-  return rename_text(r->arena, text, r->from, r->to);
+  return loops_rename_text(r->arena, text, r->from, r->to);
 }
 
 static void rename_node(Arena *arena, LoopNode *n, const char *old, const char *to) {

@@ -16,20 +16,17 @@ static bool tiled(const Schedule *s, int d) {
 typedef struct {
   Loop *loops;
   int n;
-  const bool *skip;
 } LoopList;
 
 static void add_loop(LoopList *L, int dim, LoopKind kind, int level, int64_t step, bool band0) {
-  if (L->skip && L->skip[dim])
-    return;
   bool first = true;
   for (int i = 0; i < L->n; i++)
     first &= L->loops[i].dim != dim;
   L->loops[L->n++] = (Loop){dim, kind, level, step, band0, first};
 }
 
-int schedule_loops(const StructuredOp *op, const Schedule *s, const bool *skip, Loop *loops) {
-  LoopList L = {loops, 0, skip};
+int schedule_loops(const StructuredOp *op, const Schedule *s, Loop *loops) {
+  LoopList L = {loops, 0};
   const int *order = s->order;
   for (int i = 0; i < op->ndims; i++) {
     int d = order[i];
@@ -112,7 +109,7 @@ static const ScheduleEntry *vector_entry(const ScheduleSpec *spec) {
 
 void schedule_warn_ineffective(const ScheduleSpec *spec, const StructuredOp *op, const Schedule *s, Diag *diag) {
   Loop loops[LG_MAX_LOOPS];
-  int n = schedule_loops(op, s, NULL, loops), count;
+  int n = schedule_loops(op, s, loops), count;
   int first = schedule_parallel_loop(op, s, loops, n, &count);
   /* `omp simd` goes on the innermost loop only, when it is the vector dim's */
   const ScheduleEntry *ve = vector_entry(spec);

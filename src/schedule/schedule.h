@@ -175,9 +175,8 @@ typedef struct {
 
 enum { LG_MAX_LOOPS = LG_MAX_DIMS * (LG_MAX_LEVELS + 3) };
 
-/* Fills loops (LG_MAX_LOOPS) and returns their number; dims with skip[d]
- * (may be NULL) get no loops (a row-fused group's loop gives their value). */
-int schedule_loops(const StructuredOp *op, const Schedule *s, const bool *skip, Loop *loops);
+/* Fills loops (LG_MAX_LOOPS) and returns their number. */
+int schedule_loops(const StructuredOp *op, const Schedule *s, Loop *loops);
 /* The OpenMP loop of the nest, or -1: the outermost loop of a parallel dim
  * (or d's register tile for parallel_reg[d]); *count gets the number of
  * loops collapsed with it (adjacent band-0 outermost loops of other

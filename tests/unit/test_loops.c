@@ -207,3 +207,40 @@ Test(loops_chunk, elements_of_named_arrays_shifted) {
   cr_assert(strstr(c, "g(\"y[i]\", y, y [i]);"), "%s", c);
   arena_free(a);
 }
+
+/* The bind pass: a row-fused group's member built over every row, its loops
+ * over dims 0 and 1 (marked) bound to the group's r and to 0. The loops go,
+ * their bodies stand where they stood, in order, and their variables
+ * become the values; an unmarked loop (k), a loop of an unbound dim (j,
+ * dim 2), a member named like a variable (s.i) and a string stay. */
+Test(loops_bind, marked_loops_of_bound_dims_replaced_by_their_bodies) {
+  Arena *a = arena_new();
+  LoopList list = {0};
+  loops_append(&list, loops_comment(a, "member"));
+  LoopNode *i = loops_for(a, "i", "0", "n", 1), *u = loops_for(a, "u", "0", "1", 1);
+  LoopNode *j = loops_for(a, "j", "0", "m", 1), *k = loops_for(a, "k", "0", "3", 1);
+  i->dim = 1;
+  u->dim = 2;
+  j->dim = 3;
+  loops_append(&list, i);
+  loops_append(&i->body, loops_let(a, "const int64_t", "o", "i * m"));
+  loops_append(&i->body, u);
+  loops_append(&u->body, j);
+  loops_append(&j->body, loops_store(a, "y[o + u * m + j]", "x[i] + s.i"));
+  const char *args[] = {"\"i\"", "i"};
+  loops_append(&u->body, loops_call(a, "g", 2, args));
+  loops_append(&list, k);
+  loops_append(&k->body, loops_store(a, "z[k]", "i"));
+  LoopNode *empty = loops_for(a, "e", "0", "n", 1);
+  empty->dim = 1;
+  loops_append(&list, empty);
+  const char *const values[] = {"r", "0", NULL};
+  loops_bind_dims(a, &list, values, 3);
+  const char *c = print(a, &list);
+  cr_assert_str_eq(c,
+                   "/*member*/constint64_to=r*m;for(int64_tj=0;j<m;++j){y[o+0*m+j]=x[r]+s.i;}g(\"i\",r);"
+                   "for(int64_tk=0;k<3;++k){z[k]=i;}",
+                   "%s", c);
+  cr_assert(list.last == k, "the list's last node is the last one left");
+  arena_free(a);
+}
