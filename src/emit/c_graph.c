@@ -175,11 +175,19 @@ int64_t graph_workspace_static(Emitter *e, int index, const BufferPlan *plan) {
   return plan->total_static >= 0 && scratch >= 0 ? plan->total_static + scratch : -1;
 }
 
+/* A prologue (schedule/prologue.c): the pointwise op P whose result, the
+ * op's tensor t, the op's pack copy computes (both in the numbering of
+ * the op's view, with_prologue's). */
+typedef struct {
+  Emitter *e;
+  const StructuredOp *P;
+  int t;
+} Prologue;
+
 /* The op's view extended with the tensors of P, the producer its pack copy
  * computes (schedule/prologue.c: P's tensors are the kernel's, the view
- * holds only the op's own); the place's prologue and prologue_tensor become P
- * and t in the view's numbering. */
-static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t, OpPlace *place) {
+ * holds only the op's own); *pro gets P and t in the view's numbering. */
+static const Kernel *with_prologue(Emitter *e, const Kernel *view, const StructuredOp *P, int t, Prologue *pro) {
   const Kernel *k = view->view_base ? view->view_base : view;
   int n = view->ntensors;
   Kernel *vk = arena_alloc(e->arena, sizeof *vk);
@@ -213,9 +221,43 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
   vk->ntensors = n;
   vk->view_base = k;
   vk->view_tensor = ids;
-  place->prologue = p;
-  place->prologue_tensor = local_t;
+  *pro = (Prologue){e, p, local_t};
   return vk;
+}
+
+/* The fill pass's value (loops_fill_elements) for a prologue: P's
+ * payload as one C expression at the element of its result whose
+ * coordinates (in the op's view of the tensor) are coords, its dim at
+ * output position i valued coords[i]. */
+static const char *prologue_value(void *ctx, const char *const *coords, int ncoords) {
+  const Prologue *pro = ctx;
+  Emitter *e = pro->e;
+  const StructuredOp *P = pro->P;
+  const Operand *out = &P->operands[P->yields[0].operand];
+  const TensorParam *seen = &e->k->tensors[pro->t]; /* the op's view: unit positions may be gone */
+  /* the tensor's shape in the kernel (with_prologue made the view, whose
+   * base is the kernel) */
+  const Kernel *base = e->k->view_base ? e->k->view_base : e->k;
+  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, pro->t)].shape;
+  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
+  for (int i = 0, j = 0; i < P->ndims; i++) {
+    const AffineExpr *extent = shape[i];
+    bool kept = j < seen->rank && j < ncoords && affine_equal(seen->shape[j], extent);
+    names[out->map[i]->index] = kept ? arena_printf(e->arena, "(%s)", coords[j++]) : "0";
+  }
+  const OpScope at = {P, names};
+  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->noperands + 1));
+  for (int o = 0; o < P->noperands; o++)
+    values[o] = P->operands[o].shape_only ? "" : access_str(e, &at, NULL, &P->operands[o]);
+  ExprCtx cx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
+                .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes,
+                .needs = &e->needs};
+  cx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
+  StrBuf sb = {0};
+  c_expr(&sb, &cx, P->yields[0].value);
+  const char *v = arena_printf(e->arena, "(%s)", sb_cstr(&sb));
+  sb_free(&sb);
+  return v;
 }
 
 /* One op of G_run, into `code`. In the graph's parallel region
@@ -229,11 +271,14 @@ static const Kernel *with_prologue(Emitter *e, const Kernel *view, const Structu
 static bool emit_graph_op(Emitter *e, LoopList *code, const Kernel *k, const OpPlan *op_plan, int i, bool region) {
   e->cur = code;
   OpPlace place = graph_place();
+  Prologue pro = {0};
   emitter_view(e, op_plan->has_prologue ? with_prologue(e, op_plan->view.k, &k->ops[op_plan->prologue_op],
-                                                        op_plan->prologue_tensor, &place)
+                                                        op_plan->prologue_tensor, &pro)
                                         : op_plan->view.k);
   bool own = region && op_splits_reduction(op_plan->view.op, &op_plan->s);
   emit_op(e, op_plan->view.op, &op_plan->s, i, region && !own ? THREADS_REGION : THREADS_OWN, &place);
+  if (pro.P) /* the pack copy of the prologue's result computes it */
+    loops_fill_elements(e->arena, code, e->kn.tensors[pro.t], prologue_value, &pro);
   emitter_view(e, k);
   return region && (own || !loops_has_worksharing(code));
 }

@@ -77,17 +77,14 @@ enum {
 };
 
 /* Where an op's code goes, as far as its nest must know, besides its
- * schedule (emit_op's s): the decisions of fusion (c_graph.c) and of the
- * view ABI (c_view.c) that the builder carries out for this op alone. They
- * are not the file's state, so they are emit_op's argument (kept on the
- * nest, read by access_str) rather than Emitter fields. Zero: an op alone,
- * row-major. */
+ * schedule (emit_op's s): the view ABI's strides (c_view.c) and a model
+ * graph's memory (c_graph.c), which the builder carries out for this op
+ * alone. They are not the file's state, so they are emit_op's argument
+ * (kept on the nest, read by access_str) rather than Emitter fields. Zero:
+ * an op alone, row-major. Fusion's decisions are passes on the op's tree
+ * (src/loops/: loops_bind_dims for a row group's members, loops_fill_elements
+ * for a prologue, loops_shift_arrays for chunk buffers). */
 typedef struct {
-  /* A prologue (schedule/prologue.c): the op's pack of tensor
-   * prologue_tensor (of the op's view, e->k) computes it with this
-   * pointwise op's payload (NULL: none). */
-  const StructuredOp *prologue;
-  int prologue_tensor;
   /* --abi=view's nests over strides (c_view.c): stride_names[t][d] is the
    * C local holding tensor t's stride along dim d, in elements (or "1"),
    * and access_str and pack copies spell an element as the sum of index

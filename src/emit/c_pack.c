@@ -474,39 +474,6 @@ static void emit_prepacked_pointer(Nest *n, const Pack *p) {
   sb_free(&offset);
 }
 
-/* The prologue's value (schedule/prologue.c) at the element of its output
- * whose coordinates are coords: its payload as one C expression, with its
- * dim at output position i valued coords[i]. */
-static const char *prologue_value(Nest *n, const char *const *coords) {
-  Emitter *e = n->e;
-  const StructuredOp *P = n->place.prologue;
-  const Operand *out = &P->operands[P->yields[0].operand];
-  const TensorParam *seen = &e->k->tensors[n->place.prologue_tensor]; /* the op's view: unit positions may be gone */
-  /* the tensor's shape in the kernel (c_graph.c's with_prologue made the
-   * view, whose base is the kernel) */
-  const Kernel *base = e->k->view_base ? e->k->view_base : e->k;
-  AffineExpr *const *shape = base->tensors[emitter_kernel_tensor(e, n->place.prologue_tensor)].shape;
-  const char **names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->ndims + 1));
-  for (int i = 0, j = 0; i < P->ndims; i++) {
-    const AffineExpr *extent = shape[i];
-    bool kept = j < seen->rank && affine_equal(seen->shape[j], extent);
-    names[out->map[i]->index] = kept ? arena_printf(e->arena, "(%s)", coords[j++]) : "0";
-  }
-  const OpScope at = {P, names};
-  const char **values = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->noperands + 1));
-  for (int o = 0; o < P->noperands; o++)
-    values[o] = P->operands[o].shape_only ? "" : access_str(e, &at, &n->place, &P->operands[o]);
-  ExprCtx ctx = {.op = P, .operand_values = values, .helpers = e->helpers, .helper_names = e->helper_names,
-                 .arena = e->arena, .dim_names = names, .size_names = (const char *const *)e->kn.sizes,
-                 .needs = &e->needs};
-  ctx.node_names = arena_alloc(e->arena, sizeof(char *) * (size_t)(P->nnodes + 1));
-  StrBuf sb = {0};
-  c_expr(&sb, &ctx, P->yields[0].value);
-  const char *v = arena_printf(e->arena, "(%s)", sb_cstr(&sb));
-  sb_free(&sb);
-  return v;
-}
-
 /* Copies the tensor's region for the current level-0 tiles into the buffer. */
 void emit_pack_copy(Nest *n, Pack *p) {
   Emitter *e = n->e;
@@ -613,14 +580,18 @@ void emit_pack_copy(Nest *n, Pack *p) {
     src = arena_printf(e->arena, "%s[%s]", tname, t->rank ? sb_cstr(&sb) : "0");
     sb_free(&sb);
   }
-  if (n->place.prologue && n->place.prologue_tensor == o->tensor)
-    src = prologue_value(n, coords);
   const char *dst = arena_printf(e->arena, "%s[%s]", p->buf, row_major(e->arena, vars, p->layout_ext, p->nlayout));
-  if (in_range.len)
-    put(e, loops_store(e->arena, dst, arena_printf(e->arena, "%s ? %s : (%s)0", sb_cstr(&in_range), src,
-                                                   c_type_name(t->type))));
-  else
-    put(e, loops_store(e->arena, dst, src));
+  LoopNode *store = put(e, loops_store(e->arena, dst,
+                                       in_range.len ? arena_printf(e->arena, "%s ? %s : (%s)0", sb_cstr(&in_range),
+                                                                   src, c_type_name(t->type))
+                                                    : src));
+  /* the element read, for a pass that computes it here instead (a
+   * prologue: c_graph.c, loops_fill_elements) */
+  store->source = tname;
+  store->element = src;
+  store->coords = arena_alloc(e->arena, sizeof(char *) * (size_t)(t->rank + 1));
+  memcpy(store->coords, coords, sizeof(char *) * (size_t)t->rank);
+  store->ncoords = t->rank;
   e->cur = outside;
   names_release(&e->kn.table, mark);
   sb_free(&in_range);

@@ -58,6 +58,8 @@ void loops_each_text(const LoopList *list, void (*fn)(void *, const char *), voi
     for (int i = 0; i < n->nargs; i++)
       if (n->args[i])
         fn(ctx, n->args[i]);
+    for (int i = 0; i < n->ncoords; i++)
+      fn(ctx, n->coords[i]);
     for (int i = 0; i < n->nparams; i++) {
       fn(ctx, n->ptypes[i]);
       fn(ctx, n->pnames[i]);

@@ -109,6 +109,14 @@ struct LoopNode {
   const char *thread; /* ALLOC_PER_THREAD: the running thread's number (C) */
   /* LN_STORE */
   const char *target;
+  /* ... a copy's store (a pack copy's) that reads an element of the array
+   * `source`: `element` is that read's text in `value`, coords[0..ncoords)
+   * its coordinates, one C expression per position, so that
+   * loops_fill_elements may put what computes the element in its place
+   * (NULL: no such read) */
+  const char *source, *element;
+  const char **coords;
+  int ncoords;
   /* LN_CALL */
   const char *fn;
   int nargs;
@@ -192,6 +200,16 @@ void loops_shift_arrays(Arena *arena, LoopList *tree, const char *const *arrays,
  * group's member (schedule/rows.c) is built as it would run alone, over
  * every row, and bound to the row of the group's loops. */
 void loops_bind_dims(Arena *arena, LoopList *tree, const char *const *values, int nvalues);
+
+/* ---- filling elements (fill.c) ---- */
+/* The fill pass: in each store of the tree that reads an element of the
+ * array `source` (LoopNode.source), that read becomes fill(ctx, coords,
+ * ncoords), the element's value computed in place, and the mark goes. A
+ * prologue (schedule/prologue.c) is a pointwise op whose result is never
+ * stored: its consumer's pack copy, built as if it read the result,
+ * computes each element as it copies it. */
+typedef const char *(*LoopFill)(void *ctx, const char *const *coords, int ncoords);
+void loops_fill_elements(Arena *arena, LoopList *tree, const char *source, LoopFill fill, void *ctx);
 
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,

@@ -21,12 +21,13 @@ bool loops_text_mentions(const char *text, const char *name);
 const char *loops_rename_text(Arena *arena, const char *text, const char *from, const char *to);
 
 /* The C text fields of a node n, as an initialiser of an array of their
- * addresses (args, ptypes and pnames aside): what loops_each_text visits
+ * addresses (args, coords, ptypes and pnames aside): what loops_each_text visits
  * and loops_map_text rewrites. A new text field goes here. */
 #define LOOPS_NODE_TEXTS(n)                                                                                      \
   {&(n)->threads, &(n)->var,  &(n)->lo,     &(n)->hi,   &(n)->step_expr, &(n)->next_value, &(n)->reduction,    \
    &(n)->cond,    &(n)->type, &(n)->name,   &(n)->value, &(n)->extents,  &(n)->raw,        &(n)->bytes,        \
-   &(n)->base,    &(n)->offset, &(n)->slot, &(n)->thread, &(n)->target,  &(n)->fn,         &(n)->schedule}
+   &(n)->base,    &(n)->offset, &(n)->slot, &(n)->thread, &(n)->target,  &(n)->fn,         &(n)->schedule,     \
+   &(n)->source,  &(n)->element}
 
 /* Replaces every C text of node n and of the nodes in its bodies (not
  * comments) by fn(ctx, text), depth first (text.c). */

@@ -50,6 +50,8 @@ void loops_map_text(LoopNode *n, const char *(*fn)(void *ctx, const char *text),
   for (int i = 0; i < n->nargs; i++)
     if (n->args[i])
       n->args[i] = fn(ctx, n->args[i]);
+  for (int i = 0; i < n->ncoords; i++)
+    n->coords[i] = fn(ctx, n->coords[i]);
   for (int i = 0; i < n->nparams; i++) {
     n->ptypes[i] = fn(ctx, n->ptypes[i]);
     n->pnames[i] = fn(ctx, n->pnames[i]);

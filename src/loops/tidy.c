@@ -59,6 +59,9 @@ static bool node_mentions(const LoopNode *n, const char *name) {
   for (int i = 0; i < n->nargs; i++)
     if (loops_text_mentions(n->args[i], name))
       return true;
+  for (int i = 0; i < n->ncoords; i++)
+    if (loops_text_mentions(n->coords[i], name))
+      return true;
   for (int i = 0; i < n->nparams; i++)
     if (loops_text_mentions(n->ptypes[i], name) || loops_text_mentions(n->pnames[i], name))
       return true;

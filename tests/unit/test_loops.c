@@ -244,3 +244,39 @@ Test(loops_bind, marked_loops_of_bound_dims_replaced_by_their_bodies) {
   cr_assert(list.last == k, "the list's last node is the last one left");
   arena_free(a);
 }
+
+/* The fill pass's value: a made-up payload of the coordinates. */
+static const char *tanh_of(void *ctx, const char *const *coords, int ncoords) {
+  Arena *a = ctx;
+  cr_assert_eq(ncoords, 2);
+  return arena_printf(a, "tanhf(x[(%s) * 5 + (%s)])", coords[0], coords[1]);
+}
+
+/* The fill pass: a pack copy's stores reading the array named (h, once
+ * guarded by a range test) get the fill's value in the read's place, and
+ * lose their marks; a store reading another array (w) keeps its read. */
+Test(loops_fill, marked_reads_of_the_array_computed_in_place) {
+  Arena *a = arena_new();
+  LoopList list = {0};
+  const char *coords[] = {"i_p", "(k0 + k_p)"};
+  LoopNode *f = loops_for(a, "i_p", "0", "4", 1);
+  LoopNode *plain = loops_store(a, "h_pack[i_p]", "h[(i_p) * 5 + (k0 + k_p)]");
+  LoopNode *guarded = loops_store(a, "h_pack[i_p + 4]", "i_p < n ? h[(i_p) * 5 + (k0 + k_p)] : (float)0");
+  LoopNode *other = loops_store(a, "w_pack[i_p]", "w[(i_p) * 5 + (k0 + k_p)]");
+  LoopNode *stores[] = {plain, guarded, other};
+  for (int s = 0; s < 3; s++) {
+    stores[s]->source = s < 2 ? "h" : "w";
+    stores[s]->element = s < 2 ? "h[(i_p) * 5 + (k0 + k_p)]" : "w[(i_p) * 5 + (k0 + k_p)]";
+    stores[s]->coords = coords;
+    stores[s]->ncoords = 2;
+    loops_append(&f->body, stores[s]);
+  }
+  loops_append(&list, f);
+  loops_fill_elements(a, &list, "h", tanh_of, a);
+  cr_assert_str_eq(plain->value, "tanhf(x[(i_p) * 5 + ((k0 + k_p))])");
+  cr_assert_str_eq(guarded->value, "i_p < n ? tanhf(x[(i_p) * 5 + ((k0 + k_p))]) : (float)0");
+  cr_assert_str_eq(other->value, "w[(i_p) * 5 + (k0 + k_p)]");
+  cr_assert(!plain->source && !plain->element && !plain->coords && plain->ncoords == 0);
+  cr_assert_str_eq(other->source, "w");
+  arena_free(a);
+}
