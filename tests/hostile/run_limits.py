@@ -99,6 +99,20 @@ def main():
     check(r.returncode == 2 and "--max-constant-bytes" in r.stderr, "a malformed byte count is a usage error",
           r.stderr)
 
+    # An lgen-graph/1 attribute list is held for the whole run, 8 bytes an
+    # element: at most 2^24 of them, and fewer under a --max-constant-bytes
+    # that is smaller (1K: 128). The 2^24 itself takes a 32 MB file and 13 s.
+    p = os.path.join(w, "attr_list.json")
+    with open(p, "w") as f:
+        json.dump({"format": "lgen-graph/1", "inputs": [{"name": "x", "type": "f32", "shape": [2, 3]}],
+                   "outputs": ["y"], "nodes": [{"op": "transpose", "inputs": ["x"], "outputs": ["y"],
+                                                "attrs": {"perm": list(range(129))}}]}, f)
+    want = "error: attribute 'perm' has 129 elements, more than 128 (the lesser of 2^24 and --max-constant-bytes / 8)"
+    expect_error(args, "a 129-element attribute with --max-constant-bytes=1K", p, want, "--max-constant-bytes=1K")
+    r, _ = lgen(args, p, "-o", os.path.join(w, "attr_list.c"), "--max-constant-bytes=2K")
+    check(r.returncode == 1 and "more than" not in r.stderr and "perm" in r.stderr,
+          "the same attribute under --max-constant-bytes=2K gets past the limit (to transpose's own check)", r.stderr)
+
     # Folding beyond the budget: Expand of a constant to 4096 floats (16 KB)
     # under a 8 KB budget runs at run time instead, and computes the same.
     p = os.path.join(w, "fold.json")
