@@ -783,9 +783,6 @@ static void import_dropout(Onnx *cx, ONode *n) {
 static void import_variadic(Onnx *cx, ONode *n) {
   bool mean = strcmp(n->op_type, "Mean") == 0;
   GraphOp op = mean ? GOP_ADD : n->entry->gop;
-  for (int i = 0; i < n->ninputs; i++)
-    if (n->inputs[i] < 0)
-      graph_error(cx->g, input_path(cx, n, i), "%sinputs may not be omitted", node_desc(cx, n));
   if (n->ninputs == 1) {
     import_copy(cx, n);
     return;
@@ -1452,8 +1449,9 @@ static void import_slice(Onnx *cx, ONode *n) {
                     "%sthe end of axis %lld is symbolic (%s); Slice supports it with a start from the front and a "
                     "positive step (fix the dim with --dim)",
                     node_desc(cx, n), (long long)a, graph_dim_str(cx->g, end_exprs[i]));
-      AffineExpr *len = affine_binary(cx->arena, AE_SUB, end_exprs[i], graph_dim_const(cx->g, s));
-      sym_size[a] = step == 1 ? len : affine_binary(cx->arena, AE_CEILDIV, len, graph_dim_const(cx->g, step));
+      /* graph_dim_arith folds as it builds: a start of 0 gives N, not N - 0 */
+      AffineExpr *len = graph_dim_arith(cx->g, AE_SUB, end_exprs[i], graph_dim_const(cx->g, s));
+      sym_size[a] = graph_dim_arith(cx->g, AE_CEILDIV, len, graph_dim_const(cx->g, step));
       st[a] = s, sz[a] = 0, sd[a] = step, any_sym = true;
       continue;
     }
@@ -2087,6 +2085,11 @@ static void read_node_io(Onnx *cx, const OnnxNode *node, ONode *n) {
     n->inputs[k] = name[0] ? graph_find(cx->g, scoped_name(cx, name)) : -1;
     if (name[0] && n->inputs[k] < 0)
       graph_error(cx->g, input_path(cx, n, k), "%sundefined value '%s'", node_desc(cx, n), name);
+    /* "" marks an absent optional input; the list of Concat, Max, Min, Sum
+     * and Mean is ONNX's variadic kind, every element required, so an empty
+     * name there, even a last one, is an error rather than an input fewer */
+    if (!name[0] && (n->entry->import == import_concat || n->entry->import == import_variadic))
+      graph_error(cx->g, input_path(cx, n, k), "%sinputs may not be omitted", node_desc(cx, n));
   }
   /* trailing omitted inputs are as good as absent */
   while (n->ninputs > 0 && n->inputs[n->ninputs - 1] < 0)

@@ -301,6 +301,9 @@ one("conv_auto_pad_symbolic.onnx", "node 'n' (Conv): auto_pad needs static filte
     [vi("x", [1, 1, 4, 4]), vi("w", [1, 1, "K", 3])], auto_pad="SAME_UPPER")
 one("gather_no_indices.onnx", "node 'n' (Gather): input 1 is required", "Gather", ["x"], x23)
 one("max_omitted.onnx", "node 'n' (Max): inputs may not be omitted", "Max", ["x", "", "x"], x23)
+# a last empty name is not "one input fewer": Concat's and Sum's inputs are all required
+one("concat_omitted_last.onnx", "node 'n' (Concat): inputs may not be omitted", "Concat", ["x", ""], x23, axis=0)
+one("sum_omitted_last.onnx", "node 'n' (Sum): inputs may not be omitted", "Sum", ["x", "x", ""], x23)
 one("range_two_starts.onnx", "node 'n' (Range): the input 'start' ('a') must hold one element, not 2", "Range",
     ["a", "b", "c"], [], [ten("a", [2], [0, 0], I64), ten("b", [], [3], I64), ten("c", [], [1], I64)])
 one("range_zero_float_delta.onnx",
@@ -792,9 +795,12 @@ range_sym("range_sym_f32.onnx", "-> y: f32(N)", 0.0, "n", 1.0, cast=True)
 table = ten("t", [10, 4], [0.5] * 40)
 endN = dimN + [h.make_node("Unsqueeze", ["n", "ax0"], ["e"])]
 ax0 = ten("ax0", [1], [0], I64)
-# (N - 0: the builder does not fold the start of 0 away; the C is the same)
-dump("slice_sym_end.onnx", "-> y: f32(N - 0, 4)", endN + [h.make_node("Slice", ["t", "st", "e", "ax0"], ["y"], name="r")],
+# (a start of 0 is folded away: N, not N - 0, in the dump, the header and the C)
+dump("slice_sym_end.onnx", "-> y: f32(N, 4)", endN + [h.make_node("Slice", ["t", "st", "e", "ax0"], ["y"], name="r")],
      xN3, [zero_i, table, ax0, ten("st", [1], [0], I64)])
+dump("slice_sym_end_from0_by2.onnx", "-> y: f32(N ceildiv 2, 4)",
+     endN + [h.make_node("Slice", ["t", "st", "e", "ax0", "sp"], ["y"], name="r")],
+     xN3, [zero_i, table, ax0, ten("st", [1], [0], I64), ten("sp", [1], [2], I64)])
 dump("slice_sym_end_by2.onnx", "-> y: f32((N - 1) ceildiv 2, 4)",
      endN + [h.make_node("Slice", ["t", "st", "e", "ax0", "sp"], ["y"], name="r")],
      xN3, [zero_i, table, ax0, ten("st", [1], [1], I64), ten("sp", [1], [2], I64)])
