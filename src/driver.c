@@ -61,11 +61,16 @@ static const char *base_name(const char *path) {
   return slash ? slash + 1 : path;
 }
 
+/* One line per op: a name's newline or control byte shows as \xNN. */
 static void list_ops(StrBuf *out, const Module *m) {
+  StrBuf sig = {0};
   for (int i = 0; i < m->kernels.len; i++) {
-    ir_print_signature(out, m->kernels.items[i]);
+    sig.len = 0;
+    ir_print_signature(&sig, m->kernels.items[i]);
+    sb_put_printable(out, sb_cstr(&sig));
     sb_putc(out, '\n');
   }
+  sb_free(&sig);
 }
 
 /* What the graph passes, fusion and grouping decided for one kernel: one

@@ -8,22 +8,47 @@ typedef struct {
   const Kernel *k;
   const StructuredOp *op;
   StrBuf scratch;
+  StrBuf shown[3];
+  int next;
+  bool raw; /* names as they are: a one-line signature, escaped whole by its callers */
 } Names;
+
+/* A name from the model or spec as printable ASCII (\xNN for the other
+ * bytes), so that no name can forge a line of --dump or --emit=ir: the
+ * name itself when it is plain, else an escaped copy that stays valid
+ * until three more are shown (no call here prints more than two). */
+static const char *shown(Names *n, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (!n->raw && *p >= 0x20 && *p < 0x7f)
+    p++;
+  if (!*p)
+    return s;
+  StrBuf *b = &n->shown[n->next++ % 3];
+  b->len = 0;
+  sb_put_printable(b, s);
+  return sb_cstr(b);
+}
+
+static void names_free(Names *n) {
+  sb_free(&n->scratch);
+  for (int i = 0; i < 3; i++)
+    sb_free(&n->shown[i]);
+}
 
 static const char *dim_name(void *ctx, int i) {
   Names *n = ctx;
-  return n->op ? n->op->dims[i].name : "?";
+  return n->op ? shown(n, n->op->dims[i].name) : "?";
 }
 
-static const char *size_name(void *ctx, int i) { return ((Names *)ctx)->k->sizes[i].name; }
+static const char *size_name(void *ctx, int i) { return shown(ctx, ((Names *)ctx)->k->sizes[i].name); }
 
 static const char *attr_name(void *ctx, int i, int elem) {
   Names *n = ctx;
   const AttrParam *a = &n->k->attrs[i];
   if (a->ndims == 0 && !a->is_array)
-    return a->name;
+    return shown(n, a->name);
   n->scratch.len = 0;
-  sb_printf(&n->scratch, "%s[%d]", a->name, elem);
+  sb_printf(&n->scratch, "%s[%d]", shown(n, a->name), elem);
   return sb_cstr(&n->scratch);
 }
 
@@ -38,7 +63,7 @@ static void print_affine(StrBuf *out, const AffineExpr *e, Names *n) {
 static void print_tensor(StrBuf *out, const Kernel *k, const TensorParam *t, Names *n) {
   static const char *const storage[] = {"", "const", "ws ", "alias"};
   const char *kind = t->storage == TS_PARAM ? (t->is_output ? "out" : "in ") : storage[t->storage];
-  sb_printf(out, "  %s %s: %s[", kind, t->name, elem_type_name(t->type));
+  sb_printf(out, "  %s %s: %s[", kind, shown(n, t->name), elem_type_name(t->type));
   for (int i = 0; i < t->rank; i++) {
     if (i)
       sb_puts(out, ", ");
@@ -46,7 +71,7 @@ static void print_tensor(StrBuf *out, const Kernel *k, const TensorParam *t, Nam
   }
   sb_puts(out, "]");
   if (t->storage == TS_ALIAS)
-    sb_printf(out, " of %s", k->tensors[t->alias_of].name);
+    sb_printf(out, " of %s", shown(n, k->tensors[t->alias_of].name));
   sb_puts(out, "\n");
 }
 
@@ -71,7 +96,7 @@ static bool *tensors_used(const Kernel *k) {
 static void print_operand(StrBuf *out, const Kernel *k, const StructuredOp *op, int o, const char *indent, Names *n) {
   const Operand *operand = &op->operands[o];
   const TensorParam *t = &k->tensors[operand->tensor];
-  sb_printf(out, "%soperand $%d = %s[", indent, o, t->name);
+  sb_printf(out, "%soperand $%d = %s[", indent, o, shown(n, t->name));
   for (int i = 0; i < t->rank; i++) {
     if (i)
       sb_puts(out, ", ");
@@ -85,20 +110,20 @@ static void print_pre(StrBuf *out, const Kernel *k, const StructuredOp *op, cons
   const Operand *o = &op->operands[p->operand];
   const TensorParam *t = &k->tensors[o->tensor];
   if (p->kind == PRE_EQUAL) {
-    sb_printf(out, "%srequire %s.shape[%d] == ", indent, t->name, p->pos);
+    sb_printf(out, "%srequire %s.shape[%d] == ", indent, shown(n, t->name), p->pos);
     print_affine(out, op->dims[p->dim].extent, n);
-    sb_printf(out, "  (both give the extent of %s)\n", op->dims[p->dim].name);
+    sb_printf(out, "  (both give the extent of %s)\n", shown(n, op->dims[p->dim].name));
   } else {
     sb_printf(out, "%srequire 0 <= ", indent);
     print_affine(out, o->map[p->pos], n);
     sb_puts(out, " < ");
     print_affine(out, t->shape[p->pos], n);
-    sb_printf(out, "  (%s index %d)\n", t->name, p->pos);
+    sb_printf(out, "  (%s index %d)\n", shown(n, t->name), p->pos);
   }
 }
 
 /* op #i ext KIND (ins) -> (outs) scratch (...) {attrs} */
-static void print_ext(StrBuf *out, const Kernel *k, int index, const ExtOp *x) {
+static void print_ext(StrBuf *out, const Kernel *k, int index, const ExtOp *x, Names *names) {
   sb_printf(out, "  op #%d\n    ext %s (", index, x->kind);
   int n = x->ninputs + x->noutputs + x->nscratch;
   for (int i = 0; i < n; i++) {
@@ -108,14 +133,14 @@ static void print_ext(StrBuf *out, const Kernel *k, int index, const ExtOp *x) {
       sb_puts(out, ") scratch (");
     else if (i)
       sb_puts(out, ", ");
-    sb_printf(out, "$%d %s", i, k->tensors[x->tensors[i]].name);
+    sb_printf(out, "$%d %s", i, shown(names, k->tensors[x->tensors[i]].name));
   }
   sb_puts(out, ")");
   for (int i = 0; i < x->nattrs; i++) {
     const ExtAttr *a = &x->attrs[i];
-    sb_printf(out, "%s%s = ", i ? ", " : " {", a->name);
+    sb_printf(out, "%s%s = ", i ? ", " : " {", shown(names, a->name));
     if (a->kind == 's')
-      sb_printf(out, "\"%s\"", a->s);
+      sb_printf(out, "\"%s\"", shown(names, a->s));
     else if (a->kind == 'l') {
       sb_putc(out, '[');
       for (int j = 0; j < a->n; j++)
@@ -136,7 +161,8 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
   sb_printf(out, "%sdomain (", indent);
   for (int d = 0; d < op->ndims; d++) {
     const Dim *dim = &op->dims[d];
-    sb_printf(out, "%s%s: %s < ", d ? ", " : "", dim->name, dim->kind == ITER_PARALLEL ? "parallel" : "reduction");
+    sb_printf(out, "%s%s: %s < ", d ? ", " : "", shown(n, dim->name),
+              dim->kind == ITER_PARALLEL ? "parallel" : "reduction");
     print_affine(out, dim->extent, n);
   }
   sb_puts(out, ")\n");
@@ -156,11 +182,11 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
       continue;
     }
     if (p->kind == PN_INDEX) {
-      sb_printf(out, "%s%%%d = index %s : i64\n", indent, i, op->dims[p->dim].name);
+      sb_printf(out, "%s%%%d = index %s : i64\n", indent, i, shown(n, op->dims[p->dim].name));
       continue;
     }
     if (p->kind == PN_SIZE) {
-      sb_printf(out, "%s%%%d = size %s : i64\n", indent, i, k->sizes[p->size].name);
+      sb_printf(out, "%s%%%d = size %s : i64\n", indent, i, shown(n, k->sizes[p->size].name));
       continue;
     }
     sb_printf(out, "%s%%%d = %s", indent, i, scalar_op_info(p->op)->spelling);
@@ -177,7 +203,7 @@ static void print_body(StrBuf *out, const Kernel *k, const StructuredOp *op, con
 static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
   const StructuredOp *op = &k->ops[index];
   if (op->ext) {
-    print_ext(out, k, index, op->ext);
+    print_ext(out, k, index, op->ext, n);
     return;
   }
   sb_printf(out, "  op #%d\n", index);
@@ -190,8 +216,8 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
       continue;
     sb_printf(out, "    %s (", title[a]);
     for (int d = 0; d < attached[a]->ndims; d++)
-      sb_printf(out, "%s%s = %s", d ? ", " : "", attached[a]->dims[d].name,
-                dims[a][d] < 0 ? "0" : op->dims[dims[a][d]].name);
+      sb_printf(out, "%s%s = %s", d ? ", " : "", shown(n, attached[a]->dims[d].name),
+                dims[a][d] < 0 ? "0" : shown(n, op->dims[dims[a][d]].name));
     sb_puts(out, ")\n");
     print_body(out, k, attached[a], "      ", n);
   }
@@ -199,7 +225,7 @@ static void print_op(StrBuf *out, const Kernel *k, int index, Names *n) {
 
 void ir_print_kernel(StrBuf *out, const Kernel *k) {
   Names n = {.k = k};
-  sb_printf(out, "kernel @%s\n", k->name);
+  sb_printf(out, "kernel @%s\n", shown(&n, k->name));
   bool *used = tensors_used(k);
   for (int t = 0; t < k->ntensors; t++)
     if (k->tensors[t].storage == TS_PARAM || used[t]) /* fusion leaves dead intermediates */
@@ -207,11 +233,11 @@ void ir_print_kernel(StrBuf *out, const Kernel *k) {
   free(used);
   sb_puts(out, "  sizes (");
   for (int s = 0; s < k->nsizes; s++)
-    sb_printf(out, "%s%s", s ? ", " : "", k->sizes[s].name);
+    sb_printf(out, "%s%s", s ? ", " : "", shown(&n, k->sizes[s].name));
   sb_puts(out, ")\n");
   for (int a = 0; a < k->nattrs; a++) {
     const AttrParam *p = &k->attrs[a];
-    sb_printf(out, "  attr %s%s: %s", p->name, p->optional ? "?" : "", elem_type_name(p->type));
+    sb_printf(out, "  attr %s%s: %s", shown(&n, p->name), p->optional ? "?" : "", elem_type_name(p->type));
     if (p->is_array)
       sb_puts(out, "[]");
     for (int i = 0; i < p->ndims; i++)
@@ -220,11 +246,11 @@ void ir_print_kernel(StrBuf *out, const Kernel *k) {
   }
   for (int i = 0; i < k->nops; i++)
     print_op(out, k, i, &n);
-  sb_free(&n.scratch);
+  names_free(&n);
 }
 
 void ir_print_signature(StrBuf *out, const Kernel *k) {
-  Names n = {.k = k};
+  Names n = {.k = k, .raw = true};
   sb_printf(out, "%s(", k->name);
   /* the C signature's tensors: parameters (a graph's constants and
    * intermediates are not), inputs before outputs */
@@ -248,7 +274,7 @@ void ir_print_signature(StrBuf *out, const Kernel *k) {
     sb_putc(out, ')');
   }
   sb_putc(out, ')');
-  sb_free(&n.scratch);
+  names_free(&n);
 }
 
 void ir_print_module(StrBuf *out, const Module *m) {

@@ -12,6 +12,8 @@ name. For each input lgen must succeed, and then:
     outside string literals, and no injected macro is defined;
   * --print-schedule is YAML whose keys are only the kernels' names, and it
     reads back through --schedule;
+  * --dump of every stage, --emit=ir and --list-ops print every name
+    escaped, so that no name forges a line;
   * the model still computes right (the injected graph is y = relu(x) + c).
 Run by tests/hostile.test; exits 0 when every check passes."""
 import argparse, base64, json, os, re, struct, subprocess, sys
@@ -129,6 +131,22 @@ def case(args, label, path, entry_name):
         f.write(sched)
     r2 = run([args.lgen, path, "--schedule=" + sfile, "-o", os.path.join(work, "again.c"), "--name=model"])
     check(r2.returncode == 0, f"{label}: the printed schedule reads back", r2.stderr)
+
+    # The dumps of every stage, --emit=ir and --list-ops: printable lines,
+    # and no text after a newline in a name starts a line of its own.
+    stages = "parse,graph,lower,fuse,schedule,plan,loops"
+    views = [("--dump=" + stages, run([args.lgen, path, "--dump=" + stages, "-o", os.path.join(work, "d.c")]), "err"),
+             ("--emit=ir", run([args.lgen, path, "--emit=ir", "-o", os.path.join(work, "m.ir")]), "m.ir"),
+             ("--list-ops", run([args.lgen, path, "--list-ops"]), "out")]
+    forged = [ln.strip() for p in PAYLOADS for ln in p.split("\n")[1:] if ln.strip()]
+    for what, r, where in views:
+        text = r.stderr if where == "err" else r.stdout if where == "out" else open(os.path.join(work, where)).read()
+        lines = text.splitlines()
+        bad = [ln for ln in lines if any(ord(ch) < 0x20 or ord(ch) >= 0x7f for ch in ln if ch != "\t")
+               or any(ln.lstrip().startswith(f) for f in forged)]
+        check(r.returncode == 0 and len(lines) > 1 - (what == "--list-ops") and not bad,
+              f"{label}: {what} shows every name on its own line, escaped", f"exit {r.returncode}\n" + "\n".join(
+                  repr(ln) for ln in bad[:5]))
 
     harness = os.path.join(work, "harness.c")
     with open(harness, "w") as f:

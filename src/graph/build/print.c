@@ -14,15 +14,20 @@
 
 static const char *symbol_name(void *ctx, int i) { return ((const Graph *)ctx)->symbols.items[i]; }
 
+/* A dim prints on one line, so escaping it whole escapes its symbols. */
 static void print_type(StrBuf *out, const Graph *g, const GraphValue *v) {
   AffineNames names = {NULL, symbol_name, NULL, (void *)g, false};
+  StrBuf dim = {0};
   sb_printf(out, "%s(", elem_type_name(v->type));
   for (int i = 0; i < v->rank; i++) {
     if (i)
       sb_puts(out, ", ");
-    affine_print(out, v->shape[i], &names);
+    dim.len = 0;
+    affine_print(&dim, v->shape[i], &names);
+    sb_put_printable(out, sb_cstr(&dim));
   }
   sb_putc(out, ')');
+  sb_free(&dim);
 }
 
 static void print_value(StrBuf *out, const Graph *g, int v) {
