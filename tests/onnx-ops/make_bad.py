@@ -300,6 +300,18 @@ one("tile_repeats_long.onnx", "node 'n' (Tile): the input 'repeats' is too long"
 one("conv_auto_pad_symbolic.onnx", "node 'n' (Conv): auto_pad needs static filter extents", "Conv", ["x", "w"],
     [vi("x", [1, 1, 4, 4]), vi("w", [1, 1, "K", 3])], auto_pad="SAME_UPPER")
 one("gather_no_indices.onnx", "node 'n' (Gather): input 1 is required", "Gather", ["x"], x23)
+# sizes [2^39, 1] of a [1, 2^39] input, not_smaller: the scale 2^39 of axis 0
+# makes axis 1 2^78 long (a cast of that double to int64 was undefined)
+save("resize_aspect_huge.onnx",
+     "node 'up' (Resize): dim 1: keep_aspect_ratio_policy 'not_smaller' makes it 3.02231e+23 elements long, not below 2^40",
+     [h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="up", keep_aspect_ratio_policy="not_smaller")],
+     [vi("x", [1, 2 ** 39])], [y], [ten("sz", [2], [2 ** 39, 1], T.INT64)], opset=18)
+# antialiasing 2^35 elements down to 1 asks for 2^36 taps an output (an
+# int cast of that count was undefined; the old build ran out of memory)
+save("resize_antialias_taps_huge.onnx",
+     "node 'down' (Resize): the interpolation needs 68719476736 taps per output; lgen supports up to 256",
+     [h.make_node("Resize", ["x", "", "", "sz"], ["y"], name="down", mode="linear", antialias=1)],
+     [vi("x", [1, 2 ** 35])], [y], [ten("sz", [2], [1, 1], T.INT64)], opset=18)
 one("max_omitted.onnx", "node 'n' (Max): inputs may not be omitted", "Max", ["x", "", "x"], x23)
 # a last empty name is not "one input fewer": Concat's and Sum's inputs are all required
 one("concat_omitted_last.onnx", "node 'n' (Concat): inputs may not be omitted", "Concat", ["x", ""], x23, axis=0)
