@@ -613,6 +613,24 @@ static int grouped_vector_dim(const Kernel *k, const StructuredOp *op) {
   return divided ? n : -1;
 }
 
+/* Does op read, through its vector dim n and a reduction, a constant
+ * tensor that can be packed (a weight matrix)? Then it is marked packed,
+ * at generation time, in the layout the loops read it. */
+static bool vector_matrix_constant(const Kernel *k, const StructuredOp *op, int n, Schedule *s) {
+  for (int o = 0; o < op->noperands; o++) {
+    int x = op->operands[o].tensor;
+    if (x >= LG_MAX_TENSORS || k->tensors[x].storage != TS_CONST || !packable_operand(k, op, x) ||
+        !reads_through(k, op, o, n))
+      continue;
+    for (int d = 0; d < op->ndims; d++)
+      if (op->dims[d].kind == ITER_REDUCTION && reads_through(k, op, o, d)) {
+        s->pack[x] = true;
+        return true;
+      }
+  }
+  return false;
+}
+
 static bool window_reduction(const Kernel *k, const StructuredOp *op, const Target *t, Schedule *s) {
   if (op->nyields != 1)
     return false;
@@ -738,8 +756,20 @@ static bool window_reduction(const Kernel *k, const StructuredOp *op, const Targ
     s->parallel_reg[m] = true;
   } else if (s->unroll[n] > 1) {
     /* no outer parallel dim: tile the vector dim to give the threads work */
+    int64_t tile = nr * 8;
+    if (vector_matrix_constant(k, op, n, s)) {
+      /* A vector times a constant matrix (a classifier's last layer at
+       * batch 1): the matrix is laid out at generation time as the loops
+       * read it, nr columns after nr columns along K, and each block keeps
+       * twice the accumulators, so consecutive FMAs do not wait on each
+       * other and the matrix streams from contiguous memory instead of
+       * one cache line per row. ShuffleNet-V2's 1024 -> 1000 layer, avx2
+       * target, 1 thread (thread-CPU time under load): 0.22-0.35 ->
+       * 0.17-0.21 ms. */
+      s->unroll[n] = 2 * nr;
+    }
     s->nlevels = 1;
-    s->tile[0][n] = nr * 8;
+    s->tile[0][n] = tile;
     s->parallel[n] = true;
     int reorder[LG_MAX_DIMS], r = 0;
     reorder[r++] = n;
