@@ -435,12 +435,12 @@ extern const union {
   float v[4096];
 } lgenbytes_lgenpk8_cnn_t32;
 static const float *const lgenpk8_cnn_t32 = lgenbytes_lgenpk8_cnn_t32.v;
-extern const float lgen_cnn_fc_b[10];
 extern const union {
-  unsigned char bytes[641];
-  float v[160];
-} lgenbytes_lgen_cnn_fc_out;
-static const float *const lgen_cnn_fc_out = lgenbytes_lgen_cnn_fc_out.v;
+  unsigned char bytes[2049];
+  float v[512];
+} lgenbytes_lgenpk11_cnn_fc_out;
+static const float *const lgenpk11_cnn_fc_out = lgenbytes_lgenpk11_cnn_fc_out.v;
+extern const float lgen_cnn_fc_b[10];
 extern const float lgen_cnn_conv0_bias_folded[16];
 extern const float lgen_cnn_conv1_bias_folded[16];
 extern const float lgen_cnn_conv2_bias_folded[16];
@@ -593,11 +593,11 @@ LGEN_BLOCK void lgen_cnn_block4(int64_t d1_n, const float *restrict conv2_bias_f
 
 /* a register block of fc: Gemm */
 LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *restrict fc_b,
-    const float *restrict fc_out, float *restrict f, int64_t n_r)
+    float *restrict f, int64_t n_t0, const float *restrict fc_out_pack, int64_t n_r)
 {
-  float y_acc[16];
-  if (n_n < 16)
-    for (int64_t n_i = 0; n_i < 16; ++n_i)
+  float y_acc[32];
+  if (n_n < 32)
+    for (int64_t n_i = 0; n_i < 32; ++n_i)
       y_acc[n_i] = (float)0;
   for (int64_t n_i = 0; n_i < n_n; ++n_i) {
     y_acc[n_i] = 0x0p+0f;
@@ -605,7 +605,8 @@ LGEN_BLOCK void lgen_cnn_block5(int64_t n_n, float *restrict y, const float *res
   for (int64_t k = 0; k < 16; ++k) {
     LGEN_OMP_SIMD(omp simd)
     for (int64_t n_i = 0; n_i < n_n; ++n_i) {
-      y_acc[n_i] = LGEN_FMAF(f[k], fc_out[k * 10 + (n_r + n_i)], y_acc[n_i]);
+      y_acc[n_i] = LGEN_FMAF(f[k], fc_out_pack[(((n_r - n_t0) / 32) * 16 + k) * 32 + n_i],
+          y_acc[n_i]);
     }
   }
   for (int64_t n_i = 0; n_i < n_n; ++n_i) {
@@ -913,13 +914,14 @@ void cnn_run(const float *restrict x, float *restrict y, void *restrict workspac
       if (lgen_claim(&claims[14], 1) == 0) { /* one thread runs it */
         {
           const float *restrict fc_b = lgen_cnn_fc_b;
-          const float *restrict fc_out = lgen_cnn_fc_out;
           float *restrict f = (float *)((char *)workspace + 65536);
           /* fc: Gemm */
           for (int64_t n_t0 = 0; n_t0 < 10; n_t0 += 128) {
             const int64_t n_t0_end = lgen_min(n_t0 + 128, 10);
-            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 16) {
-              lgen_cnn_block5(10, y, fc_b, fc_out, f, n_r);
+            /* fc_out_pack: packed at generation time */
+            const float *restrict fc_out_pack = lgenpk11_cnn_fc_out;
+            for (int64_t n_r = n_t0; n_r < n_t0_end; n_r += 32) {
+              lgen_cnn_block5(10, y, fc_b, f, n_t0, fc_out_pack, n_r);
             }
           }
         }
