@@ -17,16 +17,6 @@ typedef struct {
   int nvalues;
 } Bind;
 
-typedef struct {
-  Arena *arena;
-  const char *from, *to;
-} Rename;
-
-static const char *rename_one(void *ctx, const char *text) {
-  const Rename *r = ctx;
-  return loops_rename_text(r->arena, text, r->from, r->to);
-}
-
 static const char *value_of(const Bind *b, const LoopNode *n) {
   if (n->kind != LN_FOR || n->dim <= 0 || n->dim > b->nvalues)
     return NULL;
@@ -44,9 +34,8 @@ static void bind_list(const Bind *b, LoopList *list) {
       n = n->next;
       continue;
     }
-    Rename r = {b->arena, n->var, value};
     for (LoopNode *c = n->body.first; c; c = c->next)
-      loops_map_text(c, rename_one, &r);
+      loops_rename_node(b->arena, c, n->var, value);
     /* the body in the loop's place; its nodes are walked next (a bound
      * loop may hold another) */
     LoopNode *next = n->next, *first = n->body.first ? n->body.first : next;

@@ -33,4 +33,8 @@ const char *loops_rename_text(Arena *arena, const char *text, const char *from, 
  * comments) by fn(ctx, text), depth first (text.c). */
 void loops_map_text(LoopNode *n, const char *(*fn)(void *ctx, const char *text), void *ctx);
 
+/* Renames the identifier `from` to `to` in every C text of node n and of
+ * the nodes in its bodies: loops_map_text with loops_rename_text (text.c). */
+void loops_rename_node(Arena *arena, LoopNode *n, const char *from, const char *to);
+
 #endif

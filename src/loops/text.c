@@ -91,3 +91,18 @@ const char *loops_rename_text(Arena *arena, const char *text, const char *from, 
   sb_free(&sb);
   return r;
 }
+
+typedef struct {
+  Arena *arena;
+  const char *from, *to;
+} Rename;
+
+static const char *rename_one(void *ctx, const char *text) {
+  const Rename *r = ctx;
+  return loops_rename_text(r->arena, text, r->from, r->to);
+}
+
+void loops_rename_node(Arena *arena, LoopNode *n, const char *from, const char *to) {
+  Rename r = {arena, from, to};
+  loops_map_text(n, rename_one, &r);
+}

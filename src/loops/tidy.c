@@ -77,24 +77,9 @@ static bool list_mentions(const LoopList *list, const LoopNode *from, const char
   return false;
 }
 
-typedef struct {
-  Arena *arena;
-  const char *from, *to;
-} Rename;
-
-static const char *rename_one(void *ctx, const char *text) {
-  const Rename *r = ctx;
-  return loops_rename_text(r->arena, text, r->from, r->to);
-}
-
-static void rename_node(Arena *arena, LoopNode *n, const char *old, const char *to) {
-  Rename r = {arena, old, to};
-  loops_map_text(n, rename_one, &r);
-}
-
 static void rename_list(Arena *arena, LoopNode *from, const char *old, const char *to) {
   for (LoopNode *n = from; n; n = n->next)
-    rename_node(arena, n, old, to);
+    loops_rename_node(arena, n, old, to);
 }
 
 /* The plain name a declaration of `name` can have in the scope of n (n and
@@ -116,7 +101,7 @@ static void tidy_node(Tidy *t, LoopNode *n) {
   case LN_FOR: {
     const char *plain = plain_for(t, n, n->var, true);
     if (plain)
-      rename_node(t->arena, n, n->var, plain);
+      loops_rename_node(t->arena, n, n->var, plain);
     push(t, n->var);
     tidy_list(t, &n->body);
     break;
