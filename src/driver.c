@@ -20,6 +20,7 @@
 #include "frontend/opdsl.h"
 #include "frontend/tc_classic.h"
 #include "frontend/tc.h"
+#include "frontend/graph_load.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
 

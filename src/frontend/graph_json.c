@@ -4,7 +4,8 @@
  * graph_load_json parses the text with Jansson and hands the tree to the
  * loader of its kind: lgen-graph/1 here, ONNX in onnx_json.c. Jansson knows
  * positions only for syntax errors; every later diagnostic names a JSON
- * pointer ("/nodes/3/inputs/1") that json_locate.c finds in the text again.
+ * pointer ("/nodes/3/inputs/1") that the graph's locator (json_locate.h,
+ * installed with the graph) finds in the text again.
  *
  * The lgen-graph/1 loader reads inputs and constants first, then the nodes,
  * whose order in the file is free: they are sorted by what they read
@@ -14,7 +15,8 @@
  * the JSON: the structure of the document, names and the dependency order,
  * and the bytes of constants. */
 #include "frontend/opdsl.h"
-#include "graph/graph.h"
+#include "frontend/graph_load.h"
+#include "frontend/json_locate.h"
 #include "util/fault.h"
 #include "util/data_file.h"
 
@@ -1169,7 +1171,7 @@ static const char *graph_name(Loader *L, json_t *root, const Source *src) {
 Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
                        const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
   json_t *root = json_root;
-  Loader L = {graph_new(arena, diag, src, specs), arena, dir, file_deps};
+  Loader L = {graph_new(arena, diag, json_locator_loc, json_locator_new(arena, src), specs), arena, dir, file_deps};
   graph_apply_options(L.g, opts);
   static const char *const allowed[] = {"format", "name", "inputs", "outputs", "constants", "nodes", NULL};
   check_members(&L, root, "", "a graph", allowed);

@@ -1,4 +1,5 @@
-/* json_locate.c - JSON pointer to byte offset, and base64 (see graph.h).
+/* json_locate.c - JSON pointer to byte offset, the JSON front-ends' graph
+ * locator, and base64 (see json_locate.h).
  *
  * Jansson keeps no positions for parsed values (akheron/jansson#272), so a
  * diagnostic about a graph names the offending value by its JSON pointer
@@ -11,7 +12,7 @@
  * bytes. Every loop consumes at least one byte per iteration, there is no
  * recursion (nesting is a counter), and on anything unexpected the walk
  * stops and answers the deepest value it has reached so far. */
-#include "graph/graph.h"
+#include "frontend/json_locate.h"
 
 #include <string.h>
 
@@ -370,7 +371,7 @@ bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t 
 
 /* ---- JsonIndex: every pointer's offset from one pass ----
  *
- * graph_loc runs for every input, output, constant and many nodes when a
+ * A graph's locator runs for every input, output, constant and node when a
  * graph is lowered, and json_locate rescans the text each time, which is
  * quadratic in practice on big models. The index walks the text once and
  * records the offset of every value a pointer reaches, keyed by its
@@ -695,3 +696,33 @@ void json_index_line_col(const JsonIndex *ix, size_t *offset, int *line, int *co
 }
 
 size_t json_index_fallbacks(const JsonIndex *ix) { return ix->fallbacks; }
+
+/* ---- the locator ---- */
+
+struct JsonLocator {
+  Arena *arena;
+  const Source *src;
+  JsonIndex *ix; /* built on the first lookup */
+};
+
+JsonLocator *json_locator_new(Arena *arena, const Source *src) {
+  JsonLocator *l = arena_alloc(arena, sizeof *l);
+  l->arena = arena;
+  l->src = src;
+  return l;
+}
+
+Loc json_locator_loc(void *locator, const char *pointer) {
+  JsonLocator *l = locator;
+  if (!l->ix)
+    l->ix = json_index_new(l->arena, l->src->text, l->src->len);
+  Loc loc = {.src = l->src};
+  size_t off = pointer && *pointer ? json_index_locate(l->ix, pointer) : 0;
+  if (off > l->src->len)
+    off = l->src->len;
+  json_index_line_col(l->ix, &off, &loc.line, &loc.col);
+  loc.offset = off;
+  return loc;
+}
+
+const JsonIndex *json_locator_index(const JsonLocator *l) { return l->ix; }

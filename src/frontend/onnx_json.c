@@ -66,6 +66,7 @@ typedef struct OnnxScope {
 typedef struct {
   Graph *g;
   Arena *arena;
+  const char *file; /* the model file's name, for the default entry name */
   const char *dir;
   PtrVec *file_deps;
   int64_t opset;       /* of the default domain */
@@ -2207,7 +2208,7 @@ static const char *entry_name(Onnx *cx, const OnnxGraph *og, const char **path) 
   *path = og->name[0] ? path_join(cx, og->path, "name") : NULL;
   if (!generic_graph_name(og->name))
     return og->name;
-  const char *file = cx->g->src ? cx->g->src->name : "";
+  const char *file = cx->file;
   const char *slash = strrchr(file, '/');
   const char *base = slash ? slash + 1 : file;
   const char *dot = strrchr(base, '.');
@@ -2218,9 +2219,10 @@ static const char *entry_name(Onnx *cx, const OnnxGraph *og, const char **path) 
   return arena_strndup(cx->arena, base, len);
 }
 
-void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_deps) {
+void onnx_import(Graph *g, const OnnxModel *m, const char *file, const char *dir, PtrVec *file_deps) {
   Onnx cx = {0};
   cx.g = g;
+  cx.file = file;
   cx.arena = g->arena;
   cx.dir = dir;
   cx.file_deps = file_deps;
@@ -2236,13 +2238,4 @@ void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_dep
   for (int i = 0; i < og->nnodes; i++)
     import_node(&cx, &og->nodes[i], i);
   read_outputs(&cx, og);
-}
-
-Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
-                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
-  Graph *g = graph_new(arena, diag, src, specs);
-  graph_apply_options(g, opts);
-  const OnnxModel *m = onnx_read_json(g, json_root);
-  onnx_import(g, m, dir, file_deps);
-  return g;
 }

@@ -15,9 +15,10 @@
  * messages.
  *
  * Every element carries `path`: a JSON pointer in protobuf's JSON names
- * ("/graph/node/5/attribute/2"). Diagnostics locate it in the JSON text
- * (json_locate.c) or in the protobuf bytes (onnx_read_pb.c's locator, as a
- * byte offset and field path), whichever the model came from. */
+ * ("/graph/node/5/attribute/2"). The reader installs the graph's locator,
+ * which finds it in the JSON text (json_locate.h) or in the protobuf bytes
+ * (onnx_read_pb.c's, as a byte offset and field path), whichever the model
+ * came from. */
 #ifndef LGEN_ONNX_MODEL_H
 #define LGEN_ONNX_MODEL_H
 
@@ -130,11 +131,13 @@ typedef struct {
   OnnxGraph *graph; /* NULL when the file has none */
 } OnnxModel;
 
-/* The readers: a located error (graph_error on g) for what does not fit
- * the schema; g is the graph being built, which owns the source. */
-OnnxModel *onnx_read_json(Graph *g, void *json_root);
+/* The readers (graph_load_onnx, graph_load_onnx_pb in graph_load.h) make
+ * the graph with their locator, read the model into the form above (a
+ * located error, graph_error, for what does not fit the schema) and hand it
+ * to the importer. */
 
-/* The importer (onnx_json.c): the model onto g. */
-void onnx_import(Graph *g, const OnnxModel *m, const char *dir, PtrVec *file_deps);
+/* The importer (onnx_json.c): the model onto g. `file` is the model's
+ * name as given (the entry point's name may derive from it). */
+void onnx_import(Graph *g, const OnnxModel *m, const char *file, const char *dir, PtrVec *file_deps);
 
 #endif

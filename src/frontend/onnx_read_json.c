@@ -6,14 +6,17 @@
  * STRING attributes) in base64, enums by name, element types by number.
  * This file owns the JSON: which members are arrays, strings and numbers,
  * and their decoding; what the values mean is the importer's (onnx_json.c).
- * Paths are the JSON pointers of the members, so json_locate.c finds them
- * in the text again. */
+ * Paths are the JSON pointers of the members, and the graph's locator
+ * (json_locate.h, installed by graph_load_onnx) finds them in the text
+ * again. */
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/graph_load.h"
+#include "frontend/json_locate.h"
 #include "frontend/onnx_model.h"
 
 typedef struct {
@@ -404,7 +407,7 @@ static OnnxGraph *read_graph(Reader *r, json_t *j, const char *path) {
   return g;
 }
 
-OnnxModel *onnx_read_json(Graph *g, void *json_root) {
+static OnnxModel *onnx_read_json(Graph *g, void *json_root) {
   json_t *root = json_root;
   Reader r = {g, g->arena};
   OnnxModel *m = arena_alloc(r.arena, sizeof *m);
@@ -427,4 +430,13 @@ OnnxModel *onnx_read_json(Graph *g, void *json_root) {
   if (graph)
     m->graph = read_graph(&r, graph, "/graph");
   return m;
+}
+
+Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs, PtrVec *file_deps,
+                       const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
+  Graph *g = graph_new(arena, diag, json_locator_loc, json_locator_new(arena, src), specs);
+  graph_apply_options(g, opts);
+  const OnnxModel *m = onnx_read_json(g, json_root);
+  onnx_import(g, m, src->name, dir, file_deps);
+  return g;
 }

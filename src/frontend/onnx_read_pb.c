@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "frontend/graph_load.h"
 #include "frontend/onnx_model.h"
 
 /* protoc-c writes oneofs as anonymous unions, a C11 feature. */
@@ -681,12 +682,10 @@ bool onnx_pb_sniff(const char *bytes, size_t len) {
 
 Graph *graph_load_onnx_pb(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
                           const GraphLoadOptions *opts, Arena *arena, Diag *diag) {
-  Graph *g = graph_new(arena, diag, src, specs);
-  graph_apply_options(g, opts);
   PbIndex *ix = arena_alloc(arena, sizeof *ix);
   ix->src = src, ix->d = (const uint8_t *)src->text, ix->arena = arena;
-  g->locate = pb_locate;
-  g->locate_data = ix;
+  Graph *g = graph_new(arena, diag, pb_locate, ix, specs);
+  graph_apply_options(g, opts);
 
   Walker *w = arena_alloc(arena, sizeof *w);
   w->src = src, w->d = ix->d, w->diag = diag, w->arena = arena;
@@ -700,6 +699,6 @@ Graph *graph_load_onnx_pb(const Source *src, const char *dir, const Module *spec
     diag_error(diag, byte_loc(src, 0, "model"), "protobuf-c cannot decode this ModelProto");
   Conv c = {arena};
   const OnnxModel *m = conv_model(&c, pm);
-  onnx_import(g, m, dir, file_deps);
+  onnx_import(g, m, src->name, dir, file_deps);
   return g;
 }

@@ -1,14 +1,13 @@
 /* graph.h - model graphs: a DAG of tensor ops with value semantics.
  *
- * Both JSON front-ends (frontend/graph_json.c for lgen-graph/1,
- * frontend/onnx_json.c for ONNX models in protobuf's JSON mapping) build a
- * Graph through the builder below, one node at a time in dependency order.
- * The builder owns the semantics every front-end shares:
+ * The model front-ends (frontend/graph_load.h: lgen-graph/1, and ONNX as
+ * JSON or binary protobuf) build a Graph through the builder below, one node
+ * at a time in dependency order. The builder owns the semantics every
+ * front-end shares:
  *
  *   build.c   values, nodes, name lookup, attribute access, type and shape
  *             inference (NumPy broadcasting, symbolic dims), diagnostics
- *             located by JSON pointer (json_locate.c turns a pointer into
- *             line:col)
+ *             located by path through the front-end's locator (GraphLocate)
  *   fold.c    constant folding at generation time: a node whose inputs are
  *             all constants becomes a constant (i64 constants may hold
  *             symbolic values, so Shape -> Gather -> Concat -> Reshape chains
@@ -71,7 +70,7 @@ typedef struct {
   int n;           /* GA_INTS, GA_FLOATS: element count; GA_INTS2: pairs */
   int64_t *ints;   /* GA_INTS; GA_INTS2: 2n values, [lo0, hi0, lo1, hi1, ...] */
   double *floats;  /* GA_FLOATS */
-  const char *path; /* JSON pointer of the attribute, for diagnostics; may be NULL */
+  const char *path; /* where the attribute is (a path, see GraphLocate); may be NULL */
 } GraphAttr;
 
 /* ---- values and nodes ---- */
@@ -92,7 +91,7 @@ typedef struct {
   const void *data;
   AffineExpr **sym;
   bool is_output;
-  const char *path;    /* JSON pointer where it is defined */
+  const char *path;    /* where it is defined (a path, see GraphLocate) */
 } GraphValue;
 
 typedef struct {
@@ -104,7 +103,7 @@ typedef struct {
   int *outputs;
   int nattrs;
   GraphAttr *attrs;
-  const char *path;    /* JSON pointer of the node (/graph/node/12) */
+  const char *path;    /* where the node is (a path, see GraphLocate: /graph/node/12) */
   const char *origin;  /* the operator it came from (ONNX opType, or the op name) */
   const Kernel *def;   /* GOP_CALL: the def of a .tc spec it runs */
   int listed_outputs;  /* the outputs its lgen-graph/1 node lists (an EXT op's trailing outputs may be
@@ -119,7 +118,21 @@ typedef struct {
 void intvec_push(Arena *arena, IntVec *v, int x);
 
 typedef struct NameIndex NameIndex;
-typedef struct JsonIndex JsonIndex;
+
+/* Where an element of the model file is. Every element of a graph names its
+ * place by a path that only the front-end that made the graph interprets:
+ * all three readers use JSON pointers in the file's own field names
+ * ("/nodes/3/inputs/1", "/graph/node/5/attribute/2", for binary ONNX the
+ * fields of protobuf's JSON mapping). The front-end installs a locator with
+ * the graph (graph_new) that turns a path into a Loc: line:col in JSON text
+ * (frontend/json_locate.h), a byte offset and field path in protobuf bytes;
+ * a path that does not resolve goes to its deepest existing prefix. The
+ * builder and everything after it only pass paths along (the builder
+ * appends "/outputs" to a node's path, and numbers a node without a name by
+ * its path's last index in messages), so no stage past the front-ends reads
+ * the model's text. A locator must cost little per call after its
+ * first: lowering locates every value of a big model. */
+typedef Loc (*GraphLocate)(void *locate_data, const char *path);
 
 /* --dim NAME=VALUE (rank 0: values[0] for the symbolic dim NAME),
  * --input-shape NAME=D0,D1,... (the shape of input NAME) or --input-value
@@ -159,7 +172,6 @@ typedef struct {
 typedef struct {
   Arena *arena;
   Diag *diag;
-  const Source *src;   /* the JSON text; diagnostics locate pointers in it */
   const char *name;    /* the graph's name (the C entry points derive from it) */
   const char *name_path; /* where the file gives it (NULL: it does not) */
   PtrVec symbols;      /* const char*: symbolic dims, in order of first appearance */
@@ -170,10 +182,7 @@ typedef struct {
   const Module *specs; /* defs a node may call by name (may be NULL) */
   NameIndex *index;    /* value lookup by name */
   int temp_counter;    /* for generated value names */
-  JsonIndex *locs;     /* graph_loc's index of src, built on its first call */
-  /* Where a JSON pointer is when src is not JSON text (a binary ONNX model:
-   * a byte offset and field path); NULL: json_locate.c finds it in src. */
-  Loc (*locate)(void *locate_data, const char *path);
+  GraphLocate locate;  /* the front-end's (NULL: paths locate nowhere, a {0} Loc) */
   void *locate_data;
   const GraphNode *at; /* the node being built: shape arithmetic's errors name it */
   PtrVec assumes;      /* SizeAssume*: dims taken as equal, checked at run time */
@@ -191,12 +200,13 @@ typedef struct {
 #define GRAPH_NODE(g, n) ((GraphNode *)(g)->nodes.items[(n)])
 
 /* ---- build.c ---- */
-Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *specs);
+Graph *graph_new(Arena *arena, Diag *diag, GraphLocate locate, void *locate_data, const Module *specs);
 void graph_apply_options(Graph *g, const GraphLoadOptions *opts); /* NULL: the defaults */
 
-/* Diagnostics at a JSON pointer: "FILE:LINE:COL: error: MESSAGE" with the
- * caret under the value the pointer names (or the nearest enclosing value
- * that exists), as every other lgen error. */
+/* Diagnostics at a path, located by the graph's locator: "FILE:LINE:COL:
+ * error: MESSAGE" with the caret under the value the path names (or the
+ * nearest enclosing value that exists), as every other lgen error, or
+ * "byte N (FIELD PATH): error: MESSAGE" for a binary model. */
 Loc graph_loc(const Graph *g, const char *path);
 void graph_error(const Graph *g, const char *path, const char *fmt, ...) LG_PRINTF(3, 4) LG_NORETURN;
 void graph_warning(const Graph *g, const char *path, const char *fmt, ...) LG_PRINTF(3, 4);
@@ -386,49 +396,6 @@ void graph_recognize_softmax(Graph *g, PtrVec *notes);
  * value index of the result, named `out_name` (NULL: fresh). */
 int graph_softmax(Graph *g, int x, int64_t axis, bool log, const char *out_name, const char *path,
                   const char *origin);
-
-/* ---- json_locate.c ---- */
-/* Byte offset in the JSON text of the value a JSON pointer (RFC 6901,
- * "/graph/node/3/input/0") names; the deepest existing prefix when the whole
- * pointer does not resolve; 0 if text is not JSON. */
-size_t json_locate(const char *text, size_t len, const char *pointer);
-/* The same answers from one pass over the text, for many lookups (graph_loc
- * on a big model): the offsets of every value a pointer reaches (but the
- * elements of long arrays of scalars, i.e. weights) in a hash table, and
- * line checkpoints. Pointers it lacks go to json_locate; fallbacks counts
- * those scans. */
-JsonIndex *json_index_new(Arena *arena, const char *text, size_t len);
-size_t json_index_locate(JsonIndex *ix, const char *pointer);
-/* 1-based line and column (in bytes) of an offset, line ends as diag.c
- * shows them (\n, \r\n or a lone \r). */
-/* Line and column of *offset, lines counted as the .tc lexer does (\n, \r,
- * \r\n and \n\r are one newline each); an offset inside a two-byte newline
- * moves to its first byte. */
-void json_index_line_col(const JsonIndex *ix, size_t *offset, int *line, int *col);
-size_t json_index_fallbacks(const JsonIndex *ix);
-/* Standard base64 (RFC 4648, padding optional, no whitespace inside):
- * false on a bad character or length. The bytes go to the arena. */
-bool base64_decode(const char *s, size_t n, Arena *arena, uint8_t **out, size_t *out_len);
-
-/* ---- the front-ends (frontend/graph_json.c, frontend/onnx_json.c) ---- */
-/* True if the text looks like a model graph (a JSON object); which kind is
- * told apart by content: a "format" member says lgen-graph/1, a "graph"
- * member with "node" says ONNX. */
-bool graph_json_sniff(const char *text, size_t len);
-/* Parses src (either JSON form) into a Graph. `dir` is the folder of the
- * file, for constants given as files; file_deps collects the paths read
- * (for -MD). */
-Graph *graph_load_json(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
-                       const GraphLoadOptions *opts, Arena *arena, Diag *diag);
-Graph *graph_load_lgen(const Source *src, void *json_root, const char *dir, const Module *specs,
-                       PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
-Graph *graph_load_onnx(const Source *src, void *json_root, const char *dir, const Module *specs,
-                       PtrVec *file_deps, const GraphLoadOptions *opts, Arena *arena, Diag *diag);
-/* A binary ONNX model (frontend/onnx_read_pb.c); onnx_pb_sniff tells it
- * from text by content. */
-Graph *graph_load_onnx_pb(const Source *src, const char *dir, const Module *specs, PtrVec *file_deps,
-                          const GraphLoadOptions *opts, Arena *arena, Diag *diag);
-bool onnx_pb_sniff(const char *bytes, size_t len);
 
 /* ---- print.c ---- */
 /* The graph as text, one line per input, constant, node and output

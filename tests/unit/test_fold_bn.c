@@ -7,6 +7,7 @@
  * examples/ (make -C examples cnn) and tests/graph-diff.test. */
 #include <math.h>
 
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "unit.h"
 
@@ -28,7 +29,7 @@ static G *g_new(void) {
   t->src.name = "t.json";
   t->src.text = "{}";
   t->src.len = 2;
-  t->g = graph_new(t->arena, &t->diag, &t->src, NULL);
+  t->g = graph_new(t->arena, &t->diag, json_locator_loc, json_locator_new(t->arena, &t->src), NULL);
   return t;
 }
 

@@ -3,6 +3,7 @@
  * errors for graphs that do not fit. */
 #include <math.h>
 
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "unit.h"
 
@@ -22,7 +23,7 @@ static T t_new(void) {
   T t;
   t.u = unit_new(json_text);
   t.u->src.name = "g.json";
-  t.g = graph_new(t.u->arena, &t.u->diag, &t.u->src, NULL);
+  t.g = graph_new(t.u->arena, &t.u->diag, json_locator_loc, json_locator_new(t.u->arena, &t.u->src), NULL);
   return t;
 }
 
@@ -622,7 +623,7 @@ Test(graph_build, call_of_a_tc_def) {
 
 Test(graph_build, locations_with_any_line_ends) {
   Unit *u = unit_new("{\"a\": 1,\r\"b\": [\r\n  2]}");
-  Graph *g = graph_new(u->arena, &u->diag, &u->src, NULL);
+  Graph *g = graph_new(u->arena, &u->diag, json_locator_loc, json_locator_new(u->arena, &u->src), NULL);
   Loc l = graph_loc(g, "/b/0");
   cr_assert_eq(l.line, 3);
   cr_assert_eq(l.col, 3);

@@ -4,6 +4,7 @@
  * which must not fold stays a node. */
 #include <math.h>
 
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "unit.h"
 
@@ -24,7 +25,7 @@ static G *g_new(void) {
   t->src.name = "t.json";
   t->src.text = "{}";
   t->src.len = 2;
-  t->g = graph_new(t->arena, &t->diag, &t->src, NULL);
+  t->g = graph_new(t->arena, &t->diag, json_locator_loc, json_locator_new(t->arena, &t->src), NULL);
   return t;
 }
 

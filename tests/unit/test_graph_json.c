@@ -6,6 +6,8 @@
 #include <math.h>
 #include <unistd.h>
 
+#include "frontend/graph_load.h"
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "unit.h"
 

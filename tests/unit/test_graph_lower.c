@@ -6,6 +6,7 @@
  * is the end-to-end tests' job. */
 #include <math.h>
 
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "graph/passes.h"
 #include "unit.h"
@@ -26,7 +27,7 @@ static G *g_new(void) {
   t->src.name = "t.json";
   t->src.text = "{}";
   t->src.len = 2;
-  t->g = graph_new(t->arena, &t->diag, &t->src, NULL);
+  t->g = graph_new(t->arena, &t->diag, json_locator_loc, json_locator_new(t->arena, &t->src), NULL);
   t->g->name = "g";
   return t;
 }

@@ -1,7 +1,9 @@
 /* test_json_index.c - JsonIndex (json_locate.c), the one-pass index behind
- * graph_loc: it must give json_locate's answer for every pointer (it only
- * caches it), take lines and columns as graph_loc always did, and spare a
- * lowered graph any rescan of its text. */
+ * the JSON front-ends' graph locator: it must give json_locate's answer for
+ * every pointer (it only caches it), take lines and columns as graph_loc
+ * always did, and spare a lowered graph any rescan of its text. */
+#include "frontend/graph_load.h"
+#include "frontend/json_locate.h"
 #include "graph/graph.h"
 #include "unit.h"
 
@@ -181,8 +183,10 @@ Test(json_index, lowering_never_rescans) {
   Graph *g = NULL;
   int status = load_and_lower(u, &g);
   cr_assert_eq(status, UNIT_OK, "%s", unit_diag(u));
-  cr_assert_not_null(g->locs, "lowering located nothing");
-  cr_assert_eq(json_index_fallbacks(g->locs), 0);
+  cr_assert_eq(g->locate, json_locator_loc);
+  const JsonIndex *ix = json_locator_index(g->locate_data);
+  cr_assert_not_null(ix, "lowering located nothing");
+  cr_assert_eq(json_index_fallbacks(ix), 0);
   Loc l = graph_loc(g, "/nodes/1");
   cr_assert_eq(l.line, 408);
   cr_assert_eq(l.col, 3);

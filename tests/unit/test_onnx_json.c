@@ -5,6 +5,7 @@
 #include <jansson.h>
 #include <math.h>
 
+#include "frontend/graph_load.h"
 #include "graph/graph.h"
 #include "unit.h"
 

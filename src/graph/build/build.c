@@ -117,11 +117,12 @@ int graph_find(const Graph *g, const char *name) {
 
 /* ------------------------------------------------------------ the graph */
 
-Graph *graph_new(Arena *arena, Diag *diag, const Source *src, const Module *specs) {
+Graph *graph_new(Arena *arena, Diag *diag, GraphLocate locate, void *locate_data, const Module *specs) {
   Graph *g = arena_alloc(arena, sizeof *g);
   g->arena = arena;
   g->diag = diag;
-  g->src = src;
+  g->locate = locate;
+  g->locate_data = locate_data;
   g->specs = specs;
   g->name = "graph";
   g->index = index_new(arena, 64);
@@ -211,30 +212,10 @@ int graph_symbol(Graph *g, const char *name) {
 
 /* ------------------------------------------------------------ diagnostics */
 
-/* The index is a cache of the text, built on first use: a graph whose
- * lowering never reports anything pays one pass, however many values it
- * locates. Building it changes nothing observable, hence the const cast
- * (graphs are never defined const). */
-static JsonIndex *loc_index(const Graph *g) {
-  if (!g->locs)
-    ((Graph *)g)->locs = json_index_new(g->arena, g->src->text, g->src->len);
-  return g->locs;
-}
-
 Loc graph_loc(const Graph *g, const char *path) {
-  Loc loc = {0};
-  if (!g->src)
-    return loc;
-  if (g->locate)
-    return g->locate(g->locate_data, path);
-  JsonIndex *ix = loc_index(g);
-  loc.src = g->src;
-  size_t off = path && *path ? json_index_locate(ix, path) : 0;
-  if (off > g->src->len)
-    off = g->src->len;
-  json_index_line_col(ix, &off, &loc.line, &loc.col);
-  loc.offset = off;
-  return loc;
+  if (!g->locate)
+    return (Loc){0};
+  return g->locate(g->locate_data, path);
 }
 
 /* The message formatted into the arena: diag_error has no va_list form. */
@@ -628,7 +609,7 @@ static void check_new_name(Graph *g, const char *name, const char *path) {
   if (old < 0 || rename_generated(g, name))
     return;
   const GraphValue *o = value_of(g, old);
-  if (o->path && g->src) {
+  if (o->path && g->locate) {
     Loc at = graph_loc(g, o->path);
     if (at.field)
       graph_error(g, path, "'%s' is already defined (at byte %zu, %s)", name, at.offset, at.field);
