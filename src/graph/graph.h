@@ -247,7 +247,7 @@ int graph_add_sym_const(Graph *g, const char *name, int64_t count, AffineExpr **
  * into primitives here. Outputs get the names in out_names (NULL, or NULL
  * entries: fresh names). Returns the index of the first output value; the
  * others follow it consecutively. `origin` names the source operator for
- * messages (NULL: the op's own name); `path` is the node's JSON pointer. */
+ * messages (NULL: the op's own name); `path` is the node's (GraphLocate). */
 int graph_add_node(Graph *g, GraphOp op, const char *node_name, int ninputs, const int *inputs, int nattrs,
                    const GraphAttr *attrs, const char **out_names, const char *path, const char *origin);
 /* The same for a node that lists `listed` outputs, all named (lgen-graph/1):

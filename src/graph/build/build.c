@@ -243,7 +243,7 @@ void graph_warning(const Graph *g, const char *path, const char *fmt, ...) {
   diag_warning(g->diag, graph_loc(g, path), "%s", msg);
 }
 
-/* The trailing array index of a node's JSON pointer ("/nodes/12" -> 12),
+/* The trailing array index of a node's path ("/nodes/12" -> 12),
  * or -1: nodes without a name are told apart by their place in the file. */
 static long path_index(const char *path) {
   if (!path)

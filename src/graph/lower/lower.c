@@ -182,8 +182,8 @@ static TensorParam *tensor(Lower *L, int t) { return L->tensors.items[t]; }
 
 static int value_tensor(Lower *L, const GraphValue *v, TensorStorage storage, bool is_output) {
   int t = add_tensor(L, v->name, v->type, v->rank, v->shape, storage, is_output, NULL);
-  /* A node's result is where its node is: graph_loc costs a scan of the
-   * JSON text, too much to pay again for every intermediate. */
+  /* A node's result is where its node is (L->loc): no second lookup by the
+   * front-end's locator for every intermediate. */
   tensor(L, t)->loc = v->kind == GV_NODE && L->node ? L->loc : graph_loc(L->g, v->path ? v->path : "");
   return t;
 }
