@@ -43,6 +43,7 @@ Output: PASS/FAIL lines, then 'N passed, M failed'.
 
 import ctypes
 import itertools
+import re
 import os
 import subprocess
 import sys
@@ -601,8 +602,10 @@ def sat_cases(abi, types):
     return [Case({"I": special, "O": O}, {}, 0, lambda: None, exact=True)]
 
 
-# the ops of the u8/u32 configurations (elementwise, contractions, convolution, pools)
-U8_OPS = ["add", "sub", "mul", "div", "div_unsigned", "max", "min", "copy", "matmul", "dot", "batch_matvec",
+# the ops of the u8/u32 configurations (elementwise, contractions, convolution,
+# pools). specs/linalg.yaml has no matmul (upstream moved it out of the YAML);
+# the list named it until spec_subset began to check that each name exists.
+U8_OPS = ["add", "sub", "mul", "div", "div_unsigned", "max", "min", "copy", "dot", "batch_matvec",
           "conv_2d_nhwc_hwcf", "pooling_nhwc_max", "pooling_nhwc_min_unsigned", "pooling_nchw_sum", "quantized_matmul"]
 CONFIGS = [
     # name, --opdsl choices, extra lgen flags, rank, compilers, ops (None: all)
@@ -701,6 +704,21 @@ def graph_test(work):
     return None
 
 
+def spec_subset(work, cname, ops):
+    """The documents of specs/linalg.yaml that define OPS, as a file of their
+    own: a configuration that tests only those ops then compiles only their
+    kernels, not the whole library's again (about 20 s of gcc -O2 each)."""
+    with open(SPEC) as f:
+        docs = f.read().split("\n--- ")
+    keep = [d for d in docs[1:] if re.search(r"^  name: (\S+)$", d, re.M).group(1) in ops]
+    if len(keep) != len(ops):
+        raise AssertionError("%s: specs/linalg.yaml lacks one of %s" % (cname, ops))
+    path = os.path.join(work, cname + ".yaml")
+    with open(path, "w") as f:
+        f.write("".join("--- " + d.rstrip("\n") + "\n" for d in keep))
+    return path
+
+
 def main():
     with open(SPEC) as f:
         configs = [c for c in yaml.load_all(f, Loader=Loader) if c]
@@ -713,7 +731,12 @@ def main():
             continue
         opdsl = ",".join("%s=%s" % kv for kv in choices.items())
         kc, kh = os.path.join(work, cname + ".c"), os.path.join(work, cname + ".h")
-        cmd = [LGEN, SPEC, "--prefix=lg_", "-o", kc, "-H", kh] + flags + (["--opdsl=" + opdsl] if opdsl else [])
+        # a configuration whose choices all name its ops ("copy.U") builds
+        # every other op as f32 does, so only its own ops need compiling
+        scoped = ops and all(k.split(".")[0] in ops for k in choices if "." in k) and \
+            all("." in k for k in choices)
+        spec = spec_subset(work, cname, ops) if scoped else SPEC
+        cmd = [LGEN, spec, "--prefix=lg_", "-o", kc, "-H", kh] + flags + (["--opdsl=" + opdsl] if opdsl else [])
         r = subprocess.run(cmd, capture_output=True, text=True)
         if r.returncode != 0:
             print("FAIL %s: lgen: %s" % (cname, r.stderr.strip()[:2000]))
