@@ -362,14 +362,6 @@ static void plan(Nest *n) {
   n->par_first = schedule_parallel_loop(op, s, n->loops, n->nloops, &n->par_count);
   if (n->par_first >= 0)
     n->split = op->dims[n->loops[n->par_first].dim].kind == ITER_REDUCTION;
-  /* accumulators that hold a whole reduction run: its first and last
-   * iterations are known there (no register tile of a reduction dim
-   * outside them) */
-  bool whole = n->acc_start >= 0 && !n->split;
-  for (int i = 0; i < n->acc_start && whole; i++)
-    whole = !(n->loops[i].kind == LOOP_REG_TILE && op->dims[n->loops[i].dim].kind == ITER_REDUCTION);
-  n->epilogue_at_store = op->epilogue && whole;
-  n->init_at_load = op->init && whole;
   n->vector_loop = -1;
   if (s->vector_dim >= 0 && n->nloops > 0 && n->loops[n->nloops - 1].dim == s->vector_dim &&
       (simd_friendly(op, n->e->k) || (simd_friendly_but_divisions(op, n->e->k) && divisions_blocked(n)))) {
@@ -534,6 +526,27 @@ static int64_t gcd64(int64_t a, int64_t b) {
   return a < 0 ? -a : a;
 }
 
+/* The marks of a loop f over dim d for the init and epilogue passes
+ * (loops_init_at_load, loops_epilogue_at_store): the reduction dim it runs
+ * over, and when it runs the dim's last iteration: a tile that ends at
+ * the extent, the last point (not known for a register tile). Called
+ * once d's lo, hi and value are f's. */
+static void mark_reduction(Nest *n, const Loop *l, LoopNode *f) {
+  const StructuredOp *op = n->op;
+  int d = l->dim;
+  if (op->dims[d].kind != ITER_REDUCTION || l->kind == LOOP_REG_POINT)
+    return;
+  f->reduce = d + 1;
+  if (l->kind == LOOP_REG_TILE)
+    return;
+  Emitter *e = n->e;
+  const char *extent = affine_str(e, NULL, op->dims[d].extent);
+  if (needs_parens(extent))
+    extent = arena_printf(e->arena, "(%s)", extent);
+  f->last = l->kind == LOOP_POINT ? arena_printf(e->arena, "%s + 1 == %s", n->value[d], extent)
+                                  : arena_printf(e->arena, "%s == %s", n->hi[d], extent);
+}
+
 /* Opens loop i: appends it and builds into its body; the declarations that
  * go inside it go to decls (put in after the headers of a collapsed
  * group). */
@@ -589,6 +602,7 @@ static void open_loop(Nest *n, int i, LoopList *decls) {
   }
   }
   mark_loop(n, i, f);
+  mark_reduction(n, l, f);
   put(e, f);
   e->cur = &f->body;
 }
@@ -781,67 +795,7 @@ static void block_loops(Nest *n) {
   }
 }
 
-/* `if (cond) { first } else { second }` at the current point, or one of
- * them alone: cond NULL gives only second; "" (always) only first. Builds
- * into the branch `first` says; NULL when it has no place. */
-static LoopList *branch(Nest *n, const char *cond, bool first, LoopNode **node) {
-  if (!cond)
-    return first ? NULL : n->e->cur;
-  if (!*cond)
-    return first ? n->e->cur : NULL;
-  if (first || !*node)
-    *node = put(n->e, loops_if(n->e->arena, cond));
-  return first ? &(*node)->body : &(*node)->els;
-}
-
 static void emit_from(Nest *n, int i, bool region_done, bool acc_done);
-
-/* When the accumulators hold final values: every reduction dim with loops
- * outside the accumulator run is at its last iteration there (a tile that
- * ends at the extent, or the last point). "" when that is always so. */
-static const char *final_condition(Nest *n) {
-  Emitter *e = n->e;
-  const StructuredOp *op = n->op;
-  StrBuf sb = {0};
-  for (int d = 0; d < op->ndims; d++) {
-    if (op->dims[d].kind != ITER_REDUCTION)
-      continue;
-    int inner = -1;
-    for (int i = 0; i < n->acc_start; i++)
-      if (n->loops[i].dim == d)
-        inner = i;
-    if (inner < 0)
-      continue;
-    const char *extent = affine_str(e, NULL, op->dims[d].extent);
-    if (needs_parens(extent))
-      extent = arena_printf(e->arena, "(%s)", extent);
-    if (n->loops[inner].kind == LOOP_POINT)
-      sb_printf(&sb, "%s%s + 1 == %s", sb.len ? " && " : "", n->value[d], extent);
-    else
-      sb_printf(&sb, "%s%s == %s", sb.len ? " && " : "", n->hi[d], extent);
-  }
-  const char *s = arena_strdup(e->arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return s;
-}
-
-/* When the accumulators start a reduction run: every reduction dim with
- * loops outside the run is at its first iteration there. "" when always. */
-static const char *first_condition(Nest *n) {
-  const StructuredOp *op = n->op;
-  StrBuf sb = {0};
-  for (int d = 0; d < op->ndims; d++) {
-    int inner = -1;
-    for (int i = 0; i < n->acc_start; i++)
-      if (op->dims[d].kind == ITER_REDUCTION && n->loops[i].dim == d)
-        inner = i;
-    if (inner >= 0)
-      sb_printf(&sb, "%s%s == 0", sb.len ? " && " : "", n->loops[inner].kind == LOOP_POINT ? n->value[d] : n->lo[d]);
-  }
-  const char *s = arena_strdup(n->e->arena, sb_cstr(&sb));
-  sb_free(&sb);
-  return s;
-}
 
 /* One output point through an attached op E (init or epilogue, dims[j] the
  * op's dim of E's dim j) at the op's current point: E's payload, with its
@@ -876,70 +830,116 @@ static void emit_attached_point(Nest *n, const StructuredOp *E, const int *dims,
   emit_body(e, &at, values, targets);
 }
 
-/* Gives the accumulators their first values before their run (`block`:
- * over the register block's loops): the init's where the run starts the
- * reduction, else the output's stored partial results. */
-static void emit_loads(Nest *n, const char *index, bool block) {
-  Emitter *e = n->e;
-  const StructuredOp *op = n->op;
-  const char *cond = n->init_at_load ? first_condition(n) : NULL;
-  const char *saved[LG_MAX_DIMS];
-  memcpy(saved, n->value, sizeof saved);
-  LoopList *outside = e->cur;
-  LoopNode *node = NULL;
-  for (int pass = 0; pass < 2; pass++) {
-    bool init = pass == 0;
-    LoopList *into = branch(n, cond, init, &node);
-    if (!into)
-      continue;
-    e->cur = into;
-    if (block)
-      block_loops(n);
-    const OpScope at = {op, n->value};
-    if (init)
-      emit_attached_point(n, op->init, op->init_dims, index, true);
-    else
-      for (int y = 0; y < op->nyields; y++)
-        put(e, loops_store(e->arena, arena_printf(e->arena, "%s%s", n->acc[y], index),
-                           access_str(e, &at, &n->place, &op->operands[op->yields[y].operand])));
-    memcpy(n->value, saved, sizeof saved);
-    e->cur = outside;
+/* What an accumulator load or store leaves for the init and epilogue
+ * passes to build the init or epilogue in its place (LoopNode.site): the
+ * nest's state there. */
+typedef struct {
+  const char *index; /* the accumulators' subscript */
+  bool block;        /* over the register block's loops */
+  const char *value[LG_MAX_DIMS], *reg_var[LG_MAX_DIMS], *reg_len[LG_MAX_DIMS];
+  const char *block_len[LG_MAX_DIMS], *point_off[LG_MAX_DIMS];
+} AccSite;
+
+/* Swaps the nest's state with the site's. */
+static void swap_site(Nest *n, AccSite *site) {
+  const char **mine[] = {n->value, n->reg_var, n->reg_len, n->block_len, n->point_off};
+  const char **its[] = {site->value, site->reg_var, site->reg_len, site->block_len, site->point_off};
+  for (size_t i = 0; i < sizeof mine / sizeof *mine; i++)
+    for (int d = 0; d < LG_MAX_DIMS; d++) {
+      const char *t = mine[i][d];
+      mine[i][d] = its[i][d];
+      its[i][d] = t;
+    }
+}
+
+/* Marks the nodes of e->cur after `before` (NULL: all) as one
+ * accumulator load or store at the current point. */
+static void mark_site(Nest *n, LoopNode *before, AccKind kind, const char *index, bool block) {
+  AccSite *site = arena_alloc(n->e->arena, sizeof *site);
+  site->index = index;
+  site->block = block;
+  memcpy(site->value, n->value, sizeof site->value);
+  memcpy(site->reg_var, n->reg_var, sizeof site->reg_var);
+  memcpy(site->reg_len, n->reg_len, sizeof site->reg_len);
+  memcpy(site->block_len, n->block_len, sizeof site->block_len);
+  memcpy(site->point_off, n->point_off, sizeof site->point_off);
+  for (LoopNode *x = before ? before->next : n->e->cur->first; x; x = x->next) {
+    x->acc = kind;
+    x->site = site;
   }
 }
 
-/* Stores the accumulators after their run (`block`: over the register
- * block's loops), through the epilogue where the values are final. */
-static void emit_stores(Nest *n, const char *index, bool block) {
+/* Builds the init or the epilogue at a site (the passes' LoopAttach). */
+static void attach_at(Nest *n, const void *at, LoopList *into, bool init) {
   Emitter *e = n->e;
   const StructuredOp *op = n->op;
-  const char *cond = n->epilogue_at_store ? final_condition(n) : NULL;
-  const char *saved[LG_MAX_DIMS];
-  memcpy(saved, n->value, sizeof saved);
+  AccSite *site = (AccSite *)at;
+  swap_site(n, site);
   LoopList *outside = e->cur;
-  LoopNode *node = NULL;
-  for (int pass = 0; pass < 2; pass++) {
-    bool epilogue = pass == 0;
-    LoopList *into = branch(n, cond, epilogue, &node);
-    if (!into)
-      continue;
-    e->cur = into;
-    if (block)
-      block_loops(n);
-    const OpScope at = {op, n->value};
-    if (epilogue)
-      emit_attached_point(n, op->epilogue, op->epilogue_dims, index, false);
+  e->cur = into;
+  if (site->block)
+    block_loops(n);
+  if (init) {
+    emit_attached_point(n, op->init, op->init_dims, site->index, true);
+  } else {
+    emit_attached_point(n, op->epilogue, op->epilogue_dims, site->index, false);
+    const OpScope at_point = {op, n->value};
     for (int y = 0; y < op->nyields; y++) { /* outputs the epilogue does not write (sibling reductions) */
       const Operand *o = &op->operands[op->yields[y].operand];
       bool written = false;
-      for (int z = 0; epilogue && z < op->epilogue->nyields; z++)
+      for (int z = 0; z < op->epilogue->nyields; z++)
         written |= op->epilogue->operands[op->epilogue->yields[z].operand].tensor == o->tensor;
       if (!written)
-        put(e, loops_store(e->arena, access_str(e, &at, &n->place, o),
-                           arena_printf(e->arena, "%s%s", n->acc[y], index)));
+        put(e, loops_store(e->arena, access_str(e, &at_point, &n->place, o),
+                           arena_printf(e->arena, "%s%s", n->acc[y], site->index)));
     }
-    memcpy(n->value, saved, sizeof saved);
-    e->cur = outside;
   }
+  e->cur = outside;
+  swap_site(n, site);
+}
+
+static void init_at(void *ctx, const void *site, LoopList *into) { attach_at(ctx, site, into, true); }
+static void epilogue_at(void *ctx, const void *site, LoopList *into) { attach_at(ctx, site, into, false); }
+
+/* Gives the accumulators the output's values before their run (`block`:
+ * over the register block's loops); the init pass may put the init in
+ * their place. */
+static void emit_loads(Nest *n, const char *index, bool block) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  LoopList *outside = e->cur;
+  LoopNode *before = outside->last;
+  if (block)
+    block_loops(n);
+  const OpScope at = {op, n->value};
+  for (int y = 0; y < op->nyields; y++)
+    put(e, loops_store(e->arena, arena_printf(e->arena, "%s%s", n->acc[y], index),
+                       access_str(e, &at, &n->place, &op->operands[op->yields[y].operand])));
+  memcpy(n->value, saved, sizeof saved);
+  e->cur = outside;
+  mark_site(n, before, ACC_LOAD, index, block);
+}
+
+/* Stores the accumulators after their run (`block`: over the register
+ * block's loops); the epilogue pass may apply the epilogue to them. */
+static void emit_stores(Nest *n, const char *index, bool block) {
+  Emitter *e = n->e;
+  const StructuredOp *op = n->op;
+  const char *saved[LG_MAX_DIMS];
+  memcpy(saved, n->value, sizeof saved);
+  LoopList *outside = e->cur;
+  LoopNode *before = outside->last;
+  if (block)
+    block_loops(n);
+  const OpScope at = {op, n->value};
+  for (int y = 0; y < op->nyields; y++)
+    put(e, loops_store(e->arena, access_str(e, &at, &n->place, &op->operands[op->yields[y].operand]),
+                       arena_printf(e->arena, "%s%s", n->acc[y], index)));
+  memcpy(n->value, saved, sizeof saved);
+  e->cur = outside;
+  mark_site(n, before, ACC_STORE, index, block);
 }
 
 /* A partial block fills and reads only its part of the accumulator
@@ -987,14 +987,14 @@ static void emit_accumulated(Nest *n, int i) {
   const StructuredOp *op = n->op;
   const char *dims = acc_subscript(n, true), *index = acc_subscript(n, false);
   const OpScope at = {op, n->value};
-  if (!*dims) {
+  if (!*dims) { /* scalars, declared with their loaded values */
+    LoopNode *before = e->cur->last;
     for (int y = 0; y < op->nyields; y++) {
       const Operand *o = &op->operands[op->yields[y].operand];
       put(e, loops_let(e->arena, c_type_name(e->k->tensors[o->tensor].type), n->acc[y],
-                       n->init_at_load ? NULL : access_str(e, &at, &n->place, o)));
+                       access_str(e, &at, &n->place, o)));
     }
-    if (n->init_at_load)
-      emit_loads(n, "", false);
+    mark_site(n, before, ACC_LOAD, "", false);
     emit_from(n, i, true, true);
     emit_stores(n, "", false);
     return;
@@ -1533,6 +1533,30 @@ bool op_splits_reduction(const StructuredOp *op, const Schedule *s) {
   return first >= 0 && op->dims[loops[first].dim].kind == ITER_REDUCTION;
 }
 
+/* The nest inside a parallel region of its own, around the loops that
+ * share its work (n->hoisted), with the packed buffers one per thread or
+ * shared. */
+static void emit_hoisted(Nest *n) {
+  Emitter *e = n->e;
+  for (int i = 0; i < n->npacks; i++)
+    if (n->packs[i].shared)
+      emit_pack_alloc(n, &n->packs[i]);
+  LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));
+  region->threads = thread_cap(n, region);
+  LoopList *outside = build_into(e, &region->body);
+  for (int i = 0; i < n->npacks; i++)
+    if (!n->packs[i].shared)
+      emit_pack_alloc(n, &n->packs[i]);
+  emit_from(n, 0, false, false);
+  for (int i = 0; i < n->npacks; i++)
+    if (!n->packs[i].shared)
+      emit_pack_free(n, &n->packs[i]);
+  e->cur = outside;
+  for (int i = 0; i < n->npacks; i++)
+    if (n->packs[i].shared)
+      emit_pack_free(n, &n->packs[i]);
+}
+
 /* The op's nest under s; *at_store and *at_load get whether its
  * epilogue and init are applied in it (else they run as nests of their
  * own). `attached`: the nest of an init or epilogue, whose dim j is the
@@ -1546,6 +1570,7 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
     emit_library_call(e, op, s->library_call);
     return;
   }
+  LoopList *tree = e->cur;
   Nest *n = nest_acquire(e);
   n->e = e;
   n->op = op;
@@ -1567,36 +1592,20 @@ static void emit_nest(Emitter *e, const StructuredOp *op, const Schedule *s, int
   }
   plan_packs(n);
   name_packs(n);
-  *at_store = n->epilogue_at_store;
-  *at_load = n->init_at_load;
   if (place->scratch)
     layout_scratch(n);
   if (!attached && op->origin) /* a graph's op: the nodes it computes */
     put(e, loops_comment(e->arena, c_comment_text(e->arena, op->origin)));
   else if (e->k->nops > 1 && !attached)
     put(e, loops_comment(e->arena, comprehension_comment(e, op, index)));
-  if (!n->hoisted) {
+  if (!n->hoisted)
     emit_from(n, 0, false, false);
-    nest_release(e, n);
-    return;
-  }
-  for (int i = 0; i < n->npacks; i++)
-    if (n->packs[i].shared)
-      emit_pack_alloc(n, &n->packs[i]);
-  LoopNode *region = put(e, loops_block(e->arena, REGION_PARALLEL));
-  region->threads = thread_cap(n, region);
-  LoopList *outside = build_into(e, &region->body);
-  for (int i = 0; i < n->npacks; i++)
-    if (!n->packs[i].shared)
-      emit_pack_alloc(n, &n->packs[i]);
-  emit_from(n, 0, false, false);
-  for (int i = 0; i < n->npacks; i++)
-    if (!n->packs[i].shared)
-      emit_pack_free(n, &n->packs[i]);
-  e->cur = outside;
-  for (int i = 0; i < n->npacks; i++)
-    if (n->packs[i].shared)
-      emit_pack_free(n, &n->packs[i]);
+  else
+    emit_hoisted(n);
+  /* the nest is built plainly, loading and storing its output; these
+   * passes put the init and epilogue at its accumulators where they can */
+  *at_load = op->init && loops_init_at_load(e->arena, tree, init_at, n);
+  *at_store = op->epilogue && loops_epilogue_at_store(e->arena, tree, epilogue_at, n);
   nest_release(e, n);
 }
 

@@ -42,10 +42,6 @@ typedef struct Nest {
   int vector_loop;  /* gets omp simd; -1: none */
   const char *vector_clause; /* reduction clause of a vectorised reduction loop */
   bool split;       /* the parallel loop is a reduction split across threads */
-  bool epilogue_at_store; /* the op's epilogue is applied to its accumulators
-                             (else it runs as a loop nest of its own after) */
-  bool init_at_load;      /* the op's init gives its accumulators their first
-                             value (else it runs as a loop nest before) */
   Pack packs[LG_MAX_TENSORS];
   int npacks;
   /* scratch area (graphs): buffers once per call, then one slot per thread */

@@ -50,6 +50,9 @@ typedef enum {
   PAR_WORKSHARING, /* omp for: shared among the enclosing region's threads */
 } ParKind;
 
+/* What an accumulator's node is (LoopNode.acc). */
+typedef enum { ACC_NONE, ACC_LOAD, ACC_STORE } AccKind;
+
 /* Where an LN_ALLOC's bytes come from. */
 typedef enum {
   ALLOC_HEAP,       /* lgen_alloc; the builder frees `raw` */
@@ -90,6 +93,12 @@ struct LoopNode {
   /* 1 + the dim of the builder's op that the loop runs over, one point at
    * a time, so that loops_bind_dims may bind it to one value (0: none) */
   int dim;
+  /* 1 + the reduction dim of the builder's op that the loop runs over
+   * (0: none), and the C condition under which it runs that dim's last
+   * iteration (NULL: not known, a register tile's), for loops_init_at_load
+   * and loops_epilogue_at_store */
+  int reduce;
+  const char *last;
   /* LN_IF */
   const char *cond;
   LoopList els;
@@ -117,6 +126,14 @@ struct LoopNode {
   const char *source, *element;
   const char **coords;
   int ncoords;
+  /* A node of an accumulator's load (ACC_LOAD: the stores, or the
+   * initialised declarations, that give the accumulators the output's
+   * values before a reduction run) or of its store (ACC_STORE: those that
+   * store them to the output after it): the consecutive nodes of one list
+   * with the same `site` (the builder's, for its callbacks) are one load
+   * or store, which loops_init_at_load / loops_epilogue_at_store rewrite. */
+  AccKind acc;
+  const void *site;
   /* LN_CALL */
   const char *fn;
   int nargs;
@@ -210,6 +227,28 @@ void loops_bind_dims(Arena *arena, LoopList *tree, const char *const *values, in
  * computes each element as it copies it. */
 typedef const char *(*LoopFill)(void *ctx, const char *const *coords, int ncoords);
 void loops_fill_elements(Arena *arena, LoopList *tree, const char *source, LoopFill fill, void *ctx);
+
+/* ---- inits and epilogues at the accumulators (acc.c) ---- */
+/* Builds, into `into`, what replaces or precedes an accumulator load or
+ * store of the builder's `site`: the init's values given to the
+ * accumulators, or the epilogue applied to them and stored. */
+typedef void (*LoopAttach)(void *ctx, const void *site, LoopList *into);
+/* The init pass: when the tree knows where every reduction run of its
+ * accumulators starts (each ACC_LOAD is inside loops over reduction dims
+ * whose first iterations are known, and no reduction loop is shared
+ * among threads), each load becomes `if (first) init; else load;` (the
+ * init alone when every run is whole), the init built by init(ctx, site,
+ * ...); a load by declarations keeps them, uninitialised. Returns whether
+ * it did: if not, the tree is unchanged and the init must run before it
+ * as a nest of its own. An op whose reduction starts from its init (a
+ * convolution's bias) is built loading its output, as if the init had
+ * run. */
+bool loops_init_at_load(Arena *arena, LoopList *tree, LoopAttach init, void *ctx);
+/* The epilogue pass: the same for each ACC_STORE and the runs' last
+ * iterations (LoopNode.last): `if (last) epilogue; else store;`. If it
+ * returns false, the epilogue must run after the tree as a nest of its
+ * own. */
+bool loops_epilogue_at_store(Arena *arena, LoopList *tree, LoopAttach epilogue, void *ctx);
 
 /* ---- queries (loops.c) ---- */
 /* Calls fn(ctx, text) for every piece of C text of the tree (expressions,

@@ -1,6 +1,7 @@
 /* test_loops.c - loop-IR passes on hand-built trees (no schedule, no
- * graph): what loops_claim turns a parallel region's ops into. The oracle
- * is the printed C, written out here by hand. */
+ * graph): what loops_claim turns a parallel region's ops into, and what
+ * the other passes do to small trees. The oracle is the printed C,
+ * written out here by hand. */
 #include <criterion/criterion.h>
 #include <string.h>
 
@@ -278,5 +279,125 @@ Test(loops_fill, marked_reads_of_the_array_computed_in_place) {
   cr_assert_str_eq(other->value, "w[(i_p) * 5 + (k0 + k_p)]");
   cr_assert(!plain->source && !plain->element && !plain->coords && plain->ncoords == 0);
   cr_assert_str_eq(other->source, "w");
+  arena_free(a);
+}
+
+/* The init and epilogue passes' builder: the site is the text to store
+ * (here a string; the C writer's is its nest's state at the site). */
+static void attach_text(void *ctx, const void *site, LoopList *into) {
+  loops_append(into, loops_store(ctx, "acc", site));
+}
+
+/* A reduction over i (parallel) and k, k tiled by 4 and run by points
+ * inside: the accumulator loaded before the points and stored after. */
+static LoopNode *reduction_nest(Arena *a, LoopNode **tile) {
+  LoopNode *i = loops_for(a, "i", "0", "n", 1);
+  LoopNode *t = loops_for(a, "k_t", "0", "K", 4);
+  t->reduce = 1;
+  t->last = "k_t_end == K";
+  LoopNode *load = loops_let(a, "float", "acc", "y[i]");
+  load->acc = ACC_LOAD;
+  load->site = "b[i]";
+  LoopNode *k = loops_for(a, "k", "k_t", "k_t_end", 1);
+  k->reduce = 1;
+  k->last = "k + 1 == K";
+  loops_append(&k->body, loops_store(a, "acc", "acc + x[i * K + k]"));
+  LoopNode *store = loops_store(a, "y[i]", "acc");
+  store->acc = ACC_STORE;
+  store->site = "acc > 0 ? acc : 0";
+  LoopNode *store_site = loops_store(a, "z[i]", "acc");
+  store_site->acc = ACC_STORE; /* a second output of the same store */
+  store_site->site = store->site;
+  loops_append(&t->body, load);
+  loops_append(&t->body, k);
+  loops_append(&t->body, store);
+  loops_append(&t->body, store_site);
+  loops_append(&i->body, t);
+  *tile = t;
+  return i;
+}
+
+/* The loads of a run that starts at the first tile take the init, the
+ * stores of one that ends at the last the epilogue (the site's stores,
+ * two here, one branch); the declaration loses its value. */
+Test(loops_acc, init_at_first_load_epilogue_at_last_store) {
+  Arena *a = arena_new();
+  LoopList list = {0};
+  LoopNode *tile;
+  loops_append(&list, reduction_nest(a, &tile));
+  cr_assert(loops_init_at_load(a, &list, attach_text, a));
+  cr_assert(loops_epilogue_at_store(a, &list, attach_text, a));
+  const char *c = print(a, &list);
+  cr_assert(has(a, c, "float acc; if (k_t == 0) { acc = b[i]; } else { acc = y[i]; }"), "%s", c);
+  cr_assert(has(a, c, "if (k_t_end == K) { acc = acc > 0 ? acc : 0; } else { y[i] = acc; z[i] = acc; }"), "%s",
+            c);
+  cr_assert(tile->body.last->kind == LN_IF, "the list's last node is the branch");
+  arena_free(a);
+}
+
+/* Without loops of the reduction around them, every run is whole: the
+ * init and the epilogue alone. Two reduction dims: one term each, from
+ * its innermost loop, in the dims' order. */
+Test(loops_acc, whole_runs_and_two_dims) {
+  Arena *a = arena_new();
+  LoopList list = {0};
+  LoopNode *load = loops_let(a, "float", "acc", "y[i]");
+  load->acc = ACC_LOAD;
+  load->site = "b[i]";
+  LoopNode *store = loops_store(a, "y[i]", "acc");
+  store->acc = ACC_STORE;
+  store->site = "relu(acc)";
+  loops_append(&list, load);
+  loops_append(&list, store);
+  cr_assert(loops_init_at_load(a, &list, attach_text, a));
+  cr_assert(loops_epilogue_at_store(a, &list, attach_text, a));
+  cr_assert_str_eq(print(a, &list), "floatacc;acc=b[i];acc=relu(acc);");
+
+  LoopList two = {0};
+  LoopNode *c_t = loops_for(a, "c_t", "0", "C", 8), *c = loops_for(a, "c", "c_t", "c_t_end", 1);
+  c_t->reduce = c->reduce = 2;
+  c_t->last = "c_t_end == C";
+  c->last = "c + 1 == C";
+  LoopNode *r = loops_for(a, "r", "0", "3", 1);
+  r->reduce = 1;
+  r->last = "r + 1 == 3";
+  load = loops_store(a, "acc", "y[i]");
+  load->acc = ACC_LOAD;
+  load->site = "0";
+  loops_append(&c_t->body, c);
+  loops_append(&c->body, r);
+  loops_append(&r->body, load);
+  loops_append(&two, c_t);
+  cr_assert(loops_init_at_load(a, &two, attach_text, a));
+  const char *text = print(a, &two);
+  cr_assert(has(a, text, "if (r == 0 && c == 0) { acc = 0; } else { acc = y[i]; }"), "%s", text);
+  arena_free(a);
+}
+
+/* The passes decline, leaving the tree as it was, when a reduction loop
+ * is shared among threads (a split reduction) or a run's end is not
+ * known (a register tile around it), and when there is no site. */
+Test(loops_acc, declines_split_and_unknown_runs) {
+  Arena *a = arena_new();
+  LoopNode *tile;
+  LoopList split = {0};
+  loops_append(&split, reduction_nest(a, &tile));
+  tile->body.first->next->par = PAR_REGION; /* the points, inside the run */
+  const char *before = print(a, &split);
+  cr_assert(!loops_init_at_load(a, &split, attach_text, a));
+  cr_assert(!loops_epilogue_at_store(a, &split, attach_text, a));
+  cr_assert_str_eq(print(a, &split), before);
+
+  LoopList reg = {0};
+  loops_append(&reg, reduction_nest(a, &tile));
+  tile->last = NULL;
+  before = print(a, &reg);
+  cr_assert(!loops_init_at_load(a, &reg, attach_text, a));
+  cr_assert(!loops_epilogue_at_store(a, &reg, attach_text, a));
+  cr_assert_str_eq(print(a, &reg), before);
+
+  LoopList none = {0};
+  loops_append(&none, loops_store(a, "y[0]", "1"));
+  cr_assert(!loops_init_at_load(a, &none, attach_text, a));
   arena_free(a);
 }
