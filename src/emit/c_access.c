@@ -127,45 +127,6 @@ const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, cons
   return arena_printf(e->arena, "%s[%s]", e->kn.tensors[o->tensor], affine_str(e, at, lin));
 }
 
-/* Calls found(ctx, start, length) for each identifier of the C code
- * `text`, in order, outside string literals (such as --checks messages)
- * and comments ("pack l1 into l1_pack" is no use of l1), until found
- * returns true; returns whether it did. One pass over the text. */
-static bool each_identifier(const char *text, bool (*found)(void *, const char *, size_t), void *ctx) {
-  for (const char *p = text; *p;) {
-    if (*p == '"') { /* skip a string literal */
-      for (p++; *p && *p != '"'; p++)
-        if (*p == '\\' && p[1])
-          p++;
-      if (*p)
-        p++;
-    } else if (p[0] == '/' && p[1] == '*') { /* skip a comment */
-      const char *end = strstr(p + 2, "*/");
-      p = end ? end + 2 : p + strlen(p);
-    } else if (*p == '_' || ((*p | 32) >= 'a' && (*p | 32) <= 'z')) {
-      const char *start = p;
-      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
-        p++;
-      if (found(ctx, start, (size_t)(p - start)))
-        return true;
-    } else if (*p >= '0' && *p <= '9') { /* a number, suffixes included */
-      while (*p == '_' || (*p >= '0' && *p <= '9') || ((*p | 32) >= 'a' && (*p | 32) <= 'z'))
-        p++;
-    } else {
-      p++;
-    }
-  }
-  return false;
-}
-
-static bool is_name(void *name, const char *s, size_t n) {
-  return strlen(name) == n && memcmp(s, name, n) == 0;
-}
-
-bool mentions_identifier(const char *text, const char *name) {
-  return each_identifier(text, is_name, (void *)name);
-}
-
 static int length_bit(size_t n) { return n < 63 ? (int)n : 63; }
 
 void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
@@ -179,17 +140,18 @@ void nameset_init(NameSet *set, const char *const *names, int n, Arena *arena) {
       strmap_put(&set->map, arena, names[i], (void *)(intptr_t)(i + 1));
 }
 
-static bool mark_name(void *ctx, const char *s, size_t n) {
-  NameSet *set = ctx;
-  if (!(set->lengths >> length_bit(n) & 1))
-    return false;
-  void *v = strmap_get_n(&set->map, s, n);
-  if (v)
-    set->hit[(intptr_t)v - 1] = true;
-  return false;
+/* One pass over the text: the identifiers loops_next_ident reads. */
+void nameset_scan(NameSet *set, const char *text) {
+  size_t n;
+  const char *p = text;
+  for (const char *s; (s = loops_next_ident(text, &p, &n));) {
+    if (!(set->lengths >> length_bit(n) & 1))
+      continue;
+    void *v = strmap_get_n(&set->map, s, n);
+    if (v)
+      set->hit[(intptr_t)v - 1] = true;
+  }
 }
-
-void nameset_scan(NameSet *set, const char *text) { each_identifier(text, mark_name, set); }
 
 static void nameset_scan_text(void *set, const char *text) { nameset_scan(set, text); }
 

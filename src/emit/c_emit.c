@@ -269,15 +269,15 @@ static void function_body(Emitter *e, const char *text) {
   sb_puts(e->out, "{\n");
   /* parameters that only describe shapes would trip -Wunused-parameter */
   for (int i = 0; i < k->ntensors; i++)
-    if (!mentions_identifier(text, e->kn.tensors[i]))
+    if (!loops_text_mentions(text, e->kn.tensors[i]))
       line(e, "  (void)%s;", e->kn.tensors[i]);
   for (int i = 0; i < k->nsizes; i++)
-    if (!mentions_identifier(text, e->kn.sizes[i]))
+    if (!loops_text_mentions(text, e->kn.sizes[i]))
       line(e, "  (void)%s;", e->kn.sizes[i]);
   for (int i = 0; i < k->nattrs; i++) {
-    if (!mentions_identifier(text, e->kn.attrs[i]))
+    if (!loops_text_mentions(text, e->kn.attrs[i]))
       line(e, "  (void)%s;", e->kn.attrs[i]);
-    if (k->attrs[i].is_array && !mentions_identifier(text, e->kn.attr_counts[i]))
+    if (k->attrs[i].is_array && !loops_text_mentions(text, e->kn.attr_counts[i]))
       line(e, "  (void)%s;", e->kn.attr_counts[i]);
   }
   sb_puts(e->out, text);
@@ -650,7 +650,7 @@ static void emit_graph(Emitter *e, const Kernel *k, int index, const BufferPlan 
   sb_puts(e->out, "{\n");
   const char *mentioned = workspace_static >= 0 ? "" : arena_printf(e->arena, "%s %s", total, scratch);
   for (int i = 0; i < k->nsizes; i++)
-    if (!mentions_identifier(mentioned, e->kn.sizes[i]))
+    if (!loops_text_mentions(mentioned, e->kn.sizes[i]))
       line(e, "  (void)%s;", e->kn.sizes[i]);
   if (workspace_static >= 0) {
     line(e, "  return %lld;", (long long)workspace_static);

@@ -820,12 +820,12 @@ void graph_outline_definitions(Emitter *e, const PtrVec *outlines, StrBuf *out, 
     loops_print_c(&body, &o->body, 1);
     const char *text = sb_cstr(&body);
     for (int j = 0; j < o->n; j++)
-      if (!mentions_identifier(text, e->kn.tensors[o->tensors[j]]))
+      if (!loops_text_mentions(text, e->kn.tensors[o->tensors[j]]))
         sb_printf(out, "  (void)%s;\n", e->kn.tensors[o->tensors[j]]);
     for (int j = 0; j < k->nsizes; j++)
-      if (!mentions_identifier(text, e->kn.sizes[j]))
+      if (!loops_text_mentions(text, e->kn.sizes[j]))
         sb_printf(out, "  (void)%s;\n", e->kn.sizes[j]);
-    if (!mentions_identifier(text, ws))
+    if (!loops_text_mentions(text, ws))
       sb_printf(out, "  (void)%s;\n", ws);
     sb_puts(out, text);
     sb_puts(out, "}\n\n");

@@ -123,9 +123,6 @@ const char *size_list(const Emitter *e, bool types);
  * softmax group's chunk buffers are the loop IR's business
  * (loops_shift_arrays, c_graph.c softmax_member). */
 const char *access_str(Emitter *e, const OpScope *at, const OpPlace *place, const Operand *o);
-/* Is `name` used as an identifier in the C code `text` (string literals
- * and comments do not count)? */
-bool mentions_identifier(const char *text, const char *name);
 /* Makes k (the kernel, or a view of one of its ops: transform/reshape.h,
  * which renumbers the op's tensors) the one that e->k and e->kn.tensors
  * mean; emitter_kernel_tensor maps a tensor of the view to the kernel's. */
@@ -134,7 +131,7 @@ int emitter_kernel_tensor(const Emitter *e, int t);
 /* A few names to look for in much text, in one pass over it however many
  * they are: nameset_seen says whether a text scanned (nameset_scan, any
  * number of times) mentions `name` (one of set's names), as
- * mentions_identifier sees it. Uses no memory per identifier of the text. */
+ * loops_text_mentions sees it. Uses no memory per identifier of the text. */
 typedef struct {
   StrMap map; /* name -> its first index + 1 */
   bool *hit;
@@ -150,7 +147,7 @@ bool nameset_seen(const NameSet *set, const char *name);
  * and are printed to out, to go at file scope before the function; params
  * are the function's. */
 void emit_procs(Emitter *e, StrBuf *out, LoopList *tree, const LoopVar *params, int nparams, const char *prefix);
-/* The C text of a statement list (what mentions_identifier reads). */
+/* The C text of a statement list (what loops_text_mentions reads). */
 const char *tree_text(Emitter *e, const LoopList *list);
 
 /* ---- c_consts.c ---- */

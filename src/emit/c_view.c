@@ -212,11 +212,11 @@ static void nest_over_views(Emitter *e, LoopList *list, int index, bool schedule
   for (int t = 0; t < k->ntensors; t++) {
     const TensorParam *tp = &k->tensors[t];
     const char *tn = e->kn.kernel_tensors[t];
-    if (mentions_identifier(text, data[t]))
+    if (loops_text_mentions(text, data[t]))
       put(e, loops_let(a, arena_printf(a, "%s%s *restrict", tp->is_output ? "" : "const ", c_type_name(tp->type)),
                        data[t], arena_printf(a, "%s->data + %s->offset", tn, tn)));
     for (int d = 0; d < tp->rank; d++)
-      if (strcmp(strides[t][d], "1") != 0 && mentions_identifier(text, strides[t][d]))
+      if (strcmp(strides[t][d], "1") != 0 && loops_text_mentions(text, strides[t][d]))
         put(e, loops_let(a, "const int64_t", strides[t][d], arena_printf(a, "%s->strides[%d]", tn, d)));
   }
   loops_splice(list, &nest);

@@ -296,6 +296,21 @@ LoopClaims loops_claim(Arena *arena, LoopList *list, const char *array, LoopName
  * PAR_WORKSHARING mark, or NULL. */
 LoopNode *loops_find_parallel(LoopList *list);
 
+/* ---- identifiers (text.c) ---- */
+/* The next identifier of the C text `text` at or after *p: its start, with
+ * its length in *len and *p just past it; NULL (with *p at the end) when
+ * there is none. Skipped: string and character literals (a --checks
+ * message), comments ("pack l1 into l1_pack" is no use of l1), numbers
+ * (with their letters: 1.0f, 0x1p-3), and member names (after `.` or
+ * `->`, spaces aside), which name nothing of the enclosing scope. The
+ * passes rename and find captures by it, and the C writer finds what a
+ * function's statements use by it, so all agree on what an identifier
+ * of the text is. */
+const char *loops_next_ident(const char *text, const char **p, size_t *len);
+/* Whether `name` is an identifier of the C text `text` (NULL: none), as
+ * loops_next_ident reads identifiers. */
+bool loops_text_mentions(const char *text, const char *name);
+
 /* ---- printing ---- */
 /* The width generated C keeps to where a line can break. */
 enum { LOOPS_WIDTH = 100 };

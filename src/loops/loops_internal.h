@@ -5,19 +5,8 @@
 
 #include "loops/loops.h"
 
-/* The next identifier of the C text `text` at or after *p: its start, with
- * its length in *len and *p just past it; NULL (with *p at the end) when
- * there is none. Skipped: string and character literals, numbers (with
- * their letters: 1.0f, 0x1p-3), and member names (after `.` or `->`,
- * spaces aside), which name nothing of the enclosing scope. The names pass
- * (tidy.c) renames by it and loops_outline (outline.c) finds captures by
- * it, so both agree on what an identifier of the text is (text.c). */
-const char *loops_next_ident(const char *text, const char **p, size_t *len);
-
-/* Whether `name` is an identifier of the C text `text` (NULL: none), and
- * `text` with every such identifier `from` replaced by `to` (text itself
- * when it has none), as loops_next_ident reads identifiers (text.c). */
-bool loops_text_mentions(const char *text, const char *name);
+/* `text` with every identifier `from` (as loops_next_ident reads them)
+ * replaced by `to` (text itself when it has none; text.c). */
 const char *loops_rename_text(Arena *arena, const char *text, const char *from, const char *to);
 
 /* The C text fields of a node n, as an initialiser of an array of their

@@ -1,7 +1,8 @@
-/* text.c - reading the C text of the loop IR's nodes (loops_internal.h).
- * The nodes hold expressions as C text; the passes that rename or capture
- * variables need its identifiers, and this is the one place that says what
- * one is. */
+/* text.c - reading the C text of the loop IR's nodes (loops_internal.h)
+ * and of the C writer's statements (loops.h). The nodes hold expressions
+ * as C text; the passes that rename or capture variables, and the C
+ * writer's declarations of what a function uses, need its identifiers,
+ * and this is the one place that says what one is. */
 #include "loops/loops_internal.h"
 
 #include <string.h>
@@ -18,6 +19,11 @@ const char *loops_next_ident(const char *text, const char **p, size_t *len) {
         q += q[0] == '\\' && q[1] ? 2 : 1;
       if (*q)
         q++;
+    } else if (q[0] == '/' && q[1] == '*') {
+      const char *end = strstr(q + 2, "*/");
+      q = end ? end + 2 : q + strlen(q);
+    } else if (q[0] == '/' && q[1] == '/') {
+      q += strcspn(q, "\n");
     } else if (*q >= '0' && *q <= '9') {
       while (ident_char(*q) || *q == '.')
         q++;

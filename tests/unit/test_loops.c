@@ -401,3 +401,19 @@ Test(loops_acc, declines_split_and_unknown_runs) {
   cr_assert(!loops_init_at_load(a, &none, attach_text, a));
   arena_free(a);
 }
+
+/* The one identifier scanner (the passes' and the C writer's): literals,
+ * comments, numbers and member names are no identifiers of the scope. */
+Test(loops_text, identifiers_outside_literals_comments_and_members) {
+  cr_assert(loops_text_mentions("y = x + 1.0f;", "x"));
+  cr_assert(loops_text_mentions("f(a, x)", "x"));
+  cr_assert(!loops_text_mentions("/* pack x into x_pack */ y = 0;", "x"));
+  cr_assert(!loops_text_mentions("y = 0; // x\n", "x"));
+  cr_assert(loops_text_mentions("// a\nx = 0;", "x"));
+  cr_assert(!loops_text_mentions("lgen_check(\"x out of range\", 'x');", "x"));
+  cr_assert(!loops_text_mentions("s.x + p->x + q -> x", "x"));
+  cr_assert(loops_text_mentions("x->data", "x"));
+  cr_assert(!loops_text_mentions("0x1p+0f + 1.5e3", "p"));
+  cr_assert(!loops_text_mentions("xs + x_pack", "x"));
+  cr_assert(!loops_text_mentions(NULL, "x"));
+}
